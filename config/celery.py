@@ -1,0 +1,11 @@
+"""Celery application: inline when CELERY_BROKER_URL is unset, Redis workers otherwise."""
+
+import os
+
+from celery import Celery
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
+
+app = Celery("concierge")
+app.config_from_object("django.conf:settings", namespace="CELERY")
+app.autodiscover_tasks()

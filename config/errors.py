@@ -1,0 +1,127 @@
+"""One error family for the whole product, and the handlers that give it the JSON shape.
+
+Every API error is `{"error": {"code", "message", "details"}}` with a fitting status,
+including 404 and 500.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from django.core.exceptions import PermissionDenied
+from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404, JsonResponse
+from rest_framework import exceptions as drf_exceptions
+from rest_framework import status
+from rest_framework.response import Response
+from rest_framework.views import exception_handler as drf_default_handler
+
+logger = logging.getLogger(__name__)
+
+
+class ApplicationError(Exception):
+    """A domain error with a stable code, a message for people and structured details."""
+
+    status_code = status.HTTP_400_BAD_REQUEST
+    code = "invalid_request"
+
+    def __init__(self, message: str, *, code: str | None = None, details: Any = None, status_code: int | None = None):
+        super().__init__(message)
+        self.message = message
+        self.code = code or self.code
+        self.details = details if details is not None else {}
+        if status_code is not None:
+            self.status_code = status_code
+
+
+class NotFound(ApplicationError):
+    status_code = status.HTTP_404_NOT_FOUND
+    code = "not_found"
+
+
+class Forbidden(ApplicationError):
+    status_code = status.HTTP_403_FORBIDDEN
+    code = "forbidden"
+
+
+class Conflict(ApplicationError):
+    status_code = status.HTTP_409_CONFLICT
+    code = "conflict"
+
+
+def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
+    return {"error": {"code": code, "message": message, "details": details if details is not None else {}}}
+
+
+_DRF_CODES = {
+    drf_exceptions.NotAuthenticated: "not_authenticated",
+    drf_exceptions.AuthenticationFailed: "authentication_failed",
+    drf_exceptions.PermissionDenied: "forbidden",
+    drf_exceptions.NotFound: "not_found",
+    drf_exceptions.MethodNotAllowed: "method_not_allowed",
+    drf_exceptions.NotAcceptable: "not_acceptable",
+    drf_exceptions.UnsupportedMediaType: "unsupported_media_type",
+    drf_exceptions.Throttled: "throttled",
+    drf_exceptions.ParseError: "malformed_request",
+    drf_exceptions.ValidationError: "validation_error",
+}
+
+
+def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    """DRF exception handler: every error in the product's JSON shape."""
+    if isinstance(exc, ApplicationError):
+        return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, Http404):
+        exc = drf_exceptions.NotFound()
+    elif isinstance(exc, PermissionDenied):
+        exc = drf_exceptions.PermissionDenied()
+    elif isinstance(exc, DjangoValidationError):
+        exc = drf_exceptions.ValidationError(exc.message_dict if hasattr(exc, "message_dict") else exc.messages)
+    response = drf_default_handler(exc, context)
+    if response is None:
+        logger.exception("unhandled API error", exc_info=exc)
+        return Response(error_body("server_error", "An internal error occurred."), status=500)
+    code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+    if isinstance(exc, drf_exceptions.ValidationError):
+        message, details = "The request is not valid.", response.data
+    else:
+        message, details = str(getattr(exc, "detail", exc)), {}
+    response.data = error_body(code, message, details)
+    return response
+
+
+def _wants_json(request) -> bool:  # noqa: ANN001
+    return request.path.startswith("/api/")
+
+
+def handler404(request, exception=None):  # noqa: ANN001, ANN201
+    if _wants_json(request):
+        return JsonResponse(error_body("not_found", "Not found."), status=404)
+    from django.views.defaults import page_not_found
+
+    return page_not_found(request, exception)
+
+
+def handler500(request):  # noqa: ANN001, ANN201
+    if _wants_json(request):
+        return JsonResponse(error_body("server_error", "An internal error occurred."), status=500)
+    from django.views.defaults import server_error
+
+    return server_error(request)
+
+
+def handler403(request, exception=None):  # noqa: ANN001, ANN201
+    if _wants_json(request):
+        return JsonResponse(error_body("forbidden", "You do not have permission."), status=403)
+    from django.views.defaults import permission_denied
+
+    return permission_denied(request, exception)
+
+
+def handler400(request, exception=None):  # noqa: ANN001, ANN201
+    if _wants_json(request):
+        return JsonResponse(error_body("bad_request", "Bad request."), status=400)
+    from django.views.defaults import bad_request
+
+    return bad_request(request, exception)

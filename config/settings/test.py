@@ -1,0 +1,17 @@
+"""Test settings: fast hashing, inline tasks, in-memory email and cache."""
+
+from .base import *  # noqa: F403
+from .base import env
+
+DEBUG = False
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+EMAIL_BACKEND = "django.core.mail.backends.locmem.EmailBackend"
+CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+STORAGES = {
+    "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
+    "staticfiles": {"BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"},
+}
+CELERY_BROKER_URL = env("CELERY_BROKER_URL")
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+OPENAI_API_KEY = ""
+LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}

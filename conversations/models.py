@@ -1,0 +1,58 @@
+"""Conversations and their messages; the context state lives here as JSON."""
+
+from __future__ import annotations
+
+from django.conf import settings
+from django.db import models
+
+
+class Conversation(models.Model):
+    """A person's conversation on a workflow; one run of that workflow's plan drives it."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        WAITING_REVIEW = "waiting_review"
+        COMPLETED = "completed"
+        ABORTED = "aborted"
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="conversations")
+    run = models.OneToOneField("workflows.Run", on_delete=models.PROTECT, related_name="conversation")
+    workflow_id = models.SlugField(max_length=64)
+    locale = models.CharField(max_length=16, default="en")
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
+    title = models.CharField(max_length=200, blank=True)
+    context = models.JSONField(default=dict)
+    version = models.PositiveIntegerField(default=0)
+    turn_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        indexes = [models.Index(fields=["owner", "-updated_at"])]
+
+    def __str__(self) -> str:
+        return self.title or f"Conversation {self.pk}"
+
+
+class Message(models.Model):
+    """One message of a transcript."""
+
+    class Role(models.TextChoices):
+        USER = "user"
+        ASSISTANT = "assistant"
+        SYSTEM = "system"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    role = models.CharField(max_length=16, choices=Role.choices)
+    text = models.TextField()
+    turn_index = models.PositiveIntegerField()
+    payload = models.JSONField(default=dict, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["conversation", "id"]
+        indexes = [models.Index(fields=["conversation", "turn_index"])]
+
+    def __str__(self) -> str:
+        return f"{self.role}: {self.text[:40]}"

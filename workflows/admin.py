@@ -1,0 +1,371 @@
+"""Supervisors' screens: the review queue with decisions, runs, plans and a read-only audit."""
+
+from __future__ import annotations
+
+import json
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied
+from django.db.models import Case, Count, IntegerField, Q, Value, When
+from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+
+from config.errors import ApplicationError
+
+from . import services
+from .access import is_supervisor
+from .api import audit_response
+from .models import AuditEvent, ConsentRecord, Review, Run, RunDocument, WorkflowPlan
+
+
+def _pretty(value) -> str:  # noqa: ANN001
+    return format_html("<pre style='white-space:pre-wrap;max-width:70em'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
+
+
+class ReadOnlyAdminMixin:
+    """State is never assigned in admin: these screens only read."""
+
+    def has_add_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return False
+
+    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return False
+
+
+class AuditInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = AuditEvent
+    fk_name = "run"
+    extra = 0
+    fields = ["created_at", "event_type", "step_id", "chosen_option_id", "selection_mode", "outcome", "actor_label"]
+    readonly_fields = fields
+    ordering = ["id"]
+    show_change_link = True
+
+
+class DecisionForm(forms.Form):
+    outcome = forms.ChoiceField(choices=Review.Outcome.choices, widget=forms.RadioSelect)
+    option_id = forms.ChoiceField(required=False, label="Override to option", help_text="Only for an override.")
+    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="Always required; kept in the audit trail.")
+
+    def __init__(self, *args, review: Review, **kwargs):  # noqa: ANN002, ANN003
+        super().__init__(*args, **kwargs)
+        eligible = [o for o in review.options if o.get("eligibility") == "eligible"]
+        self.fields["option_id"].choices = [("", "—")] + [(o["option_id"], f"{o['label']} ({o['option_id']})") for o in eligible]
+
+
+class ReviewAgeFilter(admin.SimpleListFilter):
+    title = "age"
+    parameter_name = "age"
+
+    def lookups(self, request, model_admin):  # noqa: ANN001, ANN201
+        return [("1h", "Under an hour"), ("1d", "Under a day"), ("old", "Older than a day")]
+
+    def queryset(self, request, queryset):  # noqa: ANN001, ANN201
+        now = timezone.now()
+        if self.value() == "1h":
+            return queryset.filter(created_at__gte=now - timezone.timedelta(hours=1))
+        if self.value() == "1d":
+            return queryset.filter(created_at__gte=now - timezone.timedelta(days=1))
+        if self.value() == "old":
+            return queryset.filter(created_at__lt=now - timezone.timedelta(days=1))
+        return queryset
+
+
+@admin.register(Review)
+class ReviewAdmin(admin.ModelAdmin):
+    list_display = ["id", "status_badge", "title", "kind", "workflow_id", "recommended_option_id", "created_at", "decided_by", "decide_link"]
+    list_filter = ["status", "kind", "workflow_id", ReviewAgeFilter]
+    list_select_related = ["decided_by", "run"]
+    search_fields = ["title", "workflow_id", "step_id", "reason"]
+    actions = ["approve_selected", "reject_selected"]
+    readonly_fields = [
+        "kind", "status", "workflow_id", "step_id", "title", "conversation_link", "subject_pretty",
+        "recommendation", "options_table", "signals_pretty", "decided_option_id", "decided_by", "decided_at", "reason", "created_at",
+    ]
+    fields = readonly_fields
+    inlines = []
+
+    def get_queryset(self, request):  # noqa: ANN001, ANN201
+        # Pending first, oldest first within each status.
+        pending_first = Case(When(status=Review.Status.PENDING, then=Value(0)), default=Value(1), output_field=IntegerField())
+        return super().get_queryset(request).annotate(pending_first=pending_first)
+
+    def get_ordering(self, request):  # noqa: ANN001, ANN201
+        return ["pending_first", "created_at"]
+
+    def has_add_permission(self, request):  # noqa: ANN001, ANN201
+        return False
+
+    def has_delete_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return False
+
+    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return False  # decisions go through the Decide form, never through field edits
+
+    def has_view_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return is_supervisor(request.user) or super().has_view_permission(request, obj)
+
+    def changelist_view(self, request, extra_context=None):  # noqa: ANN001, ANN201
+        counts = Review.objects.aggregate(
+            pending=Count("id", filter=Q(status=Review.Status.PENDING)),
+            decided=Count("id", filter=~Q(status=Review.Status.PENDING)),
+        )
+        extra_context = {**(extra_context or {}), "title": f"Review queue — {counts['pending']} pending, {counts['decided']} decided"}
+        return super().changelist_view(request, extra_context)
+
+    @admin.display(description="status", ordering="status")
+    def status_badge(self, obj: Review) -> str:
+        colour = {"pending": "#b45309", "approved": "#15803d", "rejected": "#b91c1c", "overridden": "#1d4ed8"}[obj.status]
+        return format_html("<strong style='color:{}'>{}</strong>", colour, obj.get_status_display())
+
+    @admin.display(description="")
+    def decide_link(self, obj: Review) -> str:
+        if not obj.is_pending:
+            return "—"
+        return format_html("<a class='button' href='{}'>Decide</a>", reverse("admin:workflows_review_decide", args=[obj.pk]))
+
+    @admin.display(description="conversation")
+    def conversation_link(self, obj: Review) -> str:
+        conversation = getattr(obj.run, "conversation", None) if obj.run_id else None
+        if conversation is None:
+            return "—"
+        url = reverse("admin:conversations_conversation_change", args=[conversation.pk])
+        return format_html("<a href='{}'>{}</a>", url, conversation)
+
+    @admin.display(description="subject")
+    def subject_pretty(self, obj: Review) -> str:
+        return _pretty(obj.subject)
+
+    @admin.display(description="signals")
+    def signals_pretty(self, obj: Review) -> str:
+        return _pretty(obj.signals)
+
+    @admin.display(description="recommendation")
+    def recommendation(self, obj: Review) -> str:
+        reasons = format_html_join("", "<li>{}</li>", ((r,) for r in obj.recommendation_reasons))
+        return format_html("<strong>{}</strong><ul>{}</ul>", obj.recommended_option_id or "—", reasons)
+
+    @admin.display(description="options snapshot")
+    def options_table(self, obj: Review) -> str:
+        rows = format_html_join(
+            "",
+            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            (
+                (o["option_id"], o["label"], o["eligibility"], o.get("effects_summary", ""), "; ".join(o.get("blockers", [])))
+                for o in obj.options
+            ),
+        )
+        return format_html("<table><tr><th>option</th><th>label</th><th>eligibility</th><th>effects</th><th>blockers</th></tr>{}</table>", rows)
+
+    def get_urls(self):  # noqa: ANN201
+        decide = self.admin_site.admin_view(self.decide_view)
+        return [path("<int:review_id>/decide/", decide, name="workflows_review_decide"), *super().get_urls()]
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):  # noqa: ANN001, ANN201
+        review = self.get_object(request, object_id)
+        if review is not None and review.is_pending and is_supervisor(request.user):
+            extra_context = {**(extra_context or {}), "subtitle": format_html(
+                "<a class='button' href='{}'>Decide this review</a>", reverse("admin:workflows_review_decide", args=[review.pk])
+            )}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def decide_view(self, request: HttpRequest, review_id: int) -> HttpResponse:
+        if not is_supervisor(request.user):
+            raise PermissionDenied
+        review = get_object_or_404(Review, pk=review_id)
+        form = DecisionForm(request.POST or None, review=review)
+        if request.method == "POST" and form.is_valid():
+            try:
+                services.review_decide(
+                    review_id=review.pk, user=request.user, outcome=form.cleaned_data["outcome"],
+                    reason=form.cleaned_data["reason"], option_id=form.cleaned_data["option_id"] or None,
+                )
+            except ApplicationError as error:
+                form.add_error(None, error.message)
+            else:
+                self.message_user(request, f"Review {review.pk} decided.", messages.SUCCESS)
+                return HttpResponseRedirect(reverse("admin:workflows_review_change", args=[review.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"Decide: {review.title}",
+            "review": review,
+            "form": form,
+            "opts": self.model._meta,
+            "options_table": self.options_table(review),
+            "recommendation": self.recommendation(review),
+            "signals": self.signals_pretty(review),
+        }
+        return TemplateResponse(request, "admin/workflows/review/decide.html", context)
+
+    def _bulk(self, request, queryset, outcome: str) -> HttpResponse | None:  # noqa: ANN001
+        if not is_supervisor(request.user):
+            raise PermissionDenied
+        if "apply" in request.POST:
+            reason = (request.POST.get("reason") or "").strip()
+            if not reason:
+                self.message_user(request, "A reason is required.", messages.ERROR)
+                return None
+            done = 0
+            for review in queryset.filter(status=Review.Status.PENDING):
+                try:
+                    services.review_decide(review_id=review.pk, outcome=outcome, reason=reason, user=request.user)
+                    done += 1
+                except ApplicationError as error:
+                    self.message_user(request, f"Review {review.pk}: {error.message}", messages.ERROR)
+            self.message_user(request, f"{done} review(s) decided ({outcome}).", messages.SUCCESS)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "title": f"{outcome.title()} {queryset.count()} review(s)",
+            "queryset": queryset,
+            "action": request.POST.get("action"),
+            "outcome": outcome,
+            "opts": self.model._meta,
+            "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
+        }
+        return TemplateResponse(request, "admin/workflows/review/bulk_reason.html", context)
+
+    @admin.action(description="Approve the recommendation (asks for a reason)")
+    def approve_selected(self, request, queryset):  # noqa: ANN001, ANN201
+        return self._bulk(request, queryset, "approve")
+
+    @admin.action(description="Reject (asks for a reason)")
+    def reject_selected(self, request, queryset):  # noqa: ANN001, ANN201
+        return self._bulk(request, queryset, "reject")
+
+
+@admin.register(AuditEvent)
+class AuditEventAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "created_at", "event_type", "run", "step_id", "chosen_option_id", "selection_mode", "outcome", "actor_label"]
+    list_filter = ["event_type", "selection_mode"]
+    list_select_related = ["run__plan"]
+    search_fields = ["chosen_option_id", "step_id", "actor_label"]
+    actions = ["export_json", "export_csv"]
+    readonly_fields = [
+        "event_type", "created_at", "run", "conversation", "review", "step_id", "chosen_option_id", "selection_mode",
+        "outcome", "actor", "actor_label", "snapshot_pretty", "signals_pretty", "payload_pretty",
+    ]
+    fields = readonly_fields
+
+    def get_actions(self, request):  # noqa: ANN001, ANN201
+        # Exports are read-only; Django hides actions when nothing can be changed, so list them here.
+        return {name: (getattr(self.__class__, name), name, getattr(self.__class__, name).short_description) for name in self.actions}
+
+    @admin.display(description="options snapshot")
+    def snapshot_pretty(self, obj: AuditEvent) -> str:
+        return _pretty(obj.options_snapshot)
+
+    @admin.display(description="signals")
+    def signals_pretty(self, obj: AuditEvent) -> str:
+        return _pretty(obj.signals)
+
+    @admin.display(description="payload")
+    def payload_pretty(self, obj: AuditEvent) -> str:
+        return _pretty(obj.payload)
+
+    @admin.action(description="Export selected as JSON")
+    def export_json(self, request, queryset):  # noqa: ANN001, ANN201
+        response = audit_response(queryset.order_by("id"), "json", "audit")
+        body = json.dumps(response.data, ensure_ascii=False, indent=2, default=str)
+        out = HttpResponse(body, content_type="application/json; charset=utf-8")
+        out["Content-Disposition"] = 'attachment; filename="audit.json"'
+        return out
+
+    @admin.action(description="Export selected as CSV")
+    def export_csv(self, request, queryset):  # noqa: ANN001, ANN201
+        return audit_response(queryset.order_by("id"), "csv", "audit")
+
+
+class DocumentInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = RunDocument
+    extra = 0
+    fields = ["key", "version", "upstream_versions", "content", "created_at"]
+    readonly_fields = fields
+
+
+class ConsentInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = ConsentRecord
+    extra = 0
+    fields = ["step_id", "option_id", "given_by", "actor_role", "given_at"]
+    readonly_fields = fields
+
+
+@admin.register(Run)
+class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "plan", "owner", "status", "current_step", "updated_at"]
+    list_filter = ["status", "plan__workflow_id"]
+    list_select_related = ["plan", "owner"]
+    readonly_fields = ["plan", "owner", "status", "current_step", "version", "state_pretty", "created_at", "updated_at"]
+    fields = readonly_fields
+    inlines = [DocumentInline, ConsentInline, AuditInline]
+
+    def has_view_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return is_supervisor(request.user) or super().has_view_permission(request, obj)
+
+    @admin.display(description="state")
+    def state_pretty(self, obj: Run) -> str:
+        return _pretty(obj.state)
+
+
+class PlanUploadForm(forms.ModelForm):
+    """Upload a plan as JSON; the engine's validation problems show on the form."""
+
+    document = forms.CharField(widget=forms.Textarea(attrs={"rows": 24, "style": "font-family:monospace;width:100%"}), label="Plan JSON")
+
+    class Meta:
+        model = WorkflowPlan
+        fields = []
+
+    def clean_document(self) -> dict:
+        try:
+            document = json.loads(self.cleaned_data["document"])
+        except json.JSONDecodeError as error:
+            raise forms.ValidationError(f"Not valid JSON: {error}") from error
+        problems = services.engine.validate_plan(document)
+        if problems:
+            raise forms.ValidationError([f"{p.path}: {p.message}" for p in problems])
+        return document
+
+
+@admin.register(WorkflowPlan)
+class WorkflowPlanAdmin(admin.ModelAdmin):
+    list_display = ["workflow_id", "version", "name", "created_by", "created_at"]
+    list_filter = ["workflow_id"]
+    list_select_related = ["created_by"]
+    readonly_fields = ["workflow_id", "version", "name", "description", "checksum", "created_by", "created_at", "definition_pretty"]
+
+    def get_form(self, request, obj=None, **kwargs):  # noqa: ANN001, ANN003, ANN201
+        if obj is None:
+            kwargs["form"] = PlanUploadForm
+        return super().get_form(request, obj, **kwargs)
+
+    def get_fields(self, request, obj=None):  # noqa: ANN001, ANN201
+        return ["document"] if obj is None else self.readonly_fields
+
+    def get_readonly_fields(self, request, obj=None):  # noqa: ANN001, ANN201
+        return [] if obj is None else self.readonly_fields
+
+    def has_change_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return False  # a stored version never changes; upload a new one
+
+    def has_delete_permission(self, request, obj=None):  # noqa: ANN001, ANN201
+        return False
+
+    def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201
+        row, created = services.plan_upload(document=form.cleaned_data["document"], user=request.user)
+        obj.pk = row.pk
+        obj.__dict__.update({k: v for k, v in row.__dict__.items() if not k.startswith("_")})
+        if not created:
+            self.message_user(request, f"Unchanged: identical to {row}.", messages.INFO)
+
+    @admin.display(description="definition")
+    def definition_pretty(self, obj: WorkflowPlan) -> str:
+        return _pretty(obj.definition)

@@ -1,0 +1,77 @@
+"""Writing audit rows: every decision point, refusal, review and consent leaves one."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .engine import DecisionPoint
+from .models import AuditEvent
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {str(k): _jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+def audit_record(
+    event_type: str,
+    *,
+    run=None,  # noqa: ANN001
+    conversation=None,  # noqa: ANN001
+    review=None,  # noqa: ANN001
+    decision: DecisionPoint | None = None,
+    chosen_option_id: str = "",
+    selection_mode: str = "",
+    outcome: str = "",
+    actor=None,  # noqa: ANN001
+    actor_label: str = "",
+    payload: dict[str, Any] | None = None,
+    step_id: str = "",
+) -> AuditEvent:
+    """Append one audit row; a decision point contributes its full snapshot and signals."""
+    body = dict(payload or {})
+    signals: dict[str, Any] = {}
+    snapshot: list[dict[str, Any]] = []
+    if decision is not None:
+        snapshot = decision.snapshot()
+        signals = dict(decision.signals)
+        step_id = step_id or decision.step_id
+        body.setdefault("selection", decision.selection.to_dict())
+        if decision.gate:
+            body.setdefault("gate", decision.gate.to_dict())
+        if decision.breaker:
+            body.setdefault("breaker", decision.breaker.to_dict())
+        if decision.stale:
+            body.setdefault("stale_documents", dict(decision.stale))
+        body.setdefault("consent_required", [o.option_id for o in decision.options if o.requires_consent])
+    if conversation is None and run is not None:
+        conversation = getattr(run, "conversation", None) if _has_conversation(run) else None
+    return AuditEvent.objects.create(
+        event_type=event_type,
+        run=run,
+        conversation=conversation,
+        review=review,
+        step_id=step_id,
+        options_snapshot=_jsonable(snapshot),
+        chosen_option_id=chosen_option_id or "",
+        selection_mode=selection_mode,
+        outcome=outcome,
+        signals=_jsonable(signals),
+        actor=actor if getattr(actor, "is_authenticated", False) else None,
+        actor_label=actor_label or (getattr(actor, "username", "") or "system"),
+        payload=_jsonable(body),
+    )
+
+
+def _has_conversation(run) -> bool:  # noqa: ANN001
+    from django.core.exceptions import ObjectDoesNotExist
+
+    try:
+        return run.conversation is not None
+    except ObjectDoesNotExist:
+        return False

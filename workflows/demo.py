@@ -1,0 +1,57 @@
+"""Demo data of the workflows app: the shipped plans and the demo users."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
+
+from .access import SUPERVISORS_GROUP
+from .services import plan_upload
+
+PLANS_DIR = Path(__file__).resolve().parent / "plans"
+SHIPPED_WORKFLOWS = ("parking_help_desk", "rv_diagnostic", "manager_assistant", "permit_form", "project_intake")
+
+# (username, password, supervisor?) — demo only; the run command prints them.
+DEMO_USERS = (
+    ("alice", "alice-demo-2026", False),
+    ("bob", "bob-demo-2026", False),
+    ("sam", "sam-supervisor-2026", True),
+)
+
+
+def load_shipped_plans() -> list[tuple[str, int, bool]]:
+    """Upload every plan file; unchanged files change nothing."""
+    loaded = []
+    for workflow_id in SHIPPED_WORKFLOWS:
+        document = json.loads((PLANS_DIR / f"{workflow_id}.json").read_text(encoding="utf-8"))
+        row, created = plan_upload(document=document)
+        loaded.append((row.workflow_id, row.version, created))
+    return loaded
+
+
+def make_supervisor(user) -> None:  # noqa: ANN001
+    user.is_staff = True
+    user.save(update_fields=["is_staff"])
+    user.groups.add(Group.objects.get(name=SUPERVISORS_GROUP))
+
+
+def ensure_demo_users() -> list[tuple[str, str, bool]]:
+    """Create the demo users once; later runs leave their passwords alone."""
+    users = get_user_model().objects
+    for username, password, supervisor in DEMO_USERS:
+        user, created = users.get_or_create(username=username, defaults={"email": f"{username}@example.com"})
+        if created:
+            user.set_password(password)
+            user.save()
+        if supervisor:
+            make_supervisor(user)
+    return list(DEMO_USERS)
+
+
+def seed(stdout) -> None:  # noqa: ANN001
+    for workflow_id, version, created in load_shipped_plans():
+        stdout.write(f"  plan {workflow_id} v{version} {'loaded' if created else 'unchanged'}")
+    ensure_demo_users()

@@ -1,0 +1,167 @@
+"""Edge conditions: small data-defined predicates that return a blocker reason on failure.
+
+A condition is a JSON object with a `type` from CONDITION_TYPES. Evaluating it against
+the run's view (signals, slots, facts, completed steps) gives None when it holds, or a
+human-readable reason when it does not; blocked options carry those reasons.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+_MISSING = object()
+
+
+@dataclass(frozen=True)
+class ConditionView:
+    """What conditions may look at: merged signals (dotted keys) and run progress."""
+
+    values: Mapping[str, Any]
+    completed_steps: frozenset[str]
+
+    def get(self, key: str) -> Any:
+        current: Any = self.values
+        for part in key.split("."):
+            if not isinstance(current, Mapping) or part not in current:
+                return _MISSING
+            current = current[part]
+        return current
+
+
+def _describe(condition: Mapping[str, Any], default: str) -> str:
+    return str(condition.get("message") or default)
+
+
+def _equals(c: Mapping, view: ConditionView) -> str | None:
+    value = view.get(c["key"])
+    if value is not _MISSING and value == c["value"]:
+        return None
+    return _describe(c, f"{c['key']} must be {c['value']!r}")
+
+
+def _in(c: Mapping, view: ConditionView) -> str | None:
+    if view.get(c["key"]) in c["values"]:
+        return None
+    return _describe(c, f"{c['key']} must be one of {c['values']!r}")
+
+
+def _number(view: ConditionView, key: str) -> float | None:
+    value = view.get(key)
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return None
+    return float(value)
+
+
+def _at_least(c: Mapping, view: ConditionView) -> str | None:
+    value = _number(view, c["key"])
+    if value is not None and value >= c["value"]:
+        return None
+    return _describe(c, f"{c['key']} must be at least {c['value']}")
+
+
+def _below(c: Mapping, view: ConditionView) -> str | None:
+    value = _number(view, c["key"])
+    if value is not None and value < c["value"]:
+        return None
+    return _describe(c, f"{c['key']} must be below {c['value']}")
+
+
+def _present(c: Mapping, view: ConditionView) -> str | None:
+    value = view.get(c["key"])
+    if value is not _MISSING and value not in (None, "", [], {}):
+        return None
+    return _describe(c, f"{c['key']} is missing")
+
+
+def _absent(c: Mapping, view: ConditionView) -> str | None:
+    if _present(c, view) is not None:
+        return None
+    return _describe(c, f"{c['key']} must not be set")
+
+
+def _step_completed(c: Mapping, view: ConditionView) -> str | None:
+    if c["step"] in view.completed_steps:
+        return None
+    return _describe(c, f"step '{c['step']}' is not completed yet")
+
+
+def _action_allowed(c: Mapping, view: ConditionView) -> str | None:
+    # The conversation layer publishes ask-then-act blockers per action under this key.
+    blockers = view.get(f"action_blockers.{c['action']}")
+    if blockers is _MISSING:
+        return None
+    if not blockers:
+        return None
+    return _describe(c, "; ".join(str(b) for b in blockers))
+
+
+def _not(c: Mapping, view: ConditionView) -> str | None:
+    if evaluate(c["condition"], view) is not None:
+        return None
+    return _describe(c, f"not allowed: {c['condition'].get('type')} holds")
+
+
+def _all(c: Mapping, view: ConditionView) -> str | None:
+    reasons = [r for r in (evaluate(x, view) for x in c["conditions"]) if r]
+    return _describe(c, "; ".join(reasons)) if reasons else None
+
+
+def _any(c: Mapping, view: ConditionView) -> str | None:
+    reasons = [evaluate(x, view) for x in c["conditions"]]
+    if any(r is None for r in reasons):
+        return None
+    return _describe(c, " or ".join(r for r in reasons if r))
+
+
+# type -> (evaluator, required fields with their accepted Python types)
+CONDITION_TYPES: dict[str, tuple[Callable[[Mapping, ConditionView], str | None], dict[str, Any]]] = {
+    "equals": (_equals, {"key": str, "value": object}),
+    "in": (_in, {"key": str, "values": list}),
+    "at_least": (_at_least, {"key": str, "value": (int, float)}),
+    "below": (_below, {"key": str, "value": (int, float)}),
+    "present": (_present, {"key": str}),
+    "absent": (_absent, {"key": str}),
+    "step_completed": (_step_completed, {"step": str}),
+    "action_allowed": (_action_allowed, {"action": str}),
+    "not": (_not, {"condition": dict}),
+    "all": (_all, {"conditions": list}),
+    "any": (_any, {"conditions": list}),
+}
+
+
+def evaluate(condition: Mapping[str, Any], view: ConditionView) -> str | None:
+    """None when the condition holds, else the reason it does not."""
+    evaluator, _fields = CONDITION_TYPES[condition["type"]]
+    return evaluator(condition, view)
+
+
+def blockers_for(conditions: Iterable[Mapping[str, Any]], view: ConditionView) -> list[str]:
+    """Reasons of every failing condition, in plan order."""
+    return [reason for reason in (evaluate(c, view) for c in conditions) if reason]
+
+
+def validate_condition(condition: Any, path: str) -> list[tuple[str, str]]:
+    """Problems of one condition object (recursing into not/all/any), with JSON paths."""
+    if not isinstance(condition, Mapping):
+        return [(path, "a condition must be an object")]
+    ctype = condition.get("type")
+    if ctype not in CONDITION_TYPES:
+        return [(f"{path}.type", f"unknown condition type '{ctype}'; known: {', '.join(CONDITION_TYPES)}")]
+    problems: list[tuple[str, str]] = []
+    for name, accepted in CONDITION_TYPES[ctype][1].items():
+        if name not in condition:
+            problems.append((f"{path}.{name}", "is required"))
+        elif accepted is not object and (
+            not isinstance(condition[name], accepted) or isinstance(condition[name], bool)
+        ):
+            problems.append((f"{path}.{name}", f"has the wrong type for a '{ctype}' condition"))
+    if "message" in condition and not isinstance(condition["message"], str):
+        problems.append((f"{path}.message", "must be a string"))
+    if not problems and ctype == "not":
+        problems += validate_condition(condition["condition"], f"{path}.condition")
+    if not problems and ctype in ("all", "any"):
+        for i, inner in enumerate(condition["conditions"]):
+            problems += validate_condition(inner, f"{path}.conditions[{i}]")
+    return problems

@@ -1,0 +1,33 @@
+"""Load the shipped workflow plans and every app's demo data; running it twice changes nothing."""
+
+from __future__ import annotations
+
+import importlib
+
+from django.core.management.base import BaseCommand
+from django.db import transaction
+
+# Each app that has demo data exposes `seed(stdout)` in its `demo` module.
+DEMO_MODULES = ("workflows.demo", "billing.demo", "conversations.demo")
+
+
+class Command(BaseCommand):
+    help = "Load the shipped workflow plans and demo data (idempotent)."
+
+    def handle(self, *args, **options) -> None:  # noqa: ANN002, ANN003
+        with transaction.atomic():
+            for module_path in DEMO_MODULES:
+                try:
+                    module = importlib.import_module(module_path)
+                except ModuleNotFoundError as error:
+                    if error.name != module_path:
+                        raise
+                    continue
+                self.stdout.write(f"{module_path}:")
+                module.seed(self.stdout)
+        from workflows.demo import DEMO_USERS
+
+        self.stdout.write(self.style.SUCCESS("Demo data ready. Sign in at /login/ with:"))
+        for username, password, supervisor in DEMO_USERS:
+            role = "supervisor (also /admin/)" if supervisor else "person chatting"
+            self.stdout.write(f"  {username} / {password}  — {role}")

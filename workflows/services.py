@@ -1,0 +1,534 @@
+"""Workflow services: the only code that writes plans, runs, reviews, consent and audit.
+
+Each service owns its transaction. A run's state changes by compare-and-swap on
+`Run.version` (after a row lock where the database has them), and its audit rows are
+written in the same transaction, so a failure leaves nothing half-written.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from functools import lru_cache
+from typing import Any
+
+from django.db import transaction
+from django.db.models import Max
+from django.utils import timezone
+
+from config.errors import ApplicationError, Conflict, NotFound
+
+from . import engine
+from .access import access_review, is_supervisor
+from .audit import audit_record
+from .engine import Choice, DecisionPoint, Plan, RunState
+from .handlers import StepContext, handler_for
+from .models import ConsentRecord, Review, Run, RunDocument, WorkflowPlan
+
+MAX_AUTO_STEPS = 40
+
+
+class PlanInvalid(ApplicationError):
+    code = "invalid_plan"
+
+
+class OptionNotAvailable(Conflict):
+    code = "option_not_available"
+
+
+class ConsentRequired(Conflict):
+    code = "consent_required"
+
+
+class StaleRunState(Conflict):
+    code = "concurrent_update"
+
+
+# --- plans ------------------------------------------------------------------------
+
+
+def _checksum(document: Mapping[str, Any]) -> str:
+    body = {k: v for k, v in document.items() if k != "version"}
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+@lru_cache(maxsize=256)
+def _parsed(plan_pk: int, checksum: str, definition_json: str) -> Plan:
+    return engine.parse_plan(json.loads(definition_json))
+
+
+def plan_for(plan_row: WorkflowPlan) -> Plan:
+    """The parsed engine Plan of a stored version (versions never change, so it is cached)."""
+    return _parsed(plan_row.pk, plan_row.checksum, json.dumps(plan_row.definition))
+
+
+def plan_check(document: Any) -> None:
+    """Raise PlanInvalid listing every problem (with its JSON path) of a plan document."""
+    problems = engine.validate_plan(document)
+    if problems:
+        raise PlanInvalid(
+            f"The plan has {len(problems)} problem(s).",
+            details={"problems": [p.to_dict() for p in problems]},
+        )
+
+
+def plan_upload(*, document: Any, user=None) -> tuple[WorkflowPlan, bool]:  # noqa: ANN001
+    """Validate and store a plan as a new version; the same content again changes nothing."""
+    plan_check(document)
+    checksum = _checksum(document)
+    workflow_id = document["workflow_id"]
+    with transaction.atomic():
+        latest = WorkflowPlan.objects.filter(workflow_id=workflow_id).order_by("-version").first()
+        if latest is not None and latest.checksum == checksum:
+            return latest, False
+        version = (latest.version + 1) if latest else 1
+        stored = {**document, "version": version}
+        row = WorkflowPlan.objects.create(
+            workflow_id=workflow_id,
+            version=version,
+            name=engine.localize(document["name"], "en"),
+            description=engine.localize(document["description"], "en"),
+            definition=stored,
+            checksum=checksum,
+            created_by=user if getattr(user, "is_authenticated", False) else None,
+        )
+        audit_record("plan_uploaded", actor=user, payload={"workflow_id": workflow_id, "version": version})
+    return row, True
+
+
+def plan_latest(workflow_id: str) -> WorkflowPlan:
+    row = WorkflowPlan.objects.filter(workflow_id=workflow_id).order_by("-version").first()
+    if row is None:
+        raise NotFound(f"Workflow '{workflow_id}' not found.", code="workflow_not_found")
+    return row
+
+
+def plans_latest() -> list[WorkflowPlan]:
+    """The newest version of every workflow, in a fixed number of queries."""
+    latest = WorkflowPlan.objects.values("workflow_id").annotate(v=Max("version"))
+    keys = {(row["workflow_id"], row["v"]) for row in latest}
+    rows = WorkflowPlan.objects.filter(workflow_id__in=[k[0] for k in keys]).order_by("workflow_id", "-version")
+    return [r for r in rows if (r.workflow_id, r.version) in keys]
+
+
+# --- runs -------------------------------------------------------------------------
+
+
+@dataclass
+class Actor:
+    """Who acts on a run: the user, their role, and a label for the audit."""
+
+    user: Any
+    role: str = "participant"  # participant | supervisor | engine
+    label: str = ""
+
+    @classmethod
+    def of(cls, user, label: str = "") -> Actor:  # noqa: ANN001
+        role = "supervisor" if is_supervisor(user) else "participant"
+        return cls(user=user, role=role, label=label or f"{role}:{user.username}")
+
+
+@dataclass
+class RunOutcome:
+    """What a service call did to a run, for the API and the conversation layer."""
+
+    run: Run
+    choice: Choice | None = None
+    auto_choices: list[Choice] = field(default_factory=list)
+    review: Review | None = None
+    decision: DecisionPoint | None = None
+
+    @property
+    def state(self) -> RunState:
+        return RunState.from_dict(self.run.state)
+
+
+def _documents_of(run: Run) -> dict[str, dict[str, Any]]:
+    latest: dict[str, dict[str, Any]] = {}
+    for doc in RunDocument.objects.filter(run=run).order_by("key", "version"):
+        latest[doc.key] = doc.content
+    return latest
+
+
+class _RunTx:
+    """One locked run inside a transaction: engine state in memory, written back by CAS."""
+
+    def __init__(self, run_id: int):
+        run = Run.objects.select_for_update().select_related("plan").filter(pk=run_id).first()
+        if run is None:
+            raise NotFound(f"Run {run_id} not found.")
+        self.run = run
+        self.plan = plan_for(run.plan)
+        self.state = RunState.from_dict(run.state)
+        self.start_version = run.version
+        self._documents: dict[str, dict[str, Any]] | None = None
+        self.auto_choices: list[Choice] = []
+        self.review: Review | None = None
+
+    @property
+    def documents(self) -> dict[str, dict[str, Any]]:
+        if self._documents is None:
+            self._documents = _documents_of(self.run)
+        return self._documents
+
+    def add_document(self, key: str, content: Mapping[str, Any], depends_on: tuple[str, ...] = ()) -> None:
+        self.state = engine.document_add_version(self.state, key, depends_on)
+        doc = self.state.documents[key]
+        RunDocument.objects.create(
+            run=self.run, key=key, version=doc.version, content=dict(content), upstream_versions=dict(doc.upstream_versions)
+        )
+        self.documents[key] = dict(content)
+
+    def enter_current(self) -> None:
+        """Run the handler of the node the run just entered (tasks, QA, actions)."""
+        node = self.plan.node(self.state.current_step)
+        if node.type not in ("task", "qa", "action"):
+            return
+        handler = handler_for(node)
+        if handler is None:
+            return
+        ctx = StepContext(
+            plan=self.plan,
+            node=node,
+            state=self.state,
+            run_id=self.run.pk,
+            owner_id=self.run.owner_id,
+            documents=dict(self.documents),
+            conversation_id=_conversation_id(self.run),
+        )
+        effect = handler(ctx)
+        if effect.signals:
+            self.state = self.state.with_signals(**effect.signals)
+        for key, content in effect.documents.items():
+            self.add_document(key, content, node.depends_on)
+
+    def save(self) -> None:
+        state = self.state.to_dict()
+        updated = Run.objects.filter(pk=self.run.pk, version=self.start_version).update(
+            state=state,
+            status=self.state.status,
+            current_step=self.state.current_step,
+            version=self.start_version + 1,
+            updated_at=timezone.now(),
+        )
+        if updated != 1:
+            raise StaleRunState("The run was changed by someone else; try again.")
+        self.run.state, self.run.status = state, self.state.status
+        self.run.current_step, self.run.version = self.state.current_step, self.start_version + 1
+
+
+def _conversation_id(run: Run) -> int | None:
+    from django.core.exceptions import ObjectDoesNotExist
+
+    try:
+        return run.conversation.pk
+    except ObjectDoesNotExist:
+        return None
+
+
+def _settle(tx: _RunTx, actor: Actor, signals: Mapping[str, Any], locale: str) -> DecisionPoint:
+    """Take every automatic step the selection rules allow, then stop at a decision point."""
+    for _ in range(MAX_AUTO_STEPS):
+        dp = engine.decision_point(tx.plan, tx.state, signals, locale=locale)
+        if dp.selection.mode == "auto":
+            choice = engine.choose(tx.plan, tx.state, dp.selection.option_id, signals, locale=locale)
+            audit_record(
+                "decision",
+                run=tx.run,
+                decision=dp,
+                chosen_option_id=dp.selection.option_id,
+                selection_mode="auto",
+                outcome=choice.outcome,
+                actor_label="engine",
+                payload=_choice_payload(choice),
+            )
+            tx.state = choice.state
+            tx.auto_choices.append(choice)
+            tx.enter_current()
+            continue
+        if dp.needs_review:
+            _review_open_for_gate(tx, dp)
+        elif tx.state.status == engine.WAITING_REVIEW:
+            tx.state = replace(tx.state, status=engine.ACTIVE)
+        return dp
+    audit_record("needs_system_intervention", run=tx.run, actor_label="engine", payload={"reason": "auto-step limit reached"})
+    return engine.decision_point(tx.plan, tx.state, signals, locale=locale)
+
+
+def _choice_payload(choice: Choice) -> dict[str, Any]:
+    payload: dict[str, Any] = {"to_step": choice.state.current_step, "from_step": choice.decision.step_id}
+    if choice.breaker_tripped:
+        payload["breaker_tripped"] = True
+    if choice.decision.breaker:
+        payload["retry_count"] = choice.state.qa_failures.get(choice.decision.breaker.generating_node, 0)
+    if choice.change_workflow:
+        payload["change_workflow"] = choice.change_workflow
+    if choice.reason:
+        payload["reason"] = choice.reason
+    if choice.closest:
+        payload["closest_options"] = list(choice.closest)
+    return payload
+
+
+def _review_open_for_gate(tx: _RunTx, dp: DecisionPoint) -> None:
+    tx.state = replace(tx.state, status=engine.WAITING_REVIEW)
+    existing = Review.objects.filter(run=tx.run, step_id=dp.step_id, status=Review.Status.PENDING).first()
+    if existing is not None:
+        tx.review = existing
+        return
+    supervisor_view = engine.decision_point(tx.plan, tx.state, dp.signals, actor="supervisor")
+    node = tx.plan.node(dp.step_id)
+    reject = next((o.option_id for o in supervisor_view.options if o.outcome == node.gate.reject_outcome), "")
+    tx.review = Review.objects.create(
+        kind=Review.Kind.GATE,
+        run=tx.run,
+        workflow_id=tx.plan.workflow_id,
+        step_id=dp.step_id,
+        title=f"{engine.localize(node.label)} — {tx.plan.workflow_id}",
+        options=supervisor_view.snapshot(),
+        signals=dp.gate.to_dict()["signals"] if dp.gate else {},
+        recommended_option_id=supervisor_view.selection.recommended_option_id or "",
+        recommendation_reasons=list(supervisor_view.selection.reasons),
+        reject_option_id=reject,
+        subject={"run_id": tx.run.pk},
+    )
+    audit_record("review_opened", run=tx.run, review=tx.review, decision=supervisor_view, actor_label="engine")
+    _emit_after_commit("review.pending", tx.review)
+
+
+_EVENT_LISTENERS: list[Callable[[str, Any], None]] = []
+
+
+def on_event(listener: Callable[[str, Any], None]) -> Callable[[str, Any], None]:
+    """Subscribe to domain events (webhooks, page updates); called after commit."""
+    _EVENT_LISTENERS.append(listener)
+    return listener
+
+
+def _emit_after_commit(event: str, subject: Any) -> None:
+    for listener in list(_EVENT_LISTENERS):
+        transaction.on_commit(lambda listener=listener: listener(event, subject))
+
+
+def run_start(*, workflow_id: str, owner, signals: Mapping[str, Any] | None = None, locale: str = "en") -> RunOutcome:  # noqa: ANN001
+    """Start a run on the newest version of a workflow and take its automatic first steps."""
+    plan_row = plan_latest(workflow_id)
+    plan = plan_for(plan_row)
+    state = RunState.start(plan.start_step)
+    if signals:
+        state = state.with_signals(**signals)
+    with transaction.atomic():
+        run = Run.objects.create(
+            plan=plan_row, owner=owner, state=state.to_dict(), status=state.status, current_step=state.current_step
+        )
+        audit_record("run_started", run=run, actor=owner, payload={"workflow_id": workflow_id, "plan_version": plan_row.version})
+        outcome = _run_settle(run.pk, Actor.of(owner), {}, locale)
+    return outcome
+
+
+def _run_settle(run_id: int, actor: Actor, signals: Mapping[str, Any], locale: str) -> RunOutcome:
+    tx = _RunTx(run_id)
+    tx.enter_current()  # a plan may start on a task
+    dp = _settle(tx, actor, signals, locale)
+    tx.save()
+    return RunOutcome(tx.run, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
+
+
+def run_signals_update(
+    *, run_id: int, signals: Mapping[str, Any], actor: Actor, locale: str = "en", transient: Mapping[str, Any] | None = None
+) -> RunOutcome:
+    """Publish new signals (slots, facts, intent...) to a run and take any automatic steps."""
+    with transaction.atomic():
+        tx = _RunTx(run_id)
+        tx.state = tx.state.with_signals(**signals)
+        dp = _settle(tx, actor, transient or {}, locale)
+        tx.save()
+    return RunOutcome(tx.run, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
+
+
+def run_decision_point(run: Run, *, actor_role: str = "participant", locale: str = "en", signals=None) -> DecisionPoint:  # noqa: ANN001
+    """The current options of a run, as the given role sees them (read-only)."""
+    return engine.decision_point(plan_for(run.plan), RunState.from_dict(run.state), signals, actor=actor_role, locale=locale)
+
+
+def run_option_choose(
+    *,
+    run_id: int,
+    option_id: str,
+    actor: Actor,
+    consent: bool = False,
+    selection_mode: str | None = None,
+    signals: Mapping[str, Any] | None = None,
+    locale: str = "en",
+    review: Review | None = None,
+) -> RunOutcome:
+    """Choose an option for a run; a refusal is audited and reported, and changes nothing else."""
+    with transaction.atomic():
+        tx = _RunTx(run_id)
+        outcome = _choose_in(tx, option_id, actor, consent, selection_mode, signals or {}, locale, review)
+    _raise_for(outcome.choice)
+    return outcome
+
+
+def _choose_in(
+    tx: _RunTx,
+    option_id: str,
+    actor: Actor,
+    consent: bool,
+    selection_mode: str | None,
+    signals: Mapping[str, Any],
+    locale: str,
+    review: Review | None,
+) -> RunOutcome:
+    choice = engine.choose(tx.plan, tx.state, option_id, signals, consent=consent, actor=actor.role, locale=locale)
+    dp = choice.decision
+    mode = selection_mode or (
+        "recommended" if dp.selection.recommended_option_id == option_id and actor.role == "engine" else "user_confirmed"
+    )
+    if choice.outcome in (engine.REFUSED, engine.NEEDS_CONSENT, engine.NEEDS_SYSTEM_INTERVENTION):
+        event = {engine.REFUSED: "choice_refused", engine.NEEDS_CONSENT: "consent_missing"}.get(choice.outcome, "needs_system_intervention")
+        audit_record(
+            event, run=tx.run, decision=dp, chosen_option_id=option_id, selection_mode=mode, outcome=choice.outcome,
+            actor=actor.user, actor_label=actor.label, payload=_choice_payload(choice), review=review,
+        )
+        return RunOutcome(tx.run, choice=choice, decision=dp)
+    if choice.option.requires_consent:
+        ConsentRecord.objects.create(
+            run=tx.run, step_id=dp.step_id, option_id=option_id, given_by=actor.user, actor_role=actor.role
+        )
+        audit_record(
+            "consent_recorded", run=tx.run, step_id=dp.step_id, chosen_option_id=option_id,
+            actor=actor.user, actor_label=actor.label, payload={"effects_summary": choice.option.effects_summary},
+        )
+    audit_record(
+        "decision", run=tx.run, decision=dp, chosen_option_id=option_id, selection_mode=mode, outcome=choice.outcome,
+        actor=actor.user, actor_label=actor.label, payload={
+            **_choice_payload(choice),
+            "recommended_option_id": dp.selection.recommended_option_id,
+            "overrode_recommendation": bool(dp.selection.recommended_option_id) and dp.selection.recommended_option_id != option_id,
+        }, review=review,
+    )
+    tx.state = choice.state
+    if choice.moved:
+        tx.enter_current()
+        _settle(tx, actor, signals, locale)
+        if choice.completed or tx.state.status == engine.COMPLETED:
+            _emit_after_commit("run.completed", tx.run)
+    tx.save()
+    return RunOutcome(tx.run, choice=choice, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
+
+
+def _raise_for(choice: Choice | None) -> None:
+    if choice is None:
+        return
+    if choice.outcome == engine.REFUSED:
+        raise OptionNotAvailable(
+            choice.reason,
+            details={
+                "blockers": list(choice.option.blockers) if choice.option else [],
+                "closest_options": list(choice.closest),
+                "available_options": [o.option_id for o in choice.decision.options if o.eligible],
+            },
+        )
+    if choice.outcome == engine.NEEDS_SYSTEM_INTERVENTION:
+        raise OptionNotAvailable(choice.reason, code="needs_system_intervention", details={"blockers": list(choice.decision.selection.reasons)})
+    if choice.outcome == engine.NEEDS_CONSENT:
+        raise ConsentRequired(
+            choice.reason,
+            details={"option_id": choice.option.option_id, "effects_summary": choice.option.effects_summary},
+        )
+
+
+def run_document_add(*, run_id: int, key: str, content: Mapping[str, Any], depends_on: tuple[str, ...] = (), actor: Actor | None = None) -> RunOutcome:
+    """Record a new version of a run document (downstream documents become stale)."""
+    with transaction.atomic():
+        tx = _RunTx(run_id)
+        tx.add_document(key, content, depends_on)
+        stale = engine.stale_documents(tx.state.documents)
+        audit_record(
+            "document_version", run=tx.run, actor=actor.user if actor else None, actor_label=actor.label if actor else "engine",
+            payload={"key": key, "version": tx.state.documents[key].version, "stale_documents": stale},
+        )
+        tx.save()
+    return RunOutcome(tx.run)
+
+
+# --- reviews ----------------------------------------------------------------------
+
+REVIEW_APPLIERS: dict[str, Callable[[Review, str, Any], None]] = {}
+
+
+def review_applier(kind: str) -> Callable[[Callable[[Review, str, Any], None]], Callable[[Review, str, Any], None]]:
+    """Register how a decided review of a kind takes effect (billing registers fee reviews)."""
+
+    def register(fn: Callable[[Review, str, Any], None]) -> Callable[[Review, str, Any], None]:
+        REVIEW_APPLIERS[kind] = fn
+        return fn
+
+    return register
+
+
+_STATUS_FOR = {
+    Review.Outcome.APPROVE: Review.Status.APPROVED,
+    Review.Outcome.REJECT: Review.Status.REJECTED,
+    Review.Outcome.OVERRIDE: Review.Status.OVERRIDDEN,
+}
+
+
+def _decided_option(review: Review, outcome: str, option_id: str | None) -> str:
+    offered = {o["option_id"]: o for o in review.options}
+    if outcome == Review.Outcome.APPROVE:
+        chosen = review.recommended_option_id
+    elif outcome == Review.Outcome.REJECT:
+        chosen = review.reject_option_id
+        if not chosen:
+            raise ApplicationError("This review has no reject outcome; override with an option instead.", code="no_reject_option")
+    else:
+        if not option_id:
+            raise ApplicationError("An override names the option to take (option_id).", code="option_required")
+        chosen = option_id
+    if chosen not in offered or offered[chosen].get("eligibility") != engine.ELIGIBLE:
+        raise ApplicationError(
+            f"Option '{chosen}' is not one of this review's legal outcomes.",
+            code="option_not_available",
+            details={"options": [k for k, o in offered.items() if o.get("eligibility") == engine.ELIGIBLE]},
+        )
+    return chosen
+
+
+def review_decide(*, review_id: int, outcome: str, reason: str, user, option_id: str | None = None) -> Review:  # noqa: ANN001
+    """Decide a pending review exactly once; the decision and its effect commit together."""
+    if outcome not in Review.Outcome.values:
+        raise ApplicationError(f"outcome must be one of {', '.join(Review.Outcome.values)}.", code="invalid_outcome")
+    if not (reason or "").strip():
+        raise ApplicationError("A decision needs a reason.", code="reason_required")
+    review = access_review(user, review_id)
+    if not review.is_pending:
+        raise Conflict(f"Review {review_id} was already decided ({review.status}).", code="already_decided")
+    chosen = _decided_option(review, outcome, option_id)
+    now = timezone.now()
+    with transaction.atomic():
+        # Compare-and-swap on the pending state: exactly one concurrent decision wins.
+        won = Review.objects.filter(pk=review.pk, status=Review.Status.PENDING).update(
+            status=_STATUS_FOR[outcome], decided_by=user, decided_at=now, reason=reason.strip(), decided_option_id=chosen
+        )
+        if won != 1:
+            raise Conflict(f"Review {review_id} was already decided by someone else.", code="already_decided")
+        review.refresh_from_db()
+        mode = "recommended" if chosen == review.recommended_option_id else "supervisor_override"
+        actor = Actor(user=user, role="supervisor", label=f"supervisor:{user.username}")
+        if review.kind == Review.Kind.GATE:
+            tx = _RunTx(review.run_id)
+            result = _choose_in(tx, chosen, actor, True, mode, {}, "en", review)
+            _raise_for(result.choice)
+        else:
+            REVIEW_APPLIERS[review.kind](review, chosen, user)
+        audit_record(
+            "review_decided", run=review.run, review=review, step_id=review.step_id, chosen_option_id=chosen,
+            selection_mode=mode, outcome=review.status, actor=user, actor_label=actor.label,
+            payload={"reason": review.reason, "decision": outcome, "recommended_option_id": review.recommended_option_id},
+        )
+        _emit_after_commit("review.decided", review)
+    return review
