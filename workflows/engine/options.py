@@ -301,9 +301,11 @@ def _advance(plan: Plan, state: RunState, edge: Edge, consented: bool) -> tuple[
     if node.id not in completed:
         completed += (node.id,)
     target_node = plan.node(target)
+    signals = {k: v for k, v in state.signals.items() if k not in edge.clears}
     return (
         replace(
             state,
+            signals=signals,
             current_step=target,
             status=COMPLETED if target_node.type == "end" else ACTIVE,
             completed_steps=completed + ((target,) if target_node.type == "end" else ()),

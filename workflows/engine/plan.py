@@ -96,6 +96,7 @@ class Edge:
     recommended: bool = False
     on_stale: str | None = None
     change_workflow: str | None = None
+    clears: tuple[str, ...] = ()  # persisted signals this edge resets when taken
 
 
 @dataclass(frozen=True)
@@ -247,6 +248,9 @@ def _validate_edge(c: _Collector, edge: Any, path: str, node_ids: set[str]) -> N
         c.add(f"{path}.outcome", "must be a string")
     if edge.get("on_stale", "block") not in STALENESS_POLICIES:
         c.add(f"{path}.on_stale", f"must be one of {', '.join(STALENESS_POLICIES)}")
+    clears = edge.get("clears", [])
+    if not isinstance(clears, list) or not all(isinstance(k, str) and k for k in clears):
+        c.add(f"{path}.clears", "must be a list of signal names")
     if "change_workflow" in edge and not isinstance(edge["change_workflow"], str):
         c.add(f"{path}.change_workflow", "must be a workflow_id")
     conditions = edge.get("conditions", [])
@@ -395,6 +399,7 @@ def parse_plan(doc: Any) -> Plan:
             recommended=e.get("recommended", False),
             on_stale=e.get("on_stale"),
             change_workflow=e.get("change_workflow"),
+            clears=tuple(e.get("clears", ())),
         )
         for e in doc["edges"]
     )

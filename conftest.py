@@ -1,0 +1,73 @@
+"""Shared fixtures: users with tokens, an API client per role, and the shipped plans."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+PLANS_DIR = Path(__file__).resolve().parent / "workflows" / "plans"
+
+
+def plan_document(workflow_id: str) -> dict:
+    return json.loads((PLANS_DIR / f"{workflow_id}.json").read_text(encoding="utf-8"))
+
+
+@pytest.fixture
+def plans(db):  # noqa: ANN001, ANN201
+    from workflows.demo import load_shipped_plans
+
+    return load_shipped_plans()
+
+
+def _user(username: str, supervisor: bool = False):  # noqa: ANN202
+    from django.contrib.auth import get_user_model
+
+    from workflows.demo import make_supervisor
+
+    user = get_user_model().objects.create_user(username=username, password=f"{username}-pass-123")
+    if supervisor:
+        make_supervisor(user)
+        user = get_user_model().objects.get(pk=user.pk)  # drop the permission cache
+    return user
+
+
+@pytest.fixture
+def person(db):  # noqa: ANN001, ANN201
+    return _user("alice")
+
+
+@pytest.fixture
+def other_person(db):  # noqa: ANN001, ANN201
+    return _user("mallory")
+
+
+@pytest.fixture
+def supervisor(db):  # noqa: ANN001, ANN201
+    return _user("sam", supervisor=True)
+
+
+def client_for(user):  # noqa: ANN001, ANN201
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    token, _ = Token.objects.get_or_create(user=user)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
+    return client
+
+
+@pytest.fixture
+def api(person):  # noqa: ANN001, ANN201
+    return client_for(person)
+
+
+@pytest.fixture
+def other_api(other_person):  # noqa: ANN001, ANN201
+    return client_for(other_person)
+
+
+@pytest.fixture
+def supervisor_api(supervisor):  # noqa: ANN001, ANN201
+    return client_for(supervisor)
