@@ -93,13 +93,10 @@ class ReviewAdmin(admin.ModelAdmin):
     fields = readonly_fields
     inlines = []
 
-    def get_queryset(self, request):  # noqa: ANN001, ANN201
+    def get_ordering(self, request):  # noqa: ANN001, ANN201
         # Pending first, oldest first within each status.
         pending_first = Case(When(status=Review.Status.PENDING, then=Value(0)), default=Value(1), output_field=IntegerField())
-        return super().get_queryset(request).annotate(pending_first=pending_first)
-
-    def get_ordering(self, request):  # noqa: ANN001, ANN201
-        return ["pending_first", "created_at"]
+        return [pending_first.asc(), "created_at"]
 
     def has_add_permission(self, request):  # noqa: ANN001, ANN201
         return False

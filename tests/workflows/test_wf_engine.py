@@ -9,7 +9,14 @@ from pathlib import Path
 import pytest
 
 from workflows import engine
-from workflows.engine import RunState, choose, decision_point, document_add_version, parse_plan, validate_plan
+from workflows.engine import (
+    RunState,
+    choose,
+    decision_point,
+    document_add_version,
+    parse_plan,
+    validate_plan,
+)
 
 PLANS = Path(__file__).resolve().parents[2] / "workflows" / "plans"
 SHIPPED = ["parking_help_desk", "rv_diagnostic", "manager_assistant", "permit_form", "project_intake"]

@@ -21,7 +21,16 @@ from .options import (
     decision_point,
     select,
 )
-from .plan import Edge, Node, Plan, PlanProblem, PlanValidationError, localize, parse_plan, validate_plan
+from .plan import (
+    Edge,
+    Node,
+    Plan,
+    PlanProblem,
+    PlanValidationError,
+    localize,
+    parse_plan,
+    validate_plan,
+)
 from .state import ACTIVE, COMPLETED, WAITING_REVIEW, DocumentState, RunState
 
 __all__ = [
