@@ -125,3 +125,24 @@ def handler400(request, exception=None):  # noqa: ANN001, ANN201
     from django.views.defaults import bad_request
 
     return bad_request(request, exception)
+
+
+def api_not_found(request, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
+    """Catch-all under /api/: unknown paths answer in the JSON error shape, even with DEBUG."""
+    return JsonResponse(error_body("not_found", f"No API endpoint at {request.path}."), status=404)
+
+
+class ApiErrorMiddleware:
+    """Unhandled exceptions under /api/ become the JSON 500 shape, even with DEBUG on."""
+
+    def __init__(self, get_response):  # noqa: ANN001
+        self.get_response = get_response
+
+    def __call__(self, request):  # noqa: ANN001, ANN204
+        return self.get_response(request)
+
+    def process_exception(self, request, exception):  # noqa: ANN001, ANN201
+        if not _wants_json(request) or isinstance(exception, Http404 | PermissionDenied):
+            return None
+        logger.exception("unhandled API error", exc_info=exception)
+        return JsonResponse(error_body("server_error", "An internal error occurred."), status=500)

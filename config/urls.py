@@ -1,9 +1,10 @@
 """URL configuration: pages under /, admin under /admin/, the REST API under /api/v1/."""
 
 from django.contrib import admin
-from django.urls import include, path
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
+from config.errors import api_not_found
 from workflows import api as workflow_api
 
 api_v1 = [
@@ -20,6 +21,7 @@ urlpatterns = [
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
+    re_path(r"^api/", api_not_found),
     path("", include("conversations.urls")),
 ]
 

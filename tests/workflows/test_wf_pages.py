@@ -19,3 +19,21 @@ def test_page_404_is_html_and_api_404_is_json(client) -> None:  # noqa: ANN001
     assert client.get("/nowhere/").status_code == 404
     response = client.get("/api/v1/nowhere")
     assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_api_errors_are_json_even_with_debug(client, settings) -> None:  # noqa: ANN001
+    settings.DEBUG = True
+    response = client.get("/api/v1/nowhere/at/all")
+    assert response.status_code == 404 and response.json()["error"]["code"] == "not_found"
+
+
+def test_an_unexpected_api_failure_is_a_json_500(api, monkeypatch, plans) -> None:  # noqa: ANN001
+    from workflows import services
+
+    def boom() -> None:
+        raise RuntimeError("database on fire")
+
+    monkeypatch.setattr(services, "plans_latest", boom)
+    response = api.get("/api/v1/workflow-plans")
+    assert response.status_code == 500
+    assert response.json() == {"error": {"code": "server_error", "message": "An internal error occurred.", "details": {}}}
