@@ -1,0 +1,124 @@
+"""Billing rules with versions, parking orders, and fee verifications."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from django.db import models
+
+
+class BillingRule(models.Model):
+    """A rule's identity and scope; what it charges lives in its versions."""
+
+    class Status(models.TextChoices):
+        ACTIVE = "active"
+        INACTIVE = "inactive"
+
+    rule_code = models.SlugField(max_length=64, unique=True)
+    name = models.CharField(max_length=200)
+    scope = models.JSONField(default=dict, help_text='{"city_code": "310100", "lot_codes": ["LOT-A"]}')
+    city_code = models.CharField(max_length=32, db_index=True)
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["rule_code"]
+
+    def __str__(self) -> str:
+        return f"{self.rule_code} ({self.name})"
+
+    @property
+    def lot_codes(self) -> list[str]:
+        return list(self.scope.get("lot_codes") or [])
+
+
+class BillingRuleVersion(models.Model):
+    """One version of a rule: an effective range, a priority and the payload the engine runs."""
+
+    rule = models.ForeignKey(BillingRule, on_delete=models.PROTECT, related_name="versions")
+    version_no = models.PositiveIntegerField()
+    effective_from = models.DateTimeField()
+    effective_to = models.DateTimeField(null=True, blank=True)
+    priority = models.IntegerField(default=0)
+    rule_payload = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["rule", "version_no"]
+        constraints = [
+            models.UniqueConstraint(fields=["rule", "version_no"], name="rule_version_no_unique"),
+            models.CheckConstraint(
+                condition=models.Q(effective_to__isnull=True) | models.Q(effective_to__gt=models.F("effective_from")),
+                name="version_range_forward",
+            ),
+        ]
+        indexes = [models.Index(fields=["rule", "effective_from"])]
+
+    def __str__(self) -> str:
+        return f"{self.rule.rule_code} v{self.version_no}"
+
+
+class ParkingOrder(models.Model):
+    """A stay with its amounts; arrears and status always follow from the amounts."""
+
+    class Status(models.TextChoices):
+        IN_PROGRESS = "in_progress"
+        UNPAID = "unpaid"
+        PARTIALLY_PAID = "partially_paid"
+        PAID = "paid"
+
+    order_no = models.CharField(max_length=64, unique=True)
+    plate_no = models.CharField(max_length=16, db_index=True)
+    city_code = models.CharField(max_length=32)
+    lot_code = models.CharField(max_length=64)
+    billing_rule_code = models.CharField(max_length=64, blank=True)
+    billing_rule_version_no = models.PositiveIntegerField(null=True, blank=True)
+    entry_time = models.DateTimeField()
+    exit_time = models.DateTimeField(null=True, blank=True)
+    total_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
+    paid_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
+    arrears_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.UNPAID)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-entry_time"]
+        indexes = [models.Index(fields=["plate_no", "city_code"])]
+        constraints = [
+            models.CheckConstraint(condition=models.Q(total_amount__gte=0), name="order_total_non_negative"),
+            models.CheckConstraint(condition=models.Q(paid_amount__gte=0), name="order_paid_non_negative"),
+        ]
+
+    def __str__(self) -> str:
+        return self.order_no
+
+
+class FeeVerification(models.Model):
+    """One verification of an order's fee against the engine, and the review it opened."""
+
+    class Result(models.TextChoices):
+        MATCH = "match"
+        MISMATCH = "mismatch"
+
+    class Action(models.TextChoices):
+        AUTO_PASS = "auto_pass"
+        NEEDS_REVIEW = "needs_review"
+
+    order = models.ForeignKey(ParkingOrder, on_delete=models.PROTECT, related_name="verifications")
+    rule_code = models.CharField(max_length=64)
+    version_no = models.PositiveIntegerField()
+    order_total_amount = models.DecimalField(max_digits=12, decimal_places=2)
+    simulated_total_amount = models.DecimalField(max_digits=12, decimal_places=2)
+    result = models.CharField(max_length=16, choices=Result.choices)
+    action = models.CharField(max_length=16, choices=Action.choices)
+    breakdown = models.JSONField(default=list)
+    review = models.ForeignKey("workflows.Review", null=True, blank=True, on_delete=models.PROTECT, related_name="fee_verifications")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return f"{self.order.order_no}: {self.result}"

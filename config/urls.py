@@ -5,6 +5,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from config.errors import api_not_found
+from billing import api as billing_api
 from workflows import api as workflow_api
 
 api_v1 = [
@@ -14,6 +15,13 @@ api_v1 = [
     path("reviews/<int:review_id>", workflow_api.ReviewDetailApi.as_view(), name="review"),
     path("reviews/<int:review_id>/decision", workflow_api.ReviewDecisionApi.as_view(), name="review-decision"),
     path("audit-events", workflow_api.AuditEventListApi.as_view(), name="audit-events"),
+    path("billing-rules", billing_api.BillingRuleListApi.as_view(), name="billing-rules"),
+    path("billing-rules/simulate", billing_api.SimulateApi.as_view(), name="billing-simulate"),
+    path("billing-rules/<slug:rule_code>", billing_api.BillingRuleDetailApi.as_view(), name="billing-rule"),
+    path("parking-orders", billing_api.OrderListApi.as_view(), name="parking-orders"),
+    path("parking-orders/<str:order_no>", billing_api.OrderDetailApi.as_view(), name="parking-order"),
+    path("parking-orders/<str:order_no>/verify", billing_api.VerifyApi.as_view(), name="parking-order-verify"),
+    path("arrears-orders", billing_api.ArrearsApi.as_view(), name="arrears-orders"),
 ]
 
 urlpatterns = [

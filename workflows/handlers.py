@@ -46,6 +46,24 @@ def step_handler(name: str) -> Callable[[Handler], Handler]:
     return register
 
 
+EffectHandler = Callable[[StepContext, Any, Any], StepEffect]  # (ctx, option, acting user)
+_EFFECTS: dict[str, EffectHandler] = {}
+
+
+def edge_effect(name: str) -> Callable[[EffectHandler], EffectHandler]:
+    """Register an effect that plans attach to an edge with `"effect": name`."""
+
+    def register(fn: EffectHandler) -> EffectHandler:
+        _EFFECTS[name] = fn
+        return fn
+
+    return register
+
+
+def effect_for(name: str | None) -> EffectHandler | None:
+    return _EFFECTS.get(name) if name else None
+
+
 def handler_for(node: Node) -> Handler | None:
     name = node.settings.get("task") or f"default.{node.type}"
     return _HANDLERS.get(name) or _HANDLERS.get(f"default.{node.type}")

@@ -24,7 +24,7 @@ from . import engine
 from .access import access_review, is_supervisor
 from .audit import audit_record
 from .engine import Choice, DecisionPoint, Plan, RunState
-from .handlers import StepContext, handler_for
+from .handlers import StepContext, effect_for, handler_for
 from .models import ConsentRecord, Review, Run, RunDocument, WorkflowPlan
 
 MAX_AUTO_STEPS = 40
@@ -181,6 +181,24 @@ class _RunTx:
         )
         self.documents[key] = dict(content)
 
+    def _context(self, node_id: str) -> StepContext:
+        return StepContext(
+            plan=self.plan,
+            node=self.plan.node(node_id),
+            state=self.state,
+            run_id=self.run.pk,
+            owner_id=self.run.owner_id,
+            documents=dict(self.documents),
+            conversation_id=_conversation_id(self.run),
+        )
+
+    def apply_edge_effect(self, choice: Choice, user) -> None:  # noqa: ANN001
+        """Run the effect handler the taken edge names (e.g. apply a fee decision)."""
+        edge = next(e for e in self.plan.edges_from(choice.decision.step_id) if e.option_id == choice.option.option_id)
+        handler = effect_for(edge.effect)
+        if handler is not None:
+            self._apply(handler(self._context(choice.decision.step_id), choice.option, user), ())
+
     def enter_current(self) -> None:
         """Run the handler of the node the run just entered (tasks, QA, actions)."""
         node = self.plan.node(self.state.current_step)
@@ -189,20 +207,13 @@ class _RunTx:
         handler = handler_for(node)
         if handler is None:
             return
-        ctx = StepContext(
-            plan=self.plan,
-            node=node,
-            state=self.state,
-            run_id=self.run.pk,
-            owner_id=self.run.owner_id,
-            documents=dict(self.documents),
-            conversation_id=_conversation_id(self.run),
-        )
-        effect = handler(ctx)
+        self._apply(handler(self._context(node.id)), node.depends_on)
+
+    def _apply(self, effect, depends_on: tuple[str, ...]) -> None:  # noqa: ANN001
         if effect.signals:
             self.state = self.state.with_signals(**effect.signals)
         for key, content in effect.documents.items():
-            self.add_document(key, content, node.depends_on)
+            self.add_document(key, content, depends_on)
 
     def save(self) -> None:
         state = self.state.to_dict()
@@ -246,6 +257,7 @@ def _settle(tx: _RunTx, actor: Actor, signals: Mapping[str, Any], locale: str) -
             )
             tx.state = choice.state
             tx.auto_choices.append(choice)
+            tx.apply_edge_effect(choice, None)
             tx.enter_current()
             continue
         if dp.needs_review:
@@ -292,7 +304,7 @@ def _review_open_for_gate(tx: _RunTx, dp: DecisionPoint) -> None:
         recommended_option_id=supervisor_view.selection.recommended_option_id or "",
         recommendation_reasons=list(supervisor_view.selection.reasons),
         reject_option_id=reject,
-        subject={"run_id": tx.run.pk},
+        subject={**dict(tx.state.signals.get("review_subject") or {}), "run_id": tx.run.pk, "conversation_id": _conversation_id(tx.run)},
     )
     audit_record("review_opened", run=tx.run, review=tx.review, decision=supervisor_view, actor_label="engine")
     _emit_after_commit("review.pending", tx.review)
@@ -412,6 +424,7 @@ def _choose_in(
     )
     tx.state = choice.state
     if choice.moved:
+        tx.apply_edge_effect(choice, actor.user)
         tx.enter_current()
         _settle(tx, actor, signals, locale)
         if choice.completed or tx.state.status == engine.COMPLETED:

@@ -97,6 +97,7 @@ class Edge:
     on_stale: str | None = None
     change_workflow: str | None = None
     clears: tuple[str, ...] = ()  # persisted signals this edge resets when taken
+    effect: str | None = None  # a registered effect handler run when the edge is taken
 
 
 @dataclass(frozen=True)
@@ -251,6 +252,8 @@ def _validate_edge(c: _Collector, edge: Any, path: str, node_ids: set[str]) -> N
     clears = edge.get("clears", [])
     if not isinstance(clears, list) or not all(isinstance(k, str) and k for k in clears):
         c.add(f"{path}.clears", "must be a list of signal names")
+    if "effect" in edge and not isinstance(edge["effect"], str):
+        c.add(f"{path}.effect", "must be the name of an effect handler")
     if "change_workflow" in edge and not isinstance(edge["change_workflow"], str):
         c.add(f"{path}.change_workflow", "must be a workflow_id")
     conditions = edge.get("conditions", [])
@@ -400,6 +403,7 @@ def parse_plan(doc: Any) -> Plan:
             on_stale=e.get("on_stale"),
             change_workflow=e.get("change_workflow"),
             clears=tuple(e.get("clears", ())),
+            effect=e.get("effect"),
         )
         for e in doc["edges"]
     )

@@ -14,6 +14,9 @@ DEMO_MODULES = ("workflows.demo", "billing.demo", "conversations.demo")
 class Command(BaseCommand):
     help = "Load the shipped workflow plans and demo data (idempotent)."
 
+    def add_arguments(self, parser) -> None:  # noqa: ANN001
+        parser.add_argument("--export-scenarios", metavar="PATH", help="also write the billing scenarios as JSONL to PATH")
+
     def handle(self, *args, **options) -> None:  # noqa: ANN002, ANN003
         with transaction.atomic():
             for module_path in DEMO_MODULES:
@@ -25,6 +28,11 @@ class Command(BaseCommand):
                     continue
                 self.stdout.write(f"{module_path}:")
                 module.seed(self.stdout)
+        if options.get("export_scenarios"):
+            from billing.demo import export_jsonl
+
+            count = export_jsonl(options["export_scenarios"])
+            self.stdout.write(f"Wrote {count} scenarios to {options['export_scenarios']}")
         from workflows.demo import DEMO_USERS
 
         self.stdout.write(self.style.SUCCESS("Demo data ready. Sign in at /login/ with:"))

@@ -1,0 +1,179 @@
+"""Billing REST endpoints: rules with versions, simulation, orders, arrears, verification."""
+
+from __future__ import annotations
+
+from drf_spectacular.utils import OpenApiParameter, extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from config.errors import ApplicationError
+
+from . import services
+from .models import BillingRule, ParkingOrder
+
+
+def money(value) -> str:  # noqa: ANN001
+    return f"{value:.2f}"
+
+
+class ScopeIn(serializers.Serializer):
+    city_code = serializers.CharField(max_length=32)
+    lot_codes = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
+
+
+class VersionIn(serializers.Serializer):
+    effective_from = serializers.CharField()
+    effective_to = serializers.CharField(required=False, allow_null=True, default=None)
+    priority = serializers.IntegerField(required=False, default=0, min_value=-1000, max_value=1000)
+    rule_payload = serializers.JSONField()
+
+
+class RuleIn(serializers.Serializer):
+    rule_code = serializers.SlugField(max_length=64)
+    name = serializers.CharField(max_length=200)
+    scope = ScopeIn()
+    version = VersionIn()
+
+
+def version_out(version) -> dict:  # noqa: ANN001
+    return {
+        "version_no": version.version_no,
+        "effective_from": version.effective_from.isoformat(),
+        "effective_to": version.effective_to.isoformat() if version.effective_to else None,
+        "priority": version.priority,
+        "rule_payload": version.rule_payload,
+    }
+
+
+def rule_out(rule: BillingRule) -> dict:
+    return {
+        "rule_code": rule.rule_code, "name": rule.name, "scope": rule.scope, "status": rule.status,
+        "versions": [version_out(v) for v in sorted(rule.versions.all(), key=lambda v: v.version_no)],
+    }
+
+
+def order_out(order: ParkingOrder) -> dict:
+    return {
+        "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
+        "billing_rule_code": order.billing_rule_code or None, "billing_rule_version_no": order.billing_rule_version_no,
+        "entry_time": order.entry_time.isoformat(), "exit_time": order.exit_time.isoformat() if order.exit_time else None,
+        "total_amount": money(order.total_amount), "paid_amount": money(order.paid_amount),
+        "arrears_amount": money(order.arrears_amount), "status": order.status,
+    }
+
+
+def _valid(serializer_class, data) -> dict:  # noqa: ANN001
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+class BillingRuleListApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("city_code", str, required=False), OpenApiParameter("lot_code", str, required=False)],
+        summary="List billing rules with their versions",
+    )
+    def get(self, request: Request) -> Response:
+        rules = BillingRule.objects.prefetch_related("versions").order_by("rule_code")
+        city, lot = request.query_params.get("city_code"), request.query_params.get("lot_code")
+        if city:
+            rules = rules.filter(city_code=city)
+        out = [rule_out(r) for r in rules if not lot or not r.lot_codes or lot in r.lot_codes]
+        return Response({"count": len(out), "results": out})
+
+    @extend_schema(request=RuleIn, summary="Create a rule or append a version (409 on overlap)")
+    def post(self, request: Request) -> Response:
+        data = _valid(RuleIn, request.data)
+        rule, version = services.billing_rule_version_add(data=data, user=request.user)
+        body = rule_out(BillingRule.objects.prefetch_related("versions").get(pk=rule.pk))
+        body["created_version_no"] = version.version_no
+        return Response(body, status=status.HTTP_201_CREATED)
+
+
+class BillingRuleDetailApi(APIView):
+    @extend_schema(summary="Read a billing rule with its versions")
+    def get(self, request: Request, rule_code: str) -> Response:
+        rule = BillingRule.objects.prefetch_related("versions").filter(rule_code=rule_code).first()
+        if rule is None:
+            raise services.NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
+        return Response(rule_out(rule))
+
+
+class SimulateIn(serializers.Serializer):
+    rule_code = serializers.CharField(required=False, allow_blank=False)
+    city_code = serializers.CharField(required=False, allow_blank=False)
+    lot_code = serializers.CharField(required=False, allow_blank=False)
+    rule_payload = serializers.JSONField(required=False)
+    entry_time = serializers.CharField()
+    exit_time = serializers.CharField()
+
+    def validate(self, attrs: dict) -> dict:
+        if not any(attrs.get(k) is not None for k in ("rule_code", "city_code", "rule_payload")):
+            raise serializers.ValidationError("Give rule_code, city_code (+ lot_code) or an inline rule_payload.")
+        return attrs
+
+
+class SimulateApi(APIView):
+    @extend_schema(request=SimulateIn, summary="Simulate a stay's fee")
+    def post(self, request: Request) -> Response:
+        simulation = services.fee_simulate(**_valid(SimulateIn, request.data))
+        return Response(simulation.to_dict())
+
+
+class OrderIn(serializers.Serializer):
+    order_no = serializers.CharField(max_length=64)
+    plate_no = serializers.CharField(max_length=16)
+    city_code = serializers.CharField(max_length=32)
+    lot_code = serializers.CharField(max_length=64)
+    billing_rule_code = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
+    billing_rule_version_no = serializers.IntegerField(required=False, allow_null=True, min_value=1)
+    entry_time = serializers.CharField()
+    exit_time = serializers.CharField(required=False, allow_null=True)
+    total_amount = serializers.CharField(required=False, allow_null=True)
+    paid_amount = serializers.CharField(required=False, default="0.00")
+
+
+class OrderListApi(APIView):
+    @extend_schema(request=OrderIn, summary="Create a parking order (total computed when missing)")
+    def post(self, request: Request) -> Response:
+        order = services.parking_order_create(data=_valid(OrderIn, request.data), user=request.user)
+        return Response(order_out(order), status=status.HTTP_201_CREATED)
+
+
+class OrderDetailApi(APIView):
+    @extend_schema(summary="Read a parking order")
+    def get(self, request: Request, order_no: str) -> Response:
+        return Response(order_out(services.order_get(order_no)))
+
+
+class ArrearsApi(APIView):
+    @extend_schema(
+        parameters=[OpenApiParameter("plate_no", str, required=True), OpenApiParameter("city_code", str, required=False)],
+        summary="Orders of a plate with arrears",
+    )
+    def get(self, request: Request) -> Response:
+        plate = (request.query_params.get("plate_no") or "").strip()
+        if not plate:
+            raise ApplicationError("plate_no is required.", code="validation_error", details={"plate_no": ["required"]})
+        orders = services.arrears_list(plate_no=plate, city_code=request.query_params.get("city_code") or None)
+        total = sum((o.arrears_amount for o in orders), start=0)
+        return Response({"plate_no": plate.upper(), "count": len(orders), "total_arrears": money(total),
+                         "results": [order_out(o) for o in orders]})
+
+
+class VerifyApi(APIView):
+    @extend_schema(summary="Verify an order's fee against the rule in force at entry")
+    def post(self, request: Request, order_no: str) -> Response:
+        verification = services.parking_order_verify(order_no=order_no, user=request.user)
+        return Response({
+            "order_no": order_no,
+            "amount_check_result": verification.result,
+            "amount_check_action": verification.action,
+            "order_total_amount": money(verification.order_total_amount),
+            "simulated_total_amount": money(verification.simulated_total_amount),
+            "rule_code": verification.rule_code,
+            "version_no": verification.version_no,
+            "review_id": verification.review_id,
+        })

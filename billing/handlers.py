@@ -1,0 +1,131 @@
+"""The billing tools as workflow step handlers, and the fee decision as an edge effect.
+
+Each tool reads validated slots from the run's signals and publishes a `tool_result`
+that the concierge turns into an answer with its sources (rule code, version, order).
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from decimal import Decimal
+from typing import Any
+
+from django.utils import timezone
+
+from config.errors import ApplicationError
+from workflows.handlers import StepContext, StepEffect, edge_effect, step_handler
+from workflows.models import Review
+from workflows.services import review_applier
+
+from . import services
+from .models import ParkingOrder
+
+EXAMPLE_STAYS_MINUTES = (60, 180)
+
+
+def _validated(ctx: StepContext) -> dict[str, Any]:
+    slots = ctx.state.signals.get("validated") or {}
+    return dict(slots) if isinstance(slots, dict) else {}
+
+
+def _failure(tool: str, error: ApplicationError) -> StepEffect:
+    return StepEffect(signals={"tool_result": {"tool": tool, "error": {"code": error.code, "message": error.message}}, "tool_error": True})
+
+
+def _order_dict(order: ParkingOrder) -> dict[str, Any]:
+    return {
+        "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
+        "entry_time": order.entry_time.isoformat(), "exit_time": order.exit_time.isoformat() if order.exit_time else None,
+        "total_amount": str(order.total_amount), "paid_amount": str(order.paid_amount),
+        "arrears_amount": str(order.arrears_amount), "status": order.status,
+        "billing_rule_code": order.billing_rule_code, "billing_rule_version_no": order.billing_rule_version_no,
+    }
+
+
+@step_handler("billing.rule_explain")
+def rule_explain(ctx: StepContext) -> StepEffect:
+    """Which rule and version apply to a lot at a time, and what a stay costs."""
+    slots = _validated(ctx)
+    try:
+        at = services.parse_time(slots["at_time"], "at_time") if slots.get("at_time") else timezone.now()
+        version = services.rule_version_for(at=at, city_code=slots.get("city_code"), lot_code=slots.get("lot_code"))
+        stays = []
+        if slots.get("entry_time") and slots.get("exit_time"):
+            entry, exit_ = services.parse_time(slots["entry_time"], "entry_time"), services.parse_time(slots["exit_time"], "exit_time")
+            stays.append((entry, exit_))
+        elif slots.get("duration_minutes"):
+            stays.append((at, at + timedelta(minutes=int(slots["duration_minutes"]))))
+        else:
+            stays += [(at, at + timedelta(minutes=m)) for m in EXAMPLE_STAYS_MINUTES]
+        simulations = []
+        for entry, exit_ in stays:
+            sim = services.simulate_with_version(version, entry, exit_)
+            simulations.append({"entry_time": entry.isoformat(), "exit_time": exit_.isoformat(), **sim.to_dict()})
+    except ApplicationError as error:
+        return _failure("rule_explain", error)
+    rule = version.rule
+    return StepEffect(signals={"tool_error": False, "tool_result": {
+        "tool": "rule_explain", "rule_code": rule.rule_code, "rule_name": rule.name, "version_no": version.version_no,
+        "effective_from": version.effective_from.isoformat(),
+        "effective_to": version.effective_to.isoformat() if version.effective_to else None,
+        "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": at.isoformat(),
+        "segments": version.rule_payload, "simulations": simulations,
+    }})
+
+
+@step_handler("billing.arrears_check")
+def arrears_check(ctx: StepContext) -> StepEffect:
+    """The plate's orders that still owe money."""
+    slots = _validated(ctx)
+    orders = services.arrears_list(plate_no=slots["plate_no"], city_code=slots.get("city_code"))
+    total = sum((o.arrears_amount for o in orders), Decimal("0.00"))
+    return StepEffect(signals={"tool_error": False, "tool_result": {
+        "tool": "arrears_check", "plate_no": slots["plate_no"].upper(), "city_code": slots.get("city_code"),
+        "orders": [_order_dict(o) for o in orders], "total_arrears": str(total),
+    }})
+
+
+@step_handler("billing.fee_verify")
+def fee_verify(ctx: StepContext) -> StepEffect:
+    """Recompute the order's fee; the gate after this step routes a mismatch to a supervisor."""
+    slots = _validated(ctx)
+    try:
+        verification = services.parking_order_verify(order_no=slots["order_no"], open_review=False)
+    except ApplicationError as error:
+        return _failure("fee_verify", error)
+    order = verification.order
+    match = verification.result == "match"
+    result = {
+        "tool": "fee_verify", "order": _order_dict(order), "amount_check_result": verification.result,
+        "amount_check_action": verification.action, "order_total_amount": str(verification.order_total_amount),
+        "simulated_total_amount": str(verification.simulated_total_amount), "rule_code": verification.rule_code,
+        "version_no": verification.version_no, "breakdown": verification.breakdown, "verification_id": verification.pk,
+    }
+    return StepEffect(signals={
+        "tool_error": False, "tool_result": result, "amount_check_result": verification.result,
+        # Gate signals: a match is unambiguous; a mismatch is not, so a person decides.
+        "qa_pass": match, "confidence": 1.0, "missing_critical": False, "intent_class": "fee_verify",
+        "review_subject": services.fee_review_subject(order, verification),
+    })
+
+
+@edge_effect("billing.fee_decision")
+def fee_decision(ctx: StepContext, option, user) -> StepEffect:  # noqa: ANN001
+    """Apply the gate's fee outcome (adjust / keep / waive) to the order."""
+    result = ctx.state.signals.get("tool_result") or {}
+    if option.outcome not in ("adjust", "keep", "waive") or result.get("tool") != "fee_verify":
+        return StepEffect()
+    order = services.order_fee_decision_apply(
+        order_no=result["order"]["order_no"], outcome=option.outcome,
+        simulated_amount=Decimal(result["simulated_total_amount"]), user=user,
+    )
+    return StepEffect(signals={"fee_decision": {"outcome": option.outcome, "order": _order_dict(order)}})
+
+
+@review_applier(Review.Kind.FEE_VERIFICATION)
+def apply_fee_review(review: Review, option_id: str, user) -> None:  # noqa: ANN001
+    outcome = next(o["outcome"] for o in review.options if o["option_id"] == option_id)
+    services.order_fee_decision_apply(
+        order_no=review.subject["order_no"], outcome=outcome,
+        simulated_amount=Decimal(review.subject["simulated_total_amount"]), user=user, review=review,
+    )
