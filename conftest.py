@@ -2,16 +2,9 @@
 
 from __future__ import annotations
 
-import json
-from pathlib import Path
-
 import pytest
 
-PLANS_DIR = Path(__file__).resolve().parent / "workflows" / "plans"
-
-
-def plan_document(workflow_id: str) -> dict:
-    return json.loads((PLANS_DIR / f"{workflow_id}.json").read_text(encoding="utf-8"))
+from tests.support.helpers import client_for
 
 
 @pytest.fixture
@@ -46,16 +39,6 @@ def other_person(db):  # noqa: ANN001, ANN201
 @pytest.fixture
 def supervisor(db):  # noqa: ANN001, ANN201
     return _user("sam", supervisor=True)
-
-
-def client_for(user):  # noqa: ANN001, ANN201
-    from rest_framework.authtoken.models import Token
-    from rest_framework.test import APIClient
-
-    client = APIClient()
-    token, _ = Token.objects.get_or_create(user=user)
-    client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
-    return client
 
 
 @pytest.fixture

@@ -16,7 +16,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
-from billing.engine import FeeResult, compile_payload, quantize_money, simulate_fee, validate_rule_payload
+from billing.engine import FeeResult, quantize_money, simulate_fee, validate_rule_payload
 from billing.engine.orders import order_standing, ranges_overlap
 from config.errors import ApplicationError, Conflict, NotFound
 from workflows.audit import audit_record
@@ -176,18 +176,9 @@ class Simulation:
         return body
 
 
-_COMPILED: dict[tuple[int, int], Any] = {}
-
-
-def _compiled_payload(version: BillingRuleVersion):  # noqa: ANN202
-    key = (version.pk, version.version_no)
-    if key not in _COMPILED:
-        _COMPILED[key] = compile_payload(version.rule_payload)
-    return _COMPILED[key]
-
-
 def simulate_with_version(version: BillingRuleVersion, entry: datetime, exit_: datetime) -> Simulation:
-    return Simulation(simulate_fee(_compiled_payload(version), entry, exit_), version.rule.rule_code, version.version_no)
+    # The engine caches compiled payloads by content, so repeated versions compile once.
+    return Simulation(simulate_fee(version.rule_payload, entry, exit_), version.rule.rule_code, version.version_no)
 
 
 def fee_simulate(

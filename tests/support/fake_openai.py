@@ -6,6 +6,7 @@ real HTTP boundary: timeouts, 500s, garbage and adversarial JSON are all real.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -61,10 +62,8 @@ class FakeOpenAI:
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
                 self.end_headers()
-                try:
-                    self.wfile.write(data)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client timed out and went away
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.wfile.write(data)  # the client may have timed out and gone away
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from conftest import plan_document
+from tests.support.helpers import plan_document
 from workflows import services
 from workflows.models import AuditEvent, Review, WorkflowPlan
 from workflows.services import Actor

@@ -7,7 +7,7 @@ import copy
 import pytest
 from rest_framework.test import APIClient
 
-from conftest import plan_document
+from tests.support.helpers import plan_document
 from workflows import services
 from workflows.models import Review
 from workflows.services import Actor

@@ -8,7 +8,7 @@ import pytest
 from django.core.management import call_command
 from rest_framework.authtoken.models import Token
 
-from conftest import client_for
+from tests.support.helpers import client_for
 from workflows.access import is_supervisor
 from workflows.models import WorkflowPlan
 
