@@ -7,9 +7,10 @@ from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Group
+from django.core.management.base import CommandError
 
 from .access import SUPERVISORS_GROUP
-from .services import plan_upload
+from .services import PlanInvalid, plan_upload
 
 PLANS_DIR = Path(__file__).resolve().parent / "plans"
 SHIPPED_WORKFLOWS = ("parking_help_desk", "rv_diagnostic", "manager_assistant", "permit_form", "project_intake")
@@ -26,8 +27,12 @@ def load_shipped_plans() -> list[tuple[str, int, bool]]:
     """Upload every plan file; unchanged files change nothing."""
     loaded = []
     for workflow_id in SHIPPED_WORKFLOWS:
-        document = json.loads((PLANS_DIR / f"{workflow_id}.json").read_text(encoding="utf-8"))
-        row, created = plan_upload(document=document)
+        path = PLANS_DIR / f"{workflow_id}.json"
+        try:
+            row, created = plan_upload(document=json.loads(path.read_text(encoding="utf-8")))
+        except PlanInvalid as error:
+            problems = "; ".join(f"{p['path']}: {p['message']}" for p in error.details["problems"])
+            raise CommandError(f"{path.name} is not a valid plan: {problems}") from error
         loaded.append((row.workflow_id, row.version, created))
     return loaded
 

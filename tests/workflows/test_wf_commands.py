@@ -39,3 +39,25 @@ def test_create_api_token_prints_the_token_last(django_user_model) -> None:  # n
     assert is_supervisor(django_user_model.objects.get(username="boss"))
     client = client_for(django_user_model.objects.get(username="boss"))
     assert client.get("/api/v1/reviews?status=pending", HTTP_AUTHORIZATION=f"Token {boss}").status_code == 200
+
+
+def test_load_plan_lists_every_problem_or_stores_a_version(tmp_path) -> None:  # noqa: ANN001
+    import json
+
+    from django.core.management.base import CommandError
+
+    from tests.support.helpers import plan_document
+
+    bad = plan_document("permit_form")
+    bad["edges"][0]["kind"] = "eventually"
+    bad["nodes"][2]["type"] = "portal"
+    path = tmp_path / "bad.json"
+    path.write_text(json.dumps(bad))
+    with pytest.raises(CommandError) as error:
+        _run("load_plan", str(path))
+    assert "$.edges[0].kind" in str(error.value) and "$.nodes[2].type" in str(error.value)
+    assert not WorkflowPlan.objects.exists()
+    good = plan_document("permit_form")
+    path.write_text(json.dumps(good))
+    assert "permit_form v1 stored" in _run("load_plan", str(path))
+    assert "unchanged" in _run("load_plan", str(path))
