@@ -4,8 +4,8 @@ from django.contrib import admin
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
-from config.errors import api_not_found
 from billing import api as billing_api
+from config.errors import api_not_found
 from workflows import api as workflow_api
 
 api_v1 = [
