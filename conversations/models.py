@@ -56,3 +56,21 @@ class Message(models.Model):
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:40]}"
+
+
+class IdempotencyRecord(models.Model):
+    """The first response to a post with an Idempotency-Key; a retry gets it back unchanged."""
+
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE)
+    key = models.CharField(max_length=200)
+    endpoint = models.CharField(max_length=200)
+    request_hash = models.CharField(max_length=64)
+    status_code = models.PositiveSmallIntegerField()
+    response = models.JSONField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["user", "key", "endpoint"], name="idempotency_unique")]
+
+    def __str__(self) -> str:
+        return f"{self.endpoint} {self.key}"
