@@ -1,0 +1,86 @@
+"""The context engine: pure Python, no Django, no clock, no settings.
+
+Modules: `intents` (pattern router), `slots` (extraction, memory, clarify decision),
+`state` (ContextState and its parts), `config` (ConversationConfig, the plan's
+"conversation" JSON), `evidence` / `procedure` / `topics` / `loop_guard` / `estimate`
+(seed 000 behaviours), `forms` (clarifying threads), `ask_then_act` (seed 002),
+`context_package` (seed 003 package and the model response contract), `turn` (the
+per-turn pipeline). Example configs live in `examples/*.json`.
+"""
+
+from __future__ import annotations
+
+from .ask_then_act import (
+    ActionContext,
+    ActionDecision,
+    action_blockers,
+    detect_situation,
+    evaluate_actions,
+)
+from .config import ConfigError, ConversationConfig, validate_config
+from .context_package import (
+    ConciergeResponse,
+    ResponseContext,
+    ResponseValidation,
+    apply_model_response,
+    build_context_package,
+    validate_response,
+)
+from .estimate import FinalReport, build_final_report
+from .intents import BUILTIN_INTENTS, DomainIntent, IntentResult, route_intent
+from .loop_guard import ProposedAction, check_loop
+from .state import ContextState
+from .turn import (
+    TurnOutcome,
+    advance_context,
+    final_report_for,
+    initial_state,
+    opening_question,
+    record_reply,
+    set_slot_status,
+    with_slot_candidates,
+)
+
+__all__ = [
+    "BUILTIN_INTENTS",
+    "ActionContext",
+    "ActionDecision",
+    "ConciergeResponse",
+    "ConfigError",
+    "ContextState",
+    "ConversationConfig",
+    "DomainIntent",
+    "FinalReport",
+    "IntentResult",
+    "ProposedAction",
+    "ResponseContext",
+    "ResponseValidation",
+    "TurnOutcome",
+    "action_blockers",
+    "advance_context",
+    "apply_model_response",
+    "build_context_package",
+    "build_final_report",
+    "check_loop",
+    "detect_situation",
+    "evaluate_actions",
+    "final_report_for",
+    "opening_question",
+    "initial_state",
+    "load_example",
+    "record_reply",
+    "route_intent",
+    "set_slot_status",
+    "validate_config",
+    "validate_response",
+    "with_slot_candidates",
+]
+
+
+def load_example(name: str) -> dict:
+    """The raw JSON of an example conversation config (e.g. "rv_diagnostic")."""
+    import json
+    from pathlib import Path
+
+    path = Path(__file__).with_name("examples") / f"{name}.json"
+    return json.loads(path.read_text(encoding="utf-8"))

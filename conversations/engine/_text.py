@@ -1,0 +1,171 @@
+"""Text helpers shared by the router, extractors and rules: language, locale, patterns."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+from typing import Any
+
+LANGUAGES = ("en", "ru", "es", "zh")
+DEFAULT_LOCALE = "en"
+
+_CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff]")
+_CN_PLATE = re.compile(r"[\u4e00-\u9fff][A-Za-z][A-Za-z0-9]{4,6}")
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_LATIN_WORD = re.compile(r"[A-Za-zÀ-ÿ]{2,}")
+_SPANISH_MARKS = re.compile(r"[ñ¿¡áéíóú]", re.IGNORECASE)
+_SPANISH_WORDS = re.compile(
+    r"\b(?:el|la|los|las|que|qu[eé]|del|est[aá]|por|para|c[oó]mo|d[oó]nde|mi|mis|una|"
+    r"pero|con|hay|puedo|tengo|es|son|y|no|s[ií]|ayer|hoy|ma[ñn]ana|cu[aá]nto)\b",
+    re.IGNORECASE,
+)
+_ENGLISH_WORDS = re.compile(
+    r"\b(?:the|is|are|what|where|how|i|my|you|it|this|that|and|to|of|do|does|can|"
+    r"for|with|in|on|was|yes|no|please|check|order)\b",
+    re.IGNORECASE,
+)
+
+_CLAUSE_SPLIT = re.compile(
+    r"(?:(?<!\d)\.|\.(?!\d)|[;!?\n。；！？])+|,\s*(?:but|however|although|though)\b|\b(?:but|however)\s*,?\s|"
+    r"但是|不过|可是|但|，\s*(?:но|pero)\b|(?<!\w)(?:но|однако|pero|sin embargo)(?!\w)",
+    re.IGNORECASE,
+)
+
+# Messages that carry no answer at all: fillers, "I don't know", a bare "?".
+_NON_ANSWER = re.compile(
+    r"^(?:h+m+|u+m+|u+h+|e+r+m*|a+h+|o+h+|idk|dunno|no idea|not sure|i'?m not sure|"
+    r"i don'?t know|don'?t know|no clue|what|huh|sorry|pardon|eh|"
+    r"не знаю|не уверен[а]?|без понятия|хз|что|э+|м+|"
+    r"no s[eé]|ni idea|no estoy segur[oa]|qu[eé]|"
+    r"不知道|不清楚|不确定|不晓得|啥|什么|嗯+|啊+|呃+|额+|哦+)?$",
+    re.IGNORECASE,
+)
+_STRIP_PUNCT = re.compile(r"[\s.,;:!?…。，；：！？、\"`()\[\]{}<>«»“”~\-]+")
+
+
+def language_signal(text: str) -> str | None:
+    """The language a message is written in (en, ru, es, zh), or None when it has no words."""
+    stripped = _CN_PLATE.sub(" ", text)  # a Chinese plate inside an English sentence is not Chinese
+    cjk = len(_CJK.findall(stripped))
+    latin_words = len(_LATIN_WORD.findall(stripped))
+    if cjk and (latin_words == 0 or cjk >= 2 and cjk >= latin_words):
+        return "zh"
+    cyrillic = len(_CYRILLIC.findall(stripped))
+    if cyrillic and cyrillic >= len(re.findall(r"[A-Za-z]", stripped)):
+        return "ru"
+    if latin_words == 0:
+        return None
+    spanish = len(_SPANISH_WORDS.findall(stripped)) + 2 * len(_SPANISH_MARKS.findall(stripped))
+    english = len(_ENGLISH_WORDS.findall(stripped))
+    if spanish > english:
+        return "es"
+    if english == 0 and spanish == 0:
+        return None  # codes such as "SCN-020" or "SH-A01" say nothing about the language
+    return "en"
+
+
+def detect_language(text: str, default: str = DEFAULT_LOCALE) -> str:
+    """Best-guess language of a message (en, ru, es, zh); `default` when there is no signal."""
+    return language_signal(text) or (default if default in LANGUAGES else DEFAULT_LOCALE)
+
+
+def localize(value: Any, locale: str, default: str = DEFAULT_LOCALE) -> str:
+    """Pick the text for `locale` from a plain string or a {locale: text} mapping."""
+    if value is None:
+        return ""
+    if isinstance(value, str):
+        return value
+    if isinstance(value, Mapping):
+        for key in (locale, default, DEFAULT_LOCALE):
+            if value.get(key):
+                return str(value[key])
+        for text in value.values():
+            if text:
+                return str(text)
+        return ""
+    return str(value)
+
+
+@lru_cache(maxsize=4096)
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern, re.IGNORECASE)
+
+
+def compile_pattern(pattern: str) -> re.Pattern[str]:
+    """Compile a case-insensitive pattern once (cached)."""
+    return _compile(pattern)
+
+
+def normalize_patterns(value: Any) -> dict[str, tuple[str, ...]]:
+    """Accept a list (any language) or a {lang: [patterns]} mapping; return {lang: tuple}."""
+    if value is None:
+        return {}
+    if isinstance(value, str):
+        return {"any": (value,)}
+    if isinstance(value, Mapping):
+        return {
+            str(k): tuple(str(p) for p in (v if not isinstance(v, str) else [v]))
+            for k, v in value.items()
+        }
+    return {"any": tuple(str(p) for p in value)}
+
+
+def iter_patterns(patterns: Mapping[str, Iterable[str]], language: str | None = None):
+    """Yield (language, pattern) pairs, the detected language first, then the rest."""
+    order = sorted(patterns, key=lambda lang: (lang != language, lang != "any", lang))
+    for lang in order:
+        for pattern in patterns[lang]:
+            yield lang, pattern
+
+
+def first_match(
+    text: str, patterns: Mapping[str, Iterable[str]], language: str | None = None
+) -> tuple[str, str, re.Match[str]] | None:
+    """The first (language, pattern, match) found in text, detected language first."""
+    for lang, pattern in iter_patterns(patterns, language):
+        match = compile_pattern(pattern).search(text)
+        if match:
+            return lang, pattern, match
+    return None
+
+
+def count_matches(text: str, patterns: Mapping[str, Iterable[str]]) -> int:
+    """How many of the patterns match text."""
+    return sum(1 for _, p in iter_patterns(patterns) if compile_pattern(p).search(text))
+
+
+def clauses(text: str) -> list[str]:
+    """Split a message into clauses so that a negation in one does not leak into another."""
+    parts = [p.strip() for p in _CLAUSE_SPLIT.split(text) if p and p.strip()]
+    return parts or [text.strip()]
+
+
+def is_non_answer(text: str) -> bool:
+    """True for fillers and 'I don't know' replies that carry no information."""
+    core = _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'")).strip()
+    core = re.sub(r"\s+", " ", core)
+    return bool(_NON_ANSWER.match(core))
+
+
+def asks_question(text: str) -> bool:
+    """Conservative: a reply asks a question if it has a question mark or a clarification phrase."""
+    if "?" in text or "？" in text or "¿" in text:
+        return True
+    return bool(_CLARIFY_PHRASES.search(text))
+
+
+_CLARIFY_PHRASES = re.compile(
+    r"\b(?:just to (?:make sure|confirm|clarify)|can you clarify|could you (?:clarify|provide|tell me)|"
+    r"i need to know|need to know|please (?:tell|let) me|please confirm)\b|"
+    r"请问|能否告诉|请确认|请提供|请说明|麻烦告诉|"
+    r"уточните|подскажите|скажите,? пожалуйста|"
+    r"podr[ií]a(?:s)? (?:aclarar|decirme|indicar)|conf[ií]rm(?:a|e)me",
+    re.IGNORECASE,
+)
+
+
+def slugify(text: str, max_words: int = 4) -> str:
+    """A short lowercase topic key from free text (keeps CJK characters)."""
+    words = re.findall(r"[\w\u4e00-\u9fff]+", text.lower())
+    return "_".join(words[:max_words])[:48]

@@ -1,0 +1,188 @@
+"""Non-blocking labor estimate and the final report (seed 000 "labor gating").
+
+A draft is offered once isolation is complete; diagnostics go on without confirming it;
+the person may confirm (optionally with other hours) or skip whenever they like; the
+final report uses the confirmed estimate, else the draft.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ._serde import Serializable
+from ._text import first_match, localize, normalize_patterns
+from .config import HypothesisSpec
+from .evidence import recommendations
+from .state import (
+    CONFIRMED,
+    ELIMINATED,
+    EST_CONFIRMED,
+    EST_DRAFT,
+    EST_NONE,
+    EST_SKIPPED,
+    ContextState,
+    Estimate,
+    EstimateLine,
+)
+
+CONFIRM_PATTERNS = normalize_patterns(
+    {
+        "en": [
+            r"\b(?:confirm\w*|approv\w*|accept\w*|ok|okay|agree\w*|go\s+with)\b[^.?!]{0,30}\b(?:estimate|labou?r|hours?|quote)\b",
+            r"\b(?:estimate|labou?r|quote)\b[^.?!]{0,20}\b(?:confirmed|approved|accepted|is\s+fine|looks\s+good|ok|okay|works)\b",
+            r"^\s*\d+(?:[.,]\d+)?\s*(?:h|hrs?|hours?)\b",
+        ],
+        "zh": [
+            r"确认(?:一下)?(?:工时|估价|报价|预估|估算)",
+            r"(?:工时|估价|报价|预估|估算)(?:没问题|可以|确认|同意)",
+        ],
+        "ru": [
+            r"подтвержда\w*\s+(?:оценк|смет|час)",
+            r"(?:оценк|смет)\w*\s+(?:подходит|устраивает|подтвержда)",
+        ],
+        "es": [
+            r"confirmo\s+(?:la\s+|el\s+)?(?:estimaci|presupuesto|horas)",
+            r"(?:presupuesto|estimaci\w+)\s+(?:est[aá]\s+bien|de\s+acuerdo|confirmad)",
+        ],
+    }
+)
+SKIP_PATTERNS = normalize_patterns(
+    {
+        "en": [
+            r"\bskip\b[^.?!]{0,20}\b(?:estimate|labou?r|quote)\b",
+            r"\b(?:estimate|labou?r)\s+later\b",
+            r"\bconfirm\s+(?:labou?r|it|the\s+estimate)\s+later\b",
+        ],
+        "zh": [r"跳过(?:工时|估价|报价|预估)", r"(?:工时|估价|报价)?稍后(?:再)?确认", r"先不确认"],
+        "ru": [r"пропуст\w*\s+(?:оценк|смет)", r"(?:оценк|смет)\w*\s+потом"],
+        "es": [
+            r"(?:omitir|saltar)\s+(?:la\s+|el\s+)?(?:estimaci|presupuesto)",
+            r"(?:presupuesto|estimaci\w+)\s+despu[eé]s",
+        ],
+    }
+)
+REPORT_PATTERNS = normalize_patterns(
+    {
+        "en": [
+            r"\b(?:final|the)\s+report\b",
+            r"\bwrite[\s-]*up\b",
+            r"\bwrap\s+(?:it\s+|this\s+)?up\b",
+            r"\b(?:generate|create|make|give\s+me)\s+(?:the\s+|a\s+)?(?:report|summary)\b",
+            r"\bcomplaint[\s,/]+cause[\s,/]+(?:and\s+)?correction\b",
+        ],
+        "zh": [r"(?:生成|出|写|给我)(?:一份|个)?(?:最终)?(?:报告|总结)", r"最终报告"],
+        "ru": [r"(?:итоговый|финальный)\s+отч[её]т", r"(?:сделай|составь|сформируй)\w*\s+отч[её]т"],
+        "es": [
+            r"informe\s+final",
+            r"(?:genera|haz|crea|dame)\w*\s+(?:el\s+|un\s+)?(?:informe|reporte)",
+        ],
+    }
+)
+_HOURS = normalize_patterns(
+    {"any": [r"(\d+(?:[.,]\d+)?)\s*(?:h\b|hrs?\b|hours?\b|小时|час\w*|horas?\b)"]}
+)
+
+
+def draft_estimate(
+    state: ContextState, specs: Iterable[HypothesisSpec], *, turn: int, locale: str
+) -> ContextState:
+    """Draft labor lines for every confirmed hypothesis (eliminated ones never price anything)."""
+    by_id = {h.id: h for h in state.hypotheses}
+    lines = []
+    for spec in specs:
+        hyp = by_id.get(spec.id)
+        if hyp is None or hyp.status != CONFIRMED:
+            continue
+        lines.extend(
+            EstimateLine(
+                label=localize(line.label, locale), hours=line.hours, hypothesis_id=spec.id
+            )
+            for line in spec.estimate
+        )
+    estimate = Estimate(status=EST_DRAFT, lines=tuple(lines), drafted_turn=turn)
+    return state.evolve(estimate=estimate)
+
+
+def estimate_request(text: str, language: str) -> str | None:
+    """'confirm' or 'skip' when the message addresses the estimate, else None."""
+    if first_match(text, SKIP_PATTERNS, language):
+        return "skip"
+    if first_match(text, CONFIRM_PATTERNS, language):
+        return "confirm"
+    return None
+
+
+def confirm_estimate(state: ContextState, text: str, *, turn: int) -> ContextState:
+    """Confirm the draft, taking hours from the message when the person names a number."""
+    hit = first_match(text, _HOURS)
+    hours = float(hit[2].group(1).replace(",", ".")) if hit else None
+    estimate = Estimate(
+        status=EST_CONFIRMED,
+        lines=state.estimate.lines,
+        confirmed_hours=hours,
+        drafted_turn=state.estimate.drafted_turn,
+        decided_turn=turn,
+    )
+    return state.evolve(estimate=estimate)
+
+
+def skip_estimate(state: ContextState, *, turn: int) -> ContextState:
+    """Skip labor confirmation; the draft stays as the report's fallback."""
+    estimate = Estimate(
+        status=EST_SKIPPED,
+        lines=state.estimate.lines,
+        drafted_turn=state.estimate.drafted_turn,
+        decided_turn=turn,
+    )
+    return state.evolve(estimate=estimate)
+
+
+@dataclass(frozen=True)
+class FinalReport(Serializable):
+    """Complaint / cause / correction plus the labor the report carries."""
+
+    complaint: str
+    cause: tuple[str, ...]
+    correction: tuple[str, ...]
+    ruled_out: tuple[str, ...]
+    estimate_status: str  # confirmed | draft | none
+    estimate_lines: tuple[EstimateLine, ...]
+    total_hours: float
+    facts: tuple[str, ...]
+
+
+def build_final_report(
+    state: ContextState, specs: Iterable[HypothesisSpec], *, locale: str
+) -> FinalReport:
+    """The final report: never blocked on labor; uses the draft when nothing was confirmed."""
+    specs = tuple(specs)
+    confirmed = [h for h in state.hypotheses if h.status == CONFIRMED]
+    confirmed.sort(key=lambda h: h.id != state.isolation_finding)  # the isolation finding first
+    estimate = state.estimate
+    if estimate.status == EST_CONFIRMED:
+        status = EST_CONFIRMED
+    elif estimate.lines:
+        status = EST_DRAFT  # confirmation is not required: the draft is the fallback
+    else:
+        status = EST_NONE
+    hours = (
+        estimate.confirmed_hours
+        if estimate.status == EST_CONFIRMED and estimate.confirmed_hours
+        else estimate.total_hours
+    )
+    return FinalReport(
+        complaint=state.complaint or "",
+        cause=tuple(h.description for h in confirmed),
+        correction=tuple(recommendations(state, specs, locale)),
+        ruled_out=tuple(h.description for h in state.hypotheses if h.status == ELIMINATED),
+        estimate_status=status,
+        estimate_lines=estimate.lines,
+        total_hours=hours,
+        facts=tuple(f.value for f in state.current_facts() if f.type != "finding"),
+    )
+
+
+def estimate_is_open(state: ContextState) -> bool:
+    """A draft exists that has been neither confirmed nor skipped."""
+    return state.estimate.status == EST_DRAFT

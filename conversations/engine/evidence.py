@@ -1,0 +1,330 @@
+"""Facts, hypotheses, contradictions, isolation and replan (seed 000), as pure functions.
+
+- Evidence rules turn a clause of the message into a `Fact` (a measured value when the
+  pattern captures one). A newer fact that excludes an older one, or re-measures it with
+  another value, supersedes it and records a `Contradiction`.
+- Hypotheses are re-derived from the current facts: any current eliminating fact
+  eliminates (and elimination beats confirmation), a confirming fact confirms, a
+  supporting fact raises confidence. Recommendations only ever come from hypotheses that
+  are not eliminated, which is what keeps "the motor runs on direct power" from ever
+  ending in "replace the motor" (P0d), without a special case.
+- Isolation completes when a hypothesis becomes confirmed; a finding fact records it.
+- Replan happens only when new evidence arrives after isolation was complete: the
+  finding is superseded by the new evidence, isolation and the draft estimate roll back.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, replace
+
+from ._serde import Serializable
+from ._text import (
+    clauses,
+    compile_pattern,
+    first_match,
+    iter_patterns,
+    localize,
+    normalize_patterns,
+)
+from .config import EvidenceRule, HypothesisSpec
+from .intents import DISPUTE, NEW_EVIDENCE
+from .state import (
+    ACTIVE,
+    CONFIRMED,
+    ELIMINATED,
+    ContextState,
+    Contradiction,
+    Estimate,
+    Fact,
+    Hypothesis,
+)
+
+# Seed 000 REPLAN_TRIGGERS, plus the same ideas in Russian, Spanish and Chinese.
+DEFAULT_REPLAN_TRIGGERS = normalize_patterns(
+    {
+        "en": [
+            r"(?:found|discovered|noticed|see|saw)\s+(?:a|the)?\s*(?:hole|leak|crack|burn|damage|corrosion|loose|broken)",
+            r"(?:actually|wait|but)\s+(?:there'?s|i\s+see|i\s+found)",
+            r"(?:that'?s\s+not|can'?t\s+be|doesn'?t\s+make\s+sense|are\s+you\s+sure)",
+            r"(?:now|but\s+now)\s+(?:it'?s|i\s+(?:get|see|measure))",
+        ],
+        "ru": [
+            r"(?:наш[её]л|обнаружил|заметил)\s+(?:дыр|утечк|трещин)",
+            r"на\s+самом\s+деле",
+            r"не\s+может\s+быть",
+            r"теперь\s+(?:показывает|вижу)",
+        ],
+        "es": [
+            r"(?:encontr[eé]|descubr[ií]|not[eé])\s+(?:un[a]?\s+)?(?:agujero|fuga|grieta)",
+            r"en\s+realidad",
+            r"no\s+puede\s+ser",
+            r"ahora\s+(?:marca|mide)",
+        ],
+        "zh": [
+            r"(?:发现|看到)[^。]{0,8}(?:漏|裂|烧|洞)",
+            r"其实",
+            r"不可能",
+            r"不对",
+            r"现在(?:测|量|显示)",
+        ],
+    }
+)
+
+
+@dataclass(frozen=True)
+class EvidenceMatch(Serializable):
+    """One evidence rule that matched a clause of the message."""
+
+    rule_id: str
+    type: str
+    value: str
+    raw: str
+
+
+@dataclass(frozen=True)
+class EvidenceUpdate(Serializable):
+    """What one turn's evidence changed."""
+
+    added: tuple[str, ...] = ()
+    superseded: tuple[str, ...] = ()
+    contradictions: tuple[str, ...] = ()
+    eliminated: tuple[str, ...] = ()
+    confirmed: tuple[str, ...] = ()
+    reopened: tuple[str, ...] = ()
+
+
+def match_evidence(
+    text: str, rules: Iterable[EvidenceRule], language: str, locale: str = "en"
+) -> list[EvidenceMatch]:
+    """Evidence rules matching the message, checked clause by clause so negations stay local."""
+    found: dict[str, EvidenceMatch] = {}
+    for clause in clauses(text):
+        for rule in rules:
+            if rule.id in found:
+                continue
+            hit = first_match(clause, rule.patterns, language)
+            if hit is None or first_match(clause, rule.unless, language):
+                continue
+            match = hit[2]
+            captured = next((g for g in match.groups() if g), None)
+            label = localize(rule.label, locale)
+            value = f"{label}: {captured.strip()}" if captured else label
+            found[rule.id] = EvidenceMatch(rule.id, rule.type, value, match.group(0))
+    return list(found.values())
+
+
+def _excludes(rules: Mapping[str, EvidenceRule], a: str, b: str) -> bool:
+    rule_a, rule_b = rules.get(a), rules.get(b)
+    return bool(rule_a and b in rule_a.excludes) or bool(rule_b and a in rule_b.excludes)
+
+
+def add_facts(
+    state: ContextState,
+    matches: Iterable[EvidenceMatch],
+    *,
+    rules: Iterable[EvidenceRule],
+    turn: int,
+    step_id: str | None,
+    source: str = "user",
+) -> tuple[ContextState, EvidenceUpdate]:
+    """Record matched evidence as facts; newer facts supersede the ones they contradict."""
+    by_id = {rule.id: rule for rule in rules}
+    facts = list(state.facts)
+    contradictions = list(state.contradictions)
+    added, superseded, new_contradictions = [], [], []
+    for match in matches:
+        current = [f for f in facts if f.current]
+        if any(f.key == match.rule_id and f.value == match.value for f in current):
+            continue  # already known: repeating a fact is not new evidence
+        fact = Fact(
+            id=f"f{len(facts) + 1}",
+            key=match.rule_id,
+            type=match.type,
+            source=source,
+            value=match.value,
+            turn=turn,
+            step_id=step_id,
+        )
+        for old in current:
+            if old.key == match.rule_id or _excludes(by_id, old.key, match.rule_id):
+                facts[facts.index(old)] = replace(old, superseded_by=fact.id)
+                contradiction = Contradiction(
+                    id=f"c{len(contradictions) + 1}",
+                    fact_a=old.id,
+                    fact_b=fact.id,
+                    resolution="superseded_by_newer",
+                )
+                contradictions.append(contradiction)
+                superseded.append(old.id)
+                new_contradictions.append(contradiction.id)
+        facts.append(fact)
+        added.append(fact.id)
+    new_state = state.evolve(facts=tuple(facts), contradictions=tuple(contradictions))
+    return new_state, EvidenceUpdate(
+        added=tuple(added), superseded=tuple(superseded), contradictions=tuple(new_contradictions)
+    )
+
+
+def add_note(
+    state: ContextState, text: str, *, turn: int, step_id: str | None, source: str = "user"
+) -> tuple[ContextState, str]:
+    """Record free text as an observation fact (evidence no rule recognised)."""
+    fact = Fact(
+        id=f"f{len(state.facts) + 1}",
+        key="note",
+        type="observation",
+        source=source,
+        value=text.strip()[:280],
+        turn=turn,
+        step_id=step_id,
+    )
+    return state.evolve(facts=state.facts + (fact,)), fact.id
+
+
+def assess(spec: HypothesisSpec, facts: Iterable[Fact], locale: str) -> Hypothesis:
+    """A hypothesis's status and confidence from the current facts."""
+    current = [f for f in facts if f.current]
+    against = tuple(f.id for f in current if f.key in spec.eliminated_by)
+    confirming = tuple(f.id for f in current if f.key in spec.confirmed_by)
+    supporting = tuple(f.id for f in current if f.key in spec.supported_by) + confirming
+    if against:
+        status, confidence = ELIMINATED, "low"
+    elif confirming:
+        status, confidence = CONFIRMED, "high"
+    else:
+        status, confidence = ACTIVE, "medium" if supporting else "low"
+    return Hypothesis(
+        id=spec.id,
+        description=localize(spec.description, locale),
+        status=status,
+        confidence=confidence,
+        supporting_facts=supporting,
+        contradicting_facts=against,
+    )
+
+
+def reassess_hypotheses(
+    state: ContextState, specs: Iterable[HypothesisSpec], locale: str
+) -> tuple[ContextState, EvidenceUpdate]:
+    """Re-derive every hypothesis from the current facts; report what changed status."""
+    before = {h.id: h.status for h in state.hypotheses}
+    hypotheses = tuple(assess(spec, state.facts, locale) for spec in specs)
+    eliminated = tuple(
+        h.id for h in hypotheses if h.status == ELIMINATED and before.get(h.id) != ELIMINATED
+    )
+    confirmed = tuple(
+        h.id for h in hypotheses if h.status == CONFIRMED and before.get(h.id) != CONFIRMED
+    )
+    reopened = tuple(
+        h.id
+        for h in hypotheses
+        if h.status == ACTIVE and before.get(h.id) in (CONFIRMED, ELIMINATED)
+    )
+    update = EvidenceUpdate(eliminated=eliminated, confirmed=confirmed, reopened=reopened)
+    return state.evolve(hypotheses=hypotheses), update
+
+
+def _spec_keys(spec: HypothesisSpec) -> set[str]:
+    return set(spec.supported_by) | set(spec.confirmed_by)
+
+
+def replan_reason(
+    state_before: ContextState,
+    state_after: ContextState,
+    *,
+    text: str,
+    intent: str,
+    new_fact_ids: Iterable[str],
+    specs: Iterable[HypothesisSpec],
+    triggers: Mapping[str, Iterable[str]],
+    language: str,
+) -> str | None:
+    """Why this turn invalidates the isolation, or None. Only after isolation was complete."""
+    if not state_before.isolation_complete:
+        return None
+    finding = state_before.isolation_finding
+    after = state_after.hypothesis(finding) if finding else None
+    if after is not None and after.status == ELIMINATED:
+        return f"finding {finding} eliminated by new evidence"
+    new_keys = {f.key for f in state_after.facts if f.id in set(new_fact_ids)}
+    for spec in specs:
+        hyp = state_after.hypothesis(spec.id)
+        if (
+            spec.id != finding
+            and hyp is not None
+            and hyp.status != ELIMINATED
+            and new_keys & _spec_keys(spec)
+        ):
+            return f"new evidence for {spec.id}"
+    if intent in (NEW_EVIDENCE, DISPUTE):
+        return f"{intent.lower()} after isolation: {text.strip()[:100]}"
+    for _, pattern in iter_patterns(triggers or DEFAULT_REPLAN_TRIGGERS, language):
+        if compile_pattern(pattern).search(text):
+            return f"new evidence after isolation: {text.strip()[:100]}"
+    return None
+
+
+def apply_replan(
+    state: ContextState, *, reason: str, evidence_fact_id: str, turn: int
+) -> ContextState:
+    """Roll back the isolation: supersede the finding with the evidence, drop the draft estimate."""
+    facts = list(state.facts)
+    contradictions = list(state.contradictions)
+    key = f"finding:{state.isolation_finding}"
+    for i, fact in enumerate(facts):
+        if fact.key == key and fact.current:
+            facts[i] = replace(fact, superseded_by=evidence_fact_id)
+            contradictions.append(
+                Contradiction(
+                    id=f"c{len(contradictions) + 1}",
+                    fact_a=fact.id,
+                    fact_b=evidence_fact_id,
+                    resolution=f"replan: {reason}",
+                )
+            )
+    estimate = state.estimate
+    if estimate.status != "none":
+        # The estimate priced the old conclusion; it is redrafted when isolation completes again.
+        estimate = Estimate()
+    return state.evolve(
+        facts=tuple(facts),
+        contradictions=tuple(contradictions),
+        isolation_complete=False,
+        isolation_invalidated=True,
+        isolation_finding=None,
+        previous_findings=state.previous_findings
+        + ((state.isolation_finding,) if state.isolation_finding else ()),
+        replan_count=state.replan_count + 1,
+        estimate=estimate,
+    )
+
+
+def complete_isolation(state: ContextState, hypothesis: Hypothesis, *, turn: int) -> ContextState:
+    """Mark isolation complete on a confirmed hypothesis and record the finding as a fact."""
+    finding = Fact(
+        id=f"f{len(state.facts) + 1}",
+        key=f"finding:{hypothesis.id}",
+        type="finding",
+        source="inference",
+        value=hypothesis.description,
+        turn=turn,
+    )
+    return state.evolve(
+        facts=state.facts + (finding,),
+        isolation_complete=True,
+        isolation_finding=hypothesis.id,
+        isolation_invalidated=False,
+    )
+
+
+def recommendations(state: ContextState, specs: Iterable[HypothesisSpec], locale: str) -> list[str]:
+    """Corrections to recommend: confirmed hypotheses only, never eliminated ones."""
+    by_id = {h.id: h for h in state.hypotheses}
+    out = []
+    # The isolation finding's correction comes first, the rest in declaration order.
+    for spec in sorted(specs, key=lambda s: s.id != state.isolation_finding):
+        hyp = by_id.get(spec.id)
+        if hyp is not None and hyp.status == CONFIRMED and spec.recommendation:
+            out.append(localize(spec.recommendation, locale))
+    return out

@@ -1,0 +1,252 @@
+"""Form questions with clarifying threads (seed 003).
+
+Each form question has one active clarifying thread; when its answer is finalized the
+thread is archived under the question id and the next unanswered question becomes
+current. The rules backend finalizes deterministically (a choice, a number, a yes/no or
+enough text); a model may instead return `form_answer` / `clarifying_question` through
+the response contract, which lands in the same functions.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, replace
+
+from ._serde import Serializable
+from ._text import first_match, is_non_answer, localize, normalize_patterns
+from .config import FormQuestionSpec, FormSpec
+from .state import (
+    VALID,
+    ClarifyingQA,
+    ClarifyingThread,
+    ContextState,
+    FinalizedAnswer,
+    SlotValue,
+    with_key,
+)
+
+YES_NO = {
+    "yes": normalize_patterns(
+        {
+            "en": [r"^\s*(?:yes|yep|yeah|sure|correct|there\s+(?:is|are|will\s+be))\b"],
+            "zh": [r"^\s*(?:是|有|对|会|需要)"],
+            "ru": [r"^\s*(?:да|есть|будет)(?!\w)"],
+            "es": [r"^\s*(?:sí|si\b|claro|habr[aá])"],
+        }
+    ),
+    "no": normalize_patterns(
+        {
+            "en": [r"^\s*(?:no|nope|none|not\s+really|there\s+(?:is|are|will\s+be)\s+no)\b"],
+            "zh": [r"^\s*(?:不|没|无|否)"],
+            "ru": [r"^\s*(?:нет|не\s+будет)(?!\w)"],
+            "es": [r"^\s*(?:no|ninguno|ninguna)\b"],
+        }
+    ),
+}
+_NUM = re.compile(
+    r"(?<![A-Za-z0-9_.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![A-Za-z0-9_])"
+)
+_THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
+_ZH_NUMBERS = {
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+    "十": 10,
+}
+_WORD_NUMBERS = {
+    "one": 1,
+    "two": 2,
+    "three": 3,
+    "four": 4,
+    "five": 5,
+    "six": 6,
+    "seven": 7,
+    "eight": 8,
+    "nine": 9,
+    "ten": 10,
+    "один": 1,
+    "два": 2,
+    "три": 3,
+    "четыре": 4,
+    "пять": 5,
+    "uno": 1,
+    "dos": 2,
+    "tres": 3,
+    "cuatro": 4,
+    "cinco": 5,
+}
+
+
+@dataclass(frozen=True)
+class FormEvaluation(Serializable):
+    """Whether a reply answers the current form question, and the value it gives."""
+
+    accepted: bool
+    value: str | None = None
+    reason: str | None = None  # no_choice_matched | no_number | no_yes_no | too_short | non_answer
+
+
+def _number_value(text: str) -> str | None:
+    if m := _NUM.search(text):
+        raw = m.group(1)
+        return raw.replace(",", "") if _THOUSANDS.fullmatch(raw) else raw.replace(",", ".")
+    lowered = text.lower()
+    for word, value in _WORD_NUMBERS.items():
+        if re.search(rf"(?<!\w){word}(?!\w)", lowered):
+            return str(value)
+    positions = [(text.index(ch), value) for ch, value in _ZH_NUMBERS.items() if ch in text]
+    return str(min(positions)[1]) if positions else None
+
+
+def evaluate_answer(
+    text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None
+) -> FormEvaluation:
+    """Judge a reply against the question type; clarifying answers count as context."""
+    if is_non_answer(text):
+        return FormEvaluation(False, reason="non_answer")
+    context = " ".join([e.answer for e in (thread.entries if thread else ()) if e.answer] + [text])
+    if spec.answer_type == "choice":
+        for candidate in (text, context):
+            for choice in spec.choices:
+                if first_match(candidate, choice.patterns, language):
+                    return FormEvaluation(True, choice.value)
+        return FormEvaluation(False, reason="no_choice_matched")
+    if spec.answer_type == "number":
+        value = _number_value(text) or _number_value(context)
+        if value is None:
+            return FormEvaluation(False, reason="no_number")
+        return FormEvaluation(True, f"{value} {spec.unit}".strip() if spec.unit else value)
+    if spec.answer_type == "yes_no":
+        for value, patterns in YES_NO.items():
+            if first_match(text, patterns, language):
+                return FormEvaluation(True, value)
+        return FormEvaluation(False, reason="no_yes_no")
+    stripped = text.strip()
+    if len(stripped) < spec.min_chars:
+        return FormEvaluation(False, reason="too_short")
+    return FormEvaluation(True, stripped)
+
+
+def current_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | None:
+    """The first question without a finalized answer."""
+    return next((q for q in form.questions if state.finalized(q.id) is None), None)
+
+
+def form_complete(state: ContextState, form: FormSpec) -> bool:
+    """Every required question has a finalized answer."""
+    return all(state.finalized(q.id) is not None for q in form.questions if q.required)
+
+
+def open_thread(state: ContextState, question_id: str) -> ContextState:
+    """Make sure the active thread belongs to this question."""
+    if state.active_thread is not None and state.active_thread.question_id == question_id:
+        return state
+    return state.evolve(
+        active_thread=ClarifyingThread(question_id=question_id), current_step_id=question_id
+    )
+
+
+def add_clarifying_question(
+    state: ContextState, question: str, *, turn: int, question_id: str | None = None
+) -> ContextState:
+    """Append a clarifying question to the active thread (opening one if needed)."""
+    question_id = question_id or (
+        state.active_thread.question_id if state.active_thread else state.current_step_id
+    )
+    if question_id is None:
+        return state
+    state = open_thread(state, question_id)
+    thread = state.active_thread
+    assert thread is not None
+    entry = ClarifyingQA(question=question, related_question_id=question_id, asked_turn=turn)
+    return state.evolve(active_thread=replace(thread, entries=thread.entries + (entry,)))
+
+
+def answer_clarifying_question(state: ContextState, answer: str, *, turn: int) -> ContextState:
+    """Record the person's answer to the open clarifying question, if there is one."""
+    thread = state.active_thread
+    if thread is None or thread.open_entry is None:
+        return state
+    answered = replace(thread.open_entry, answer=answer, answered_turn=turn)
+    return state.evolve(active_thread=replace(thread, entries=thread.entries[:-1] + (answered,)))
+
+
+def finalize_answer(
+    state: ContextState,
+    spec: FormQuestionSpec,
+    answer: str,
+    *,
+    turn: int,
+    locale: str,
+    form: FormSpec | None = None,
+    needs_review: bool = False,
+) -> ContextState:
+    """Finalize an answer, archive its clarifying thread and move to the next question."""
+    final = FinalizedAnswer(
+        question_id=spec.id,
+        question=localize(spec.question, locale),
+        answer=answer,
+        turn=turn,
+        section=spec.section,
+        needs_review=needs_review,
+    )
+    answers = tuple(a for a in state.finalized_answers if a.question_id != spec.id) + (final,)
+    archived = state.archived_threads
+    active = state.active_thread
+    if active is not None and active.question_id == spec.id:
+        if active.entries:
+            archived = tuple(t for t in archived if t.question_id != spec.id) + (active,)
+        active = None
+    slots = state.slots
+    if spec.slot:
+        slots = with_key(
+            slots,
+            spec.slot,
+            SlotValue(
+                name=spec.slot,
+                value=answer,
+                source_turn=turn,
+                raw=answer,
+                status=VALID,
+                validated_by="form",
+                validated_turn=turn,
+            ),
+        )
+    state = state.evolve(
+        finalized_answers=answers, archived_threads=archived, active_thread=active, slots=slots
+    )
+    nxt = current_question(state, form) if form else None
+    return state.evolve(current_step_id=nxt.id if nxt else None)
+
+
+def clarify_prompt(spec: FormQuestionSpec, asked: int, locale: str) -> str | None:
+    """The next configured clarifying question for a form question, if any remain."""
+    if asked < len(spec.clarify):
+        return localize(spec.clarify[asked], locale)
+    return None
+
+
+def prefill_from_slots(
+    state: ContextState, form: FormSpec, *, turn: int, locale: str
+) -> tuple[ContextState, tuple[str, ...]]:
+    """Finalize questions whose slot the person already supplied, so they are not asked again."""
+    done = []
+    for spec in form.questions:
+        slot = state.slots.get(spec.slot) if spec.slot else None
+        if slot is not None and slot.usable and state.finalized(spec.id) is None:
+            state = finalize_answer(state, spec, slot.value, turn=turn, locale=locale, form=form)
+            done.append(spec.id)
+    return state, tuple(done)
+
+
+def thread_summary(threads: Iterable[ClarifyingThread]) -> dict[str, int]:
+    """Question id -> number of clarifying exchanges (for display)."""
+    return {t.question_id: len(t.entries) for t in threads}

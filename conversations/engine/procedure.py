@@ -1,0 +1,61 @@
+"""Diagnostic procedure progress: which system, which steps are done, which step is next."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from ._text import count_matches
+from .config import LoopGuardConfig, ProcedureSpec, StepSpec
+from .state import ACTIVE, ContextState
+
+
+def detect_procedure(text: str, procedures: Iterable[ProcedureSpec]) -> ProcedureSpec | None:
+    """The procedure whose patterns match the message best (declaration order breaks ties)."""
+    scored = [(count_matches(text, p.patterns), i, p) for i, p in enumerate(procedures)]
+    scored = [s for s in scored if s[0] > 0]
+    if not scored:
+        return None
+    return max(scored, key=lambda s: (s[0], -s[1]))[2]
+
+
+def steps_answered_by(procedure: ProcedureSpec, fact_keys: Iterable[str]) -> tuple[str, ...]:
+    """Steps completed by the given evidence, wherever the conversation currently is."""
+    keys = set(fact_keys)
+    return tuple(step.id for step in procedure.steps if keys & set(step.answered_by))
+
+
+def _branch_open(state: ContextState, step: StepSpec) -> bool:
+    if step.branch is None:
+        return True
+    hypothesis = state.hypothesis(step.branch)
+    # A branch check is worth asking only while its hypothesis is suspected and undecided.
+    return (
+        hypothesis is not None and hypothesis.status == ACTIVE and bool(hypothesis.supporting_facts)
+    )
+
+
+def step_available(state: ContextState, step: StepSpec, guard: LoopGuardConfig) -> bool:
+    """Not completed, not given up on, within the repeat limit, and its branch is open."""
+    if step.id in state.completed_steps or step.id in state.skipped_steps:
+        return False
+    if state.step_repeat_counts.get(step.id, 0) >= guard.max_step_repeats:
+        return False
+    return _branch_open(state, step)
+
+
+def next_step(
+    state: ContextState, procedure: ProcedureSpec, guard: LoopGuardConfig
+) -> StepSpec | None:
+    """The next check to ask: open branch checks first (they follow the evidence), then the main line."""
+    available = [s for s in procedure.steps if step_available(state, s, guard)]
+    branches = [s for s in available if s.branch is not None]
+    main = [s for s in available if s.branch is None]
+    ordered = branches + main
+    return ordered[0] if ordered else None
+
+
+def remaining_steps(
+    state: ContextState, procedure: ProcedureSpec, guard: LoopGuardConfig
+) -> tuple[str, ...]:
+    """Ids of the checks that could still be asked."""
+    return tuple(s.id for s in procedure.steps if step_available(state, s, guard))

@@ -1,0 +1,483 @@
+"""Slot extraction, short-term slot memory and the per-turn clarify decision (RAG-009..012).
+
+- Extractors are a registry of small functions: `city_code`, `lot_code`, `plate_no` (incl.
+  Chinese plates 沪A12345 / 沪AD12345), `order_no`, `at_time`, `date`, `number`, `email`,
+  `text`. A slot spec may override an extractor with its own patterns and aliases.
+- Memory: each `SlotValue` remembers the turn that supplied it; values carry over between
+  turns and a new value replaces only its own slot, so a follow-up that changes the date
+  keeps the city and the lot.
+- Validation: callables passed in as `lookups={"order_no": fn}` return True / False / a
+  normalised value (None or an exception means "could not check"). Slots without a lookup
+  are valid by format. Only valid slots are usable for tools.
+- Decision: `continue` when the intent's required slots are all valid, `ask` with one
+  targeted question otherwise, `abort` after `max_rounds` asks without progress.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from ._serde import FrozenDict, Serializable
+from ._text import compile_pattern, first_match, is_non_answer, localize
+from .config import SlotSpec
+from .state import INVALID, UNVERIFIED, VALID, PendingClarification, SlotValue
+from .timeparse import parse_date, parse_datetime
+
+CONTINUE, ASK, ABORT = "continue", "ask", "abort"
+
+Lookup = Callable[..., Any]
+
+_PROVINCES = "京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼"
+_CN_PLATE = re.compile(
+    rf"([{_PROVINCES}])\s*([A-Za-z])\s*[·•.\-\s]?\s*([A-Za-z0-9]{{5,6}})(?![A-Za-z0-9])"
+)
+_PLATE_KEYWORD = re.compile(
+    r"(?:plate(?:\s*(?:no\.?|number|#))?|车牌(?:号)?|номер|matr[ií]cula|placa)\s*[:：#]?\s*([A-Za-z0-9][A-Za-z0-9\-]{3,9})",
+    re.IGNORECASE,
+)
+# ASCII boundaries, not \b: in "订单号SCN-020" the CJK character counts as a word character.
+_ORDER_SHAPED = re.compile(
+    r"(?<![A-Za-z0-9])((?:SCN|ORD|ORDER|PO|PK|INV)-?[A-Z0-9]*\d[A-Z0-9\-]*)(?![A-Za-z0-9])",
+    re.IGNORECASE,
+)
+_ORDER_KEYWORD = re.compile(
+    r"(?:order|订单|заказ\w*|pedido|orden)\s*(?:no\.?|number|#|号|编号|номер|n[uú]mero)?\s*[:：#]?\s*"
+    r"([A-Za-z0-9][A-Za-z0-9\-]{2,})",
+    re.IGNORECASE,
+)
+_LOT_KEYWORD = re.compile(
+    r"(?:parking\s+lot|car\s*park|lot|停车场|车场|стоянк\w*|парковк\w*|estacionamiento|aparcamiento)"
+    r"\s*(?:code|编码|编号|号)?\s*[:：#]?\s*([A-Za-z0-9][A-Za-z0-9_\-]{1,15})",
+    re.IGNORECASE,
+)
+_LOT_SHAPED = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2,4}-[A-Z]\d{1,4})(?![A-Za-z0-9])")
+_CITY_KEYWORD = re.compile(
+    r"(?:city(?:\s*code)?|城市(?:编码|代码)?|город|ciudad)\s*[:：=]?\s*([A-Za-z]{2,6}|\d{4,6})",
+    re.IGNORECASE,
+)
+# "in SH": upper-case codes only
+_CITY_IN = re.compile(r"\b(?:in|at|for)\s+([A-Z]{2,3})(?![A-Za-z0-9])")
+_EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
+# Not the digits inside an id, a date or a plate ("SCN-020", "2026-02-10", "沪A12345").
+_NUMBER = re.compile(r"(?<![A-Za-z0-9_.\-/:])[-+]?\d+(?:[.,]\d+)?(?![A-Za-z0-9_\-/:]|[.,]\d)")
+
+# "this order", "这笔", "上一单", "the first one", "第二笔", "the last one".
+_ORDINALS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), idx)
+    for p, idx in (
+        (r"\b(?:first|1st)\b|第一|первы\w*|primer\w*", 0),
+        (r"\b(?:second|2nd)\b|第二|втор\w*|segund\w*", 1),
+        (r"\b(?:third|3rd)\b|第三|трет\w*|tercer\w*", 2),
+        (r"\b(?:last|latest|previous)\b|最后|上一|последн\w*|[uú]ltim\w*|anterior", -1),
+    )
+)
+_REFERENCE = re.compile(
+    r"\b(?:this|that|the|it|same)\s+(?:one|order|lot|plate|car)\b|\bit\b|这笔|那笔|这单|那单|这个|那个|上一单|"
+    r"上一笔|第.笔|第.单|эт(?:от|у|им)\s+(?:заказ|номер)|ese\s+pedido|este\s+pedido",
+    re.IGNORECASE,
+)
+
+
+@dataclass(frozen=True)
+class ExtractContext:
+    """What extractors may need besides the text: the clock and the place."""
+
+    now: datetime
+    timezone: str
+    language: str = "en"
+
+
+@dataclass(frozen=True)
+class Extraction(Serializable):
+    """A value found in the text, normalised, and the text it came from."""
+
+    value: str
+    raw: str
+
+
+Extractor = Callable[[str, ExtractContext], Extraction | None]
+
+
+def _plate(text: str, ctx: ExtractContext) -> Extraction | None:
+    if m := _CN_PLATE.search(text):
+        return Extraction(f"{m.group(1)}{m.group(2).upper()}{m.group(3).upper()}", m.group(0))
+    if m := _PLATE_KEYWORD.search(text):
+        return Extraction(m.group(1).upper().replace("-", ""), m.group(0))
+    return None
+
+
+def _order(text: str, ctx: ExtractContext) -> Extraction | None:
+    if m := _ORDER_SHAPED.search(text):
+        return Extraction(m.group(1).upper(), m.group(0))
+    m = _ORDER_KEYWORD.search(text)
+    if m and any(ch.isdigit() for ch in m.group(1)):
+        return Extraction(m.group(1).upper(), m.group(0))
+    return None
+
+
+def _lot(text: str, ctx: ExtractContext) -> Extraction | None:
+    m = _LOT_KEYWORD.search(text)
+    if m and (any(ch.isdigit() for ch in m.group(1)) or m.group(1).isupper()):
+        return Extraction(m.group(1).upper(), m.group(0))
+    if m := _LOT_SHAPED.search(text):
+        return Extraction(m.group(1), m.group(0))
+    return None
+
+
+def _city(text: str, ctx: ExtractContext) -> Extraction | None:
+    if m := _CITY_KEYWORD.search(text):
+        return Extraction(m.group(1).upper(), m.group(0))
+    if m := _CITY_IN.search(text):
+        return Extraction(m.group(1), m.group(0))
+    return None
+
+
+def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
+    parsed = parse_datetime(text, now=ctx.now, timezone=ctx.timezone)
+    return Extraction(parsed.iso(), parsed.raw) if parsed else None
+
+
+def _date(text: str, ctx: ExtractContext) -> Extraction | None:
+    parsed = parse_date(text, now=ctx.now, timezone=ctx.timezone)
+    return Extraction(parsed.isoformat(), parsed.isoformat()) if parsed else None
+
+
+def _number(text: str, ctx: ExtractContext) -> Extraction | None:
+    m = _NUMBER.search(text)
+    return Extraction(m.group(0).replace(",", ".").lstrip("+"), m.group(0)) if m else None
+
+
+def _email(text: str, ctx: ExtractContext) -> Extraction | None:
+    m = _EMAIL.search(text)
+    return Extraction(m.group(0).lower(), m.group(0)) if m else None
+
+
+def _text(text: str, ctx: ExtractContext) -> Extraction | None:
+    # Free text only fills a slot through explicit patterns or a form answer, never by itself.
+    return None
+
+
+EXTRACTORS: dict[str, Extractor] = {
+    "city_code": _city,
+    "lot_code": _lot,
+    "plate_no": _plate,
+    "order_no": _order,
+    "at_time": _at_time,
+    "date": _date,
+    "number": _number,
+    "email": _email,
+    "text": _text,
+}
+
+
+def _alias(text: str, aliases: Mapping[str, str]) -> Extraction | None:
+    # Longest alias first so "Shanghai Pudong" beats "Shanghai".
+    for surface in sorted(aliases, key=len, reverse=True):
+        # Word boundaries only make sense for Latin-script aliases ("上海SH" must still match 上海).
+        before = r"(?<![A-Za-z])" if surface[:1].isascii() else ""
+        after = r"(?![A-Za-z])" if surface[-1:].isascii() else ""
+        if compile_pattern(before + re.escape(surface) + after).search(text):
+            return Extraction(aliases[surface], surface)
+    return None
+
+
+def extract_slot(text: str, spec: SlotSpec, ctx: ExtractContext) -> Extraction | None:
+    """One slot's value in text: spec patterns first, then aliases, then the extractor."""
+    if spec.patterns and (hit := first_match(text, spec.patterns, ctx.language)):
+        match = hit[2]
+        value = (match.group(1) if match.groups() else match.group(0)).strip()
+        return Extraction(spec.aliases.get(value, value), match.group(0))
+    if spec.aliases and (found := _alias(text, spec.aliases)):
+        return found
+    extractor = EXTRACTORS.get(spec.extractor)
+    return extractor(text, ctx) if extractor else None
+
+
+def extract_slots(
+    text: str, specs: Iterable[SlotSpec], ctx: ExtractContext
+) -> dict[str, Extraction]:
+    """All declared slots found in text."""
+    found = {}
+    for spec in specs:
+        if extraction := extract_slot(text, spec, ctx):
+            found[spec.name] = extraction
+    return found
+
+
+def resolve_reference(text: str, candidates: Iterable[str]) -> str | None:
+    """Map 'this order' / '第一笔' / 'the last one' onto a candidate value, when unambiguous."""
+    options = list(candidates)
+    if not options:
+        return None
+    for pattern, index in _ORDINALS:
+        if pattern.search(text) and -len(options) <= index < len(options):
+            return options[index]
+    if len(options) == 1 and _REFERENCE.search(text):
+        return options[0]
+    return None
+
+
+# -- memory -------------------------------------------------------------------------------
+def merge_slots(
+    memory: Mapping[str, SlotValue], found: Mapping[str, Extraction], turn: int
+) -> tuple[FrozenDict, tuple[str, ...]]:
+    """New memory with this turn's values; returns it and the names that changed."""
+    merged = dict(memory)
+    changed = []
+    for name, extraction in found.items():
+        previous = memory.get(name)
+        if (
+            previous is not None
+            and previous.value == extraction.value
+            and previous.status != INVALID
+        ):
+            continue  # same value again: keep its original turn and validation
+        merged[name] = SlotValue(
+            name=name, value=extraction.value, source_turn=turn, raw=extraction.raw
+        )
+        changed.append(name)
+    return FrozenDict(merged), tuple(changed)
+
+
+def _call_lookup(fn: Lookup, value: str, known: Mapping[str, str]) -> Any:
+    try:
+        params = [
+            p
+            for p in inspect.signature(fn).parameters.values()
+            if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)
+        ]
+        return fn(value, known) if len(params) >= 2 else fn(value)
+    except (TypeError, ValueError):
+        raise
+    except Exception:  # noqa: BLE001 - a failing lookup means "could not check", not a crash
+        return None
+
+
+def validate_slots(
+    memory: Mapping[str, SlotValue],
+    names: Iterable[str],
+    lookups: Mapping[str, Lookup] | None,
+    turn: int,
+) -> FrozenDict:
+    """Validate the named (new) slots: by lookup when one is given, else by format."""
+    lookups = lookups or {}
+    updated = dict(memory)
+    for name in names:
+        slot = updated.get(name)
+        if slot is None or slot.status == VALID:
+            continue
+        known = {k: v.value for k, v in updated.items() if k != name}
+        if name not in lookups:
+            updated[name] = replace(slot, status=VALID, validated_by="format", validated_turn=turn)
+            continue
+        result = _call_lookup(lookups[name], slot.value, known)
+        if result is True:
+            updated[name] = replace(slot, status=VALID, validated_by="lookup", validated_turn=turn)
+        elif result is False:
+            updated[name] = replace(
+                slot, status=INVALID, validated_by="lookup", validated_turn=turn
+            )
+        elif isinstance(result, str) and result:
+            updated[name] = replace(
+                slot, value=result, status=VALID, validated_by="lookup", validated_turn=turn
+            )
+        else:
+            updated[name] = replace(slot, status=UNVERIFIED)
+    return FrozenDict(updated)
+
+
+def usable_slots(memory: Mapping[str, SlotValue]) -> dict[str, str]:
+    """Validated values only: what tools may use."""
+    return {name: slot.value for name, slot in memory.items() if slot.usable}
+
+
+# -- clarify decision ---------------------------------------------------------------------
+_DEFAULT_LABELS = {
+    "city_code": {
+        "en": "city code",
+        "zh": "城市编码",
+        "ru": "код города",
+        "es": "código de ciudad",
+    },
+    "lot_code": {
+        "en": "parking lot code",
+        "zh": "车场编码",
+        "ru": "код парковки",
+        "es": "código del estacionamiento",
+    },
+    "plate_no": {
+        "en": "licence plate number",
+        "zh": "车牌号",
+        "ru": "номер автомобиля",
+        "es": "número de matrícula",
+    },
+    "order_no": {
+        "en": "order number",
+        "zh": "订单号",
+        "ru": "номер заказа",
+        "es": "número de pedido",
+    },
+    "at_time": {
+        "en": "date and time",
+        "zh": "日期和时间",
+        "ru": "дата и время",
+        "es": "fecha y hora",
+    },
+    "date": {"en": "date", "zh": "日期", "ru": "дата", "es": "fecha"},
+    "email": {
+        "en": "email address",
+        "zh": "邮箱地址",
+        "ru": "адрес эл. почты",
+        "es": "correo electrónico",
+    },
+}
+_DEFAULT_EXAMPLES = {
+    "city_code": "SH",
+    "lot_code": "SH-A01",
+    "plate_no": "沪A12345",
+    "order_no": "SCN-020",
+    "at_time": "2026-02-10 14:00",
+    "date": "2026-02-10",
+}
+_ASK = {
+    "en": "Could you give me the {label}{example}?",
+    "zh": "请提供{label}{example}。",
+    "ru": "Уточните, пожалуйста, {label}{example}.",
+    "es": "¿Podría indicarme el {label}{example}?",
+}
+_ASK_AGAIN = {
+    "en": "I still need the {label} to go on{example}. Could you send it?",
+    "zh": "还需要{label}才能继续{example}，请提供。",
+    "ru": "Чтобы продолжить, мне всё ещё нужен {label}{example}.",
+    "es": "Todavía necesito el {label} para continuar{example}. ¿Me lo envía?",
+}
+_INVALID = {
+    "en": "I couldn't find {label} “{value}”. Could you check it and send it again?",
+    "zh": "没有找到{label}“{value}”，请核对后重新提供。",
+    "ru": "Не удалось найти {label} «{value}». Проверьте, пожалуйста, и пришлите ещё раз.",
+    "es": "No encontré el {label} «{value}». ¿Podría revisarlo y enviarlo de nuevo?",
+}
+_EXAMPLE = {
+    "en": " (for example {example})",
+    "zh": "（例如 {example}）",
+    "ru": " (например, {example})",
+    "es": " (por ejemplo, {example})",
+}
+_WHICH_INTENT = {
+    "en": "Just to be sure: do you want me to {options}?",
+    "zh": "请问您是想{options}？",
+    "ru": "Уточните, пожалуйста: вы хотите {options}?",
+    "es": "Para estar seguro: ¿quiere que {options}?",
+}
+_OR = {"en": " or ", "zh": "，还是", "ru": " или ", "es": " o "}
+
+
+def slot_label(spec: SlotSpec, locale: str) -> str:
+    """The human name of a slot in a locale."""
+    return localize(
+        spec.label or _DEFAULT_LABELS.get(spec.name) or spec.name.replace("_", " "), locale
+    )
+
+
+def slot_question(
+    spec: SlotSpec, locale: str, *, invalid_value: str | None = None, repeat: bool = False
+) -> str:
+    """A targeted question for one missing or invalid slot."""
+    label = slot_label(spec, locale)
+    lang = locale if locale in _ASK else "en"
+    example_value = spec.example or _DEFAULT_EXAMPLES.get(spec.extractor)
+    example = _EXAMPLE[lang].format(example=example_value) if example_value else ""
+    if invalid_value is not None:
+        template = localize(spec.invalid_question, locale) or _INVALID[lang]
+        return template.format(label=label, value=invalid_value, example=example)
+    if spec.question and not repeat:
+        return localize(spec.question, locale)
+    return (_ASK_AGAIN if repeat else _ASK)[lang].format(label=label, example=example)
+
+
+def intent_question(labels: Iterable[str], locale: str) -> str:
+    """'Do you want me to A or B?' for an ambiguous request."""
+    lang = locale if locale in _WHICH_INTENT else "en"
+    return _WHICH_INTENT[lang].format(options=_OR[lang].join(labels))
+
+
+@dataclass(frozen=True)
+class ClarifyDecision(Serializable):
+    """The per-turn decision: continue, ask one targeted question, or abort."""
+
+    decision: str  # continue | ask | abort
+    intent: str | None
+    missing: tuple[str, ...] = ()
+    invalid: tuple[str, ...] = ()
+    unverified: tuple[str, ...] = ()
+    question: str | None = None
+    slot: str | None = None
+    rounds: int = 0
+    pending: PendingClarification | None = None
+
+
+def outstanding_slots(
+    required: Iterable[str], memory: Mapping[str, SlotValue]
+) -> tuple[tuple[str, ...], ...]:
+    """(missing, invalid, unverified) among required slots, in required order."""
+    missing, invalid, unverified = [], [], []
+    for name in required:
+        slot = memory.get(name)
+        if slot is None:
+            missing.append(name)
+        elif slot.status == INVALID:
+            invalid.append(name)
+        elif slot.status != VALID:
+            unverified.append(name)
+    return tuple(missing), tuple(invalid), tuple(unverified)
+
+
+def next_round(
+    pending: PendingClarification | None, outstanding: tuple[str, ...], progressed: bool
+) -> int:
+    """Rounds of asking without progress, counting this ask."""
+    if pending is None or progressed or set(outstanding) < set(pending.missing):
+        return 1
+    return pending.rounds + 1
+
+
+def decide_clarify(
+    *,
+    intent: str | None,
+    required: Iterable[str],
+    memory: Mapping[str, SlotValue],
+    specs: Mapping[str, SlotSpec],
+    pending: PendingClarification | None,
+    progressed: bool,
+    locale: str,
+    turn: int,
+    max_rounds: int = 3,
+) -> ClarifyDecision:
+    """Continue when all required slots are valid; otherwise ask for the first one or abort."""
+    missing, invalid, unverified = outstanding_slots(required, memory)
+    outstanding = invalid + missing + unverified  # invalid first: the person just gave it
+    if not outstanding:
+        return ClarifyDecision(CONTINUE, intent)
+    rounds = next_round(pending, outstanding, progressed)
+    if rounds > max_rounds:
+        return ClarifyDecision(ABORT, intent, missing, invalid, unverified, rounds=rounds - 1)
+    slot = outstanding[0]
+    spec = specs.get(slot) or SlotSpec(name=slot, extractor=slot)
+    value = memory[slot].value if slot in invalid else None
+    question = slot_question(spec, locale, invalid_value=value, repeat=rounds > 1 and value is None)
+    new_pending = PendingClarification(
+        intent=intent, missing=outstanding, rounds=rounds, last_question=question, asked_turn=turn
+    )
+    return ClarifyDecision(
+        ASK, intent, missing, invalid, unverified, question, slot, rounds, new_pending
+    )
+
+
+def has_content(text: str) -> bool:
+    """False for fillers like 'hmm' or 'I don't know'."""
+    return bool(text.strip()) and not is_non_answer(text)

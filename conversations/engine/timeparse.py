@@ -1,0 +1,209 @@
+"""Date and time expressions in four languages, resolved against a given `now` and timezone.
+
+Handles ISO datetimes ("2026-02-10T14:00:00+08:00"), "2026-02-10 14:00", "2026/2/10",
+"2026年2月10日 下午2点", relative days ("yesterday 3pm", "昨天下午3点", "明天上午9点",
+"вчера в 15:00", "ayer a las 3 de la tarde") and bare times ("at 14:30" means today).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from datetime import date, datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+_ISO = re.compile(
+    r"\b(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?(?![\d:])"
+)
+_DATE = re.compile(r"(?<!\d)(\d{4})\s*[-/.年]\s*(\d{1,2})\s*[-/.月]\s*(\d{1,2})\s*[日号]?(?!\d)")
+_MONTH_DAY_ZH = re.compile(r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
+
+_RELATIVE_DAYS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
+    (re.compile(p, re.IGNORECASE), offset)
+    for p, offset in (
+        (r"\bday\s+before\s+yesterday\b|前天|позавчера|\banteayer\b|\bantes\s+de\s+ayer\b", -2),
+        (r"\bday\s+after\s+tomorrow\b|后天|послезавтра|\bpasado\s+ma[ñn]ana\b", 2),
+        (r"\byesterday\b|昨天|昨日|昨晚|(?<!\w)вчера(?!\w)|\bayer\b", -1),
+        (
+            r"\btomorrow\b|明天|明日|明早|明晚|(?<!\w)завтра(?!\w)|(?<!la\s)(?<!por\s)\bma[ñn]ana\b",
+            1,
+        ),
+        (
+            r"\btoday\b|\btonight\b|\bthis\s+(?:morning|afternoon|evening)\b|今天|今日|今晚|今早|"
+            r"(?<!\w)сегодня(?!\w)|\bhoy\b|\besta\s+(?:ma[ñn]ana|tarde|noche)\b",
+            0,
+        ),
+    )
+)
+
+_CN_DIGITS = {
+    "零": 0,
+    "一": 1,
+    "二": 2,
+    "两": 2,
+    "三": 3,
+    "四": 4,
+    "五": 5,
+    "六": 6,
+    "七": 7,
+    "八": 8,
+    "九": 9,
+}
+
+_ZH_TIME = re.compile(
+    r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|昨晚|明晚)?\s*"
+    r"(\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*[点點时時](?:\s*(\d{1,2}|半|一刻|三刻)\s*分?)?"
+)
+_CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
+_AMPM = re.compile(
+    r"(?<![\d:])(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.IGNORECASE
+)
+_RU_TIME = re.compile(
+    r"(?<!\w)в\s+(\d{1,2})(?::(\d{2}))?\s*(?:час\w*)?\s*(утра|дня|вечера|ночи)?", re.IGNORECASE
+)
+_ES_TIME = re.compile(
+    r"\ba\s+las?\s+(\d{1,2})(?::(\d{2}))?\s*(?:de\s+la\s+(ma[ñn]ana|tarde|noche))?", re.IGNORECASE
+)
+_NOON = re.compile(r"\bnoon\b|\bmidday\b|中午|(?<!\w)полдень(?!\w)|\bmediod[ií]a\b", re.IGNORECASE)
+_MIDNIGHT = re.compile(r"\bmidnight\b|午夜|半夜|(?<!\w)полночь(?!\w)|\bmedianoche\b", re.IGNORECASE)
+_PM_WORDS = re.compile(r"\b(?:afternoon|evening|tonight|pm)\b", re.IGNORECASE)
+_AM_WORDS = re.compile(r"\bmorning\b", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ParsedTime:
+    """A resolved moment: aware datetime, how precise the text was, and the text it came from."""
+
+    value: datetime
+    precision: str  # minute | day
+    raw: str
+
+    def iso(self) -> str:
+        return self.value.isoformat()
+
+
+def _zh_number(token: str) -> int:
+    if token.isdigit():
+        return int(token)
+    if token == "十":
+        return 10
+    if token.startswith("十"):
+        return 10 + _CN_DIGITS.get(token[1:], 0)
+    if "十" in token:
+        tens, _, ones = token.partition("十")
+        return _CN_DIGITS.get(tens, 1) * 10 + (_CN_DIGITS.get(ones, 0) if ones else 0)
+    return _CN_DIGITS.get(token, 0)
+
+
+def _pm_adjust(hour: int, period: str | None) -> int:
+    period = (period or "").lower().replace(".", "")
+    if period in (
+        "pm",
+        "下午",
+        "傍晚",
+        "晚上",
+        "夜里",
+        "今晚",
+        "昨晚",
+        "明晚",
+        "дня",
+        "вечера",
+        "tarde",
+        "noche",
+    ):
+        return hour + 12 if hour < 12 else hour
+    if period in ("am", "凌晨", "早上", "早晨", "上午", "утра", "ночи", "mañana", "manana"):
+        return 0 if hour == 12 else hour
+    if period == "中午":
+        return hour + 12 if hour < 6 else hour
+    return hour
+
+
+def _time_of_day(text: str) -> tuple[time, str] | None:
+    """The first time of day in text and the matched snippet."""
+    found: list[tuple[int, time, str]] = []
+    if m := _ZH_TIME.search(text):
+        minute_token = m.group(3)
+        minute = {"半": 30, "一刻": 15, "三刻": 45}.get(minute_token or "")
+        if minute is None:
+            minute = int(minute_token) if minute_token else 0
+        hour = _pm_adjust(_zh_number(m.group(2)), m.group(1))
+        found.append((m.start(), time(hour % 24, minute % 60), m.group(0)))
+    if m := _AMPM.search(text):
+        hour = _pm_adjust(int(m.group(1)), m.group(3))
+        found.append((m.start(), time(hour % 24, int(m.group(2) or 0) % 60), m.group(0)))
+    if m := _CLOCK.search(text):
+        hour = int(m.group(1))
+        if hour < 12 and _PM_WORDS.search(text):
+            hour += 12
+        found.append((m.start(), time(hour % 24, int(m.group(2)) % 60), m.group(0)))
+    if m := _RU_TIME.search(text):
+        hour = _pm_adjust(int(m.group(1)), m.group(3))
+        found.append((m.start(), time(hour % 24, int(m.group(2) or 0) % 60), m.group(0)))
+    if m := _ES_TIME.search(text):
+        hour = int(m.group(1))
+        hour = _pm_adjust(hour, m.group(3)) if m.group(3) else hour
+        found.append((m.start(), time(hour % 24, int(m.group(2) or 0) % 60), m.group(0)))
+    if m := _NOON.search(text):
+        found.append((m.start(), time(12, 0), m.group(0)))
+    if m := _MIDNIGHT.search(text):
+        found.append((m.start(), time(0, 0), m.group(0)))
+    if not found:
+        return None
+    _, value, raw = min(found, key=lambda item: item[0])
+    return value, raw
+
+
+def _date_part(text: str, today: date) -> tuple[date, str] | None:
+    if m := _DATE.search(text):
+        try:
+            return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.group(0)
+        except ValueError:
+            return None
+    if m := _MONTH_DAY_ZH.search(text):
+        try:
+            return date(today.year, int(m.group(1)), int(m.group(2))), m.group(0)
+        except ValueError:
+            return None
+    for pattern, offset in _RELATIVE_DAYS:
+        if m := pattern.search(text):
+            return today + timedelta(days=offset), m.group(0)
+    return None
+
+
+def _local_now(now: datetime, timezone: str) -> datetime:
+    if now.tzinfo is None:
+        raise ValueError("now must be timezone-aware")
+    return now.astimezone(ZoneInfo(timezone))
+
+
+def parse_datetime(text: str, *, now: datetime, timezone: str) -> ParsedTime | None:
+    """The first date/time expression in text as an aware datetime in `timezone`."""
+    zone = ZoneInfo(timezone)
+    local_now = _local_now(now, timezone)
+    if m := _ISO.search(text):
+        raw = m.group(0)
+        value = datetime.fromisoformat(raw.replace(" ", "T", 1))
+        value = value.replace(tzinfo=zone) if value.tzinfo is None else value
+        return ParsedTime(value=value, precision="minute", raw=raw)
+    day = _date_part(text, local_now.date())
+    clock = _time_of_day(text)
+    if day is None and clock is None:
+        return None
+    on = day[0] if day else local_now.date()
+    if clock is None:
+        return ParsedTime(
+            datetime.combine(on, time(0, 0), tzinfo=zone), "day", day[1] if day else ""
+        )
+    if _AM_WORDS.search(text) and clock[0].hour == 12:
+        clock = (time(0, clock[0].minute), clock[1])
+    raw = " ".join(part for part in ((day[1] if day else ""), clock[1]) if part)
+    return ParsedTime(datetime.combine(on, clock[0], tzinfo=zone), "minute", raw)
+
+
+def parse_date(text: str, *, now: datetime, timezone: str) -> date | None:
+    """The first calendar date in text (absolute or relative to `now` in `timezone`)."""
+    if m := _ISO.search(text):
+        return date.fromisoformat(m.group(1))
+    day = _date_part(text, _local_now(now, timezone).date())
+    return day[0] if day else None

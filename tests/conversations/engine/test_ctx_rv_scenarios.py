@@ -1,0 +1,322 @@
+"""Seed 000 scenarios at engine level: P0a replan, P0b loop breaker, P0c clarification, P0d fan alt-power."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from conversations.engine import ConversationConfig, build_final_report, load_example
+from conversations.engine.evidence import recommendations
+from conversations.engine.simulate import Dialogue
+
+CONFIG = ConversationConfig.from_dict(load_example("rv_diagnostic"))
+NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
+
+
+def dialogue() -> Dialogue:
+    return Dialogue(CONFIG, NOW)
+
+
+def specs(d: Dialogue):
+    return CONFIG.diagnostic.procedure(d.state.primary_system).hypotheses
+
+
+def test_p0a_new_evidence_after_isolation_replans_and_rolls_back() -> None:
+    d = dialogue()
+    assert d.say("Roof AC is blowing warm air").next_step_id == "check_power"
+    d.say("I read 121 volts at the unit")
+    out = d.say("The compressor hums but won't start")
+    assert out.next_step_id == "test_capacitor"  # evidence for bad_capacitor opens its branch check
+    out = d.say("Capacitor reads 12.5 uF, rated 45 uF")
+    assert out.isolation_completed and d.state.isolation_finding == "bad_capacitor"
+    assert out.estimate_drafted and out.estimate_status == "draft"
+    finding = next(f for f in d.state.facts if f.key == "finding:bad_capacitor")
+    # Non-blocking: diagnostics continue without confirming the estimate.
+    assert out.next_step_id == "coil_condition" and out.mode == "diagnostic"
+    out = d.say("Actually I found oily residue and a leak at the evaporator coil")
+    assert out.replan and out.submode == "replan" and "refrigerant_leak" in out.replan_reason
+    state = d.state
+    assert (
+        not state.isolation_complete
+        and state.isolation_invalidated
+        and state.isolation_finding is None
+    )
+    # the conclusion is rolled back
+    assert state.fact(finding.id).superseded_by == out.facts_added[0]
+    assert any(
+        c.fact_a == finding.id and c.resolution.startswith("replan") for c in state.contradictions
+    )
+    assert state.estimate.status == "none" and state.previous_findings == ("bad_capacitor",)
+    assert out.next_step_id == "leak_check"  # branch switch
+    out = d.say("Bubble test confirms the leak at the coil joint")
+    assert out.isolation_completed and d.state.isolation_finding == "refrigerant_leak"
+    assert out.submode == "main" and out.estimate_status == "draft"
+    report = build_final_report(d.state, specs(d), locale="en")
+    assert report.cause[0] == "Refrigerant leak at the coil"
+    assert report.correction[0].startswith("Repair the refrigerant leak")
+
+
+def test_p0a_no_replan_before_isolation() -> None:
+    d = dialogue()
+    d.say("AC isn't cooling")
+    out = d.say("Wait, I found a leak at the condenser coil")
+    assert out.intent == "NEW_EVIDENCE" and not out.replan and out.submode == "main"
+    assert d.state.hypothesis("refrigerant_leak").confidence == "medium"
+    # the open question stays; the evidence opened a branch
+    assert out.next_step_id == "check_power"
+    assert d.say("121 volts").next_step_id == "leak_check"
+
+
+def test_p0a_dispute_after_isolation_replans_even_without_new_fact_rules() -> None:
+    d = dialogue()
+    for text in (
+        "AC not cooling",
+        "120 volts",
+        "compressor hums, won't start",
+        "cap is bulged and weak",
+    ):
+        d.say(text)
+    assert d.state.isolation_complete
+    out = d.say("That can't be right, I replaced that part last week")
+    assert out.intent == "DISPUTE" and out.replan and not d.state.isolation_complete
+
+
+def test_p0b_never_two_fallbacks_in_a_row_and_no_endless_repeats() -> None:
+    d = dialogue()
+    d.say("Air conditioner does nothing")
+    kinds = [
+        d.say(text).reply_action for text in ("hmm", "idk", "??", "no idea", "dunno", "not sure")
+    ]
+    assert "fallback" in kinds
+    assert all(not (a == b == "fallback") for a, b in zip(kinds, kinds[1:], strict=False))
+    fallbacks = [a.type for a in d.state.last_actions]
+    assert all(not (a == b == "fallback") for a, b in zip(fallbacks, fallbacks[1:], strict=False))
+    assert max(d.state.step_repeat_counts.values()) <= 2
+    # given up on after two asks, not asked a third time
+    assert "check_power" in d.state.skipped_steps
+    assert any("step_repeat_limit:check_power" in o.loop_violations for o in d.outcomes)
+
+
+def test_p0b_completed_step_is_never_asked_again() -> None:
+    d = dialogue()
+    d.say("AC not cooling")
+    d.say("122 volts at the unit")
+    asked = [
+        o.next_step_id
+        for o in (d.say(t) for t in ("hmm", "what?", "compressor runs fine", "ok", "yes"))
+    ]
+    assert "check_power" not in asked
+    assert d.state.step_repeat_counts.get("check_power") == 1
+
+
+def test_p0c_side_questions_return_to_the_interrupted_step() -> None:
+    d = dialogue()
+    d.say("Roof AC isn't cooling")
+    d.say("118 V at the supply")
+    assert d.state.current_step_id == "compressor_start"
+    out = d.say("Where is the capacitor on this unit?")
+    assert (
+        out.meaning == "side_question"
+        and out.submode == "locate"
+        and out.side_question.topic == "capacitor"
+    )
+    assert out.side_question.answer and "electrical box" in out.side_question.answer
+    assert (
+        out.side_question.return_step_id == "compressor_start"
+        and out.next_step_id == "compressor_start"
+    )
+    assert "compressor_start" not in d.state.completed_steps
+    out = d.say("And how do I test it?")  # pronoun: same topic, nested submode
+    assert (
+        out.submode == "howto"
+        and out.side_question.topic == "capacitor"
+        and len(d.state.topic_stack) == 1
+    )
+    out = d.say("What is a contactor?")
+    assert out.submode == "explain" and len(d.state.topic_stack) == 2
+    out = d.say("Compressor hums and won't start")
+    assert (
+        out.returned_to_step == "compressor_start"
+        and out.submode == "main"
+        and d.state.topic_stack == ()
+    )
+    assert "compressor_start" in d.state.completed_steps and out.next_step_id == "test_capacitor"
+    # the side answers did not count as asks of the interrupted step
+    assert d.state.step_repeat_counts.get("compressor_start", 0) == 1
+
+
+def test_p0c_in_chinese_and_repeated_side_question_is_flagged() -> None:
+    d = dialogue()
+    d.say("车顶空调不制冷")
+    out = d.say("电容在哪里？")
+    assert (
+        out.submode == "locate"
+        and out.side_question.topic == "capacitor"
+        and "电控盒" in out.side_question.answer
+    )
+    again = d.say("电容在哪里？")
+    assert again.side_question.repeat
+    out = d.say("电压是120伏")
+    assert out.returned_to_step == "check_power" and "check_power" in d.state.completed_steps
+
+
+def test_p0d_working_motor_on_alternate_power_never_recommends_replacement() -> None:
+    d = dialogue()
+    out = d.say("My roof vent fan won't run")
+    assert d.state.primary_system == "roof_vent_fan" and "fan_switch" in d.state.completed_steps
+    d.say("No 12V at the fan connector with the switch on")
+    out = d.say("I jumped 12 V straight from the battery to the motor and it runs fine")
+    assert "fan_motor_failed" in out.hypotheses_eliminated and out.isolation_completed
+    motor = d.state.hypothesis("fan_motor_failed")
+    assert motor.status == "eliminated" and motor.contradicting_facts
+    recs = recommendations(d.state, specs(d), "en")
+    assert recs and not any("Replace the fan motor" in r for r in recs)
+    assert not any(line.hypothesis_id == "fan_motor_failed" for line in d.state.estimate.lines)
+    report = build_final_report(d.state, specs(d), locale="en")
+    assert not any("replace the fan motor" in c.lower() for c in report.correction)
+    assert "Fan motor failed" in report.ruled_out
+
+
+def test_p0d_elimination_after_isolation_replans_away_from_replacement() -> None:
+    d = dialogue()
+    d.say("The bathroom fan stopped working")
+    out = d.say("with 12v applied directly the motor does not run")
+    assert d.state.isolation_finding == "fan_motor_failed" and out.estimate_drafted
+    out = d.say("Wait, my ground lead was bad. With a good ground the motor runs on direct 12V")
+    assert out.replan and "eliminated" in out.replan_reason
+    assert d.state.hypothesis("fan_motor_failed").status == "eliminated"
+    assert d.state.isolation_finding == "fan_supply_fault"
+    assert [line.hypothesis_id for line in d.state.estimate.lines] == ["fan_supply_fault"]
+    assert out.facts_superseded  # the dead-motor observation was superseded by the newer one
+    report = build_final_report(d.state, specs(d), locale="zh")
+    assert all("更换风扇电机" not in c for c in report.correction)
+
+
+def test_p0d_dead_motor_does_recommend_replacement() -> None:
+    # The rule is evidence, not a ban: a motor that is dead on direct power is replaced.
+    d = dialogue()
+    d.say("roof vent fan is dead")
+    d.say("motor won't spin even jumped straight to the battery")
+    assert recommendations(d.state, specs(d), "en") == ["Replace the fan motor"]
+
+
+def test_estimate_is_non_blocking_confirm_skip_and_report_uses_draft() -> None:
+    d = dialogue()
+    for text in (
+        "AC not cooling",
+        "120 volts",
+        "compressor hums but does not start",
+        "capacitor is weak",
+    ):
+        d.say(text)
+    assert d.state.estimate.status == "draft"
+    out = d.say("coils are clean, the fan moves air")  # keep diagnosing without confirming
+    assert out.estimate_status == "draft" and out.ready_for_report
+    report = build_final_report(d.state, specs(d), locale="en")
+    assert report.estimate_status == "draft" and report.total_hours == 0.5
+    out = d.say("confirm the labor at 0.8 hours")
+    assert (
+        out.meaning == "estimate"
+        and out.mode == "authorization"
+        and d.state.estimate.status == "confirmed"
+    )
+    assert build_final_report(d.state, specs(d), locale="en").total_hours == 0.8
+    out = d.say("write up the final report")
+    assert out.reply_action == "final_report" and out.mode == "final_report"
+
+
+def test_skip_estimate_and_report_blocked_before_isolation() -> None:
+    d = dialogue()
+    d.say("AC not cooling")
+    out = d.say("give me the final report")
+    assert out.report_blockers == ("isolation_incomplete",) and out.mode == "diagnostic"
+    for text in ("120 volts", "compressor hums but does not start", "capacitor is weak"):
+        d.say(text)
+    out = d.say("skip the estimate for now")
+    assert d.state.estimate.status == "skipped"
+    assert build_final_report(d.state, specs(d), locale="en").estimate_status == "draft"
+
+
+def test_ambiguous_system_is_asked_then_aborted_without_progress() -> None:
+    d = dialogue()
+    out = d.say("something is broken")
+    assert out.decision == "ask" and out.question_kind == "system"
+    d.say("not sure")
+    d.say("hmm")
+    assert d.say("whatever").decision == "abort"
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                "AC not cooling",
+                "hmm",
+                "idk",
+                "120 volts",
+                "where is the capacitor?",
+                "how do I test it?",
+                "compressor hums but won't start",
+                "capacitor reads 10 uF, rated 45",
+                "I found oil at the coil",
+                "bubbles confirm the leak",
+                "yes",
+                "that can't be right",
+                "confirm the estimate",
+                "final report",
+                "???",
+                "coils are clean",
+            ]
+        ),
+        min_size=1,
+        max_size=12,
+    )
+)
+def test_loop_guard_holds_for_any_script(script: list[str]) -> None:
+    d = dialogue()
+    for text in script:
+        d.say(text)
+    actions = d.state.last_actions
+    assert all(
+        not (a.type == b.type == "fallback") for a, b in zip(actions, actions[1:], strict=False)
+    )
+    assert all(
+        count <= CONFIG.loop_guard.max_step_repeats for count in d.state.step_repeat_counts.values()
+    )
+    asked = [
+        (o.turn_index, o.proposed_action.step_id)
+        for o in d.outcomes
+        if o.proposed_action.type == "question"
+    ]
+    for turn, step in asked:
+        earlier = [o for o in d.outcomes if o.turn_index < turn]
+        assert not any(step in o.completed_steps for o in earlier), (step, script)
+    if d.state.primary_system:
+        assert all(h.status != "eliminated" or h.contradicting_facts for h in d.state.hypotheses)
+
+
+@pytest.mark.parametrize("text", ["Где находится конденсатор?", "¿Dónde está el capacitor?"])
+def test_side_question_other_languages(text: str) -> None:
+    d = dialogue()
+    d.say("AC not cooling")
+    out = d.say(text)
+    assert (
+        out.submode == "locate"
+        and out.side_question.topic == "capacitor"
+        and out.side_question.answer
+    )
+
+
+def test_final_report_for_uses_the_active_procedure() -> None:
+    from conversations.engine import final_report_for
+
+    d = dialogue()
+    assert final_report_for(d.state, CONFIG) is None
+    for text in ("roof vent fan dead", "jumped it to the battery and the motor spins"):
+        d.say(text)
+    report = final_report_for(d.state, CONFIG, locale="zh")
+    assert report.correction and "保留完好的电机" in report.correction[0]
