@@ -28,7 +28,7 @@ def _user(username: str, supervisor: bool = False):  # noqa: ANN202
 
 @pytest.fixture
 def person(db):  # noqa: ANN001, ANN201
-    return _user("alice")
+    return _user("pat")
 
 
 @pytest.fixture
@@ -38,7 +38,7 @@ def other_person(db):  # noqa: ANN001, ANN201
 
 @pytest.fixture
 def supervisor(db):  # noqa: ANN001, ANN201
-    return _user("sam", supervisor=True)
+    return _user("sue", supervisor=True)
 
 
 @pytest.fixture

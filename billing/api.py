@@ -18,6 +18,13 @@ def money(value) -> str:  # noqa: ANN001
     return f"{value:.2f}"
 
 
+def local_iso(value) -> str | None:  # noqa: ANN001
+    """Times are ISO 8601 with the product's offset (Asia/Shanghai by default)."""
+    from django.utils import timezone
+
+    return timezone.localtime(value).isoformat() if value else None
+
+
 class ScopeIn(serializers.Serializer):
     city_code = serializers.CharField(max_length=32)
     lot_codes = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
@@ -40,8 +47,8 @@ class RuleIn(serializers.Serializer):
 def version_out(version) -> dict:  # noqa: ANN001
     return {
         "version_no": version.version_no,
-        "effective_from": version.effective_from.isoformat(),
-        "effective_to": version.effective_to.isoformat() if version.effective_to else None,
+        "effective_from": local_iso(version.effective_from),
+        "effective_to": local_iso(version.effective_to),
         "priority": version.priority,
         "rule_payload": version.rule_payload,
     }
@@ -58,7 +65,7 @@ def order_out(order: ParkingOrder) -> dict:
     return {
         "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
         "billing_rule_code": order.billing_rule_code or None, "billing_rule_version_no": order.billing_rule_version_no,
-        "entry_time": order.entry_time.isoformat(), "exit_time": order.exit_time.isoformat() if order.exit_time else None,
+        "entry_time": local_iso(order.entry_time), "exit_time": local_iso(order.exit_time),
         "total_amount": money(order.total_amount), "paid_amount": money(order.paid_amount),
         "arrears_amount": money(order.arrears_amount), "status": order.status,
     }

@@ -18,7 +18,7 @@ from workflows.models import Review
 from workflows.services import review_applier
 
 from . import services
-from .models import ParkingOrder
+from .models import BillingRule, ParkingOrder
 
 EXAMPLE_STAYS_MINUTES = (60, 180)
 
@@ -32,10 +32,15 @@ def _failure(tool: str, error: ApplicationError) -> StepEffect:
     return StepEffect(signals={"tool_result": {"tool": tool, "error": {"code": error.code, "message": error.message}}, "tool_error": True})
 
 
+def _local(value) -> str | None:  # noqa: ANN001
+    """ISO 8601 in the product's time zone (what people read), never UTC."""
+    return timezone.localtime(value).isoformat() if value else None
+
+
 def _order_dict(order: ParkingOrder) -> dict[str, Any]:
     return {
         "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
-        "entry_time": order.entry_time.isoformat(), "exit_time": order.exit_time.isoformat() if order.exit_time else None,
+        "entry_time": _local(order.entry_time), "exit_time": _local(order.exit_time),
         "total_amount": str(order.total_amount), "paid_amount": str(order.paid_amount),
         "arrears_amount": str(order.arrears_amount), "status": order.status,
         "billing_rule_code": order.billing_rule_code, "billing_rule_version_no": order.billing_rule_version_no,
@@ -48,7 +53,8 @@ def rule_explain(ctx: StepContext) -> StepEffect:
     slots = _validated(ctx)
     try:
         at = services.parse_time(slots["at_time"], "at_time") if slots.get("at_time") else timezone.now()
-        version = services.rule_version_for(at=at, city_code=slots.get("city_code"), lot_code=slots.get("lot_code"))
+        city = slots.get("city_code") or services.city_of_lot(slots.get("lot_code"))
+        version = services.rule_version_for(at=at, city_code=city, lot_code=slots.get("lot_code"))
         stays = []
         if slots.get("entry_time") and slots.get("exit_time"):
             entry, exit_ = services.parse_time(slots["entry_time"], "entry_time"), services.parse_time(slots["exit_time"], "exit_time")
@@ -60,15 +66,14 @@ def rule_explain(ctx: StepContext) -> StepEffect:
         simulations = []
         for entry, exit_ in stays:
             sim = services.simulate_with_version(version, entry, exit_)
-            simulations.append({"entry_time": entry.isoformat(), "exit_time": exit_.isoformat(), **sim.to_dict()})
+            simulations.append({"entry_time": _local(entry), "exit_time": _local(exit_), **sim.to_dict()})
     except ApplicationError as error:
         return _failure("rule_explain", error)
     rule = version.rule
     return StepEffect(signals={"tool_error": False, "tool_result": {
         "tool": "rule_explain", "rule_code": rule.rule_code, "rule_name": rule.name, "version_no": version.version_no,
-        "effective_from": version.effective_from.isoformat(),
-        "effective_to": version.effective_to.isoformat() if version.effective_to else None,
-        "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": at.isoformat(),
+        "effective_from": _local(version.effective_from), "effective_to": _local(version.effective_to),
+        "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": _local(at),
         "segments": version.rule_payload, "simulations": simulations,
     }})
 
@@ -129,3 +134,29 @@ def apply_fee_review(review: Review, option_id: str, user) -> None:  # noqa: ANN
         order_no=review.subject["order_no"], outcome=outcome,
         simulated_amount=Decimal(review.subject["simulated_total_amount"]), user=user, review=review,
     )
+
+
+# --- slot lookups: an identifier is checked against the domain before tools use it ---
+
+
+def order_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
+    order = ParkingOrder.objects.filter(order_no__iexact=value.strip()).values_list("order_no", flat=True).first()
+    return order or False
+
+
+def lot_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
+    lot = value.strip().upper()
+    in_rules = any(lot in (scope.get("lot_codes") or []) for scope in BillingRule.objects.values_list("scope", flat=True))
+    return lot if in_rules or ParkingOrder.objects.filter(lot_code=lot).exists() else False
+
+
+def city_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
+    return value if BillingRule.objects.filter(city_code=value).exists() or ParkingOrder.objects.filter(city_code=value).exists() else False
+
+
+def register_lookups() -> None:
+    from conversations.services import register_lookup
+
+    register_lookup("order_no", order_lookup)
+    register_lookup("lot_code", lot_lookup)
+    register_lookup("city_code", city_lookup)

@@ -163,6 +163,16 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
     return scored[0][1]
 
 
+def city_of_lot(lot_code: str | None) -> str | None:
+    """The city a lot belongs to, from the rules that name it or the orders parked there."""
+    if not lot_code:
+        return None
+    for city, scope in BillingRule.objects.values_list("city_code", "scope"):
+        if lot_code in (scope.get("lot_codes") or []):
+            return city
+    return ParkingOrder.objects.filter(lot_code=lot_code).values_list("city_code", flat=True).first()
+
+
 @dataclass(frozen=True)
 class Simulation:
     result: FeeResult

@@ -6,6 +6,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from billing import api as billing_api
 from config.errors import api_not_found
+from conversations import api as conversation_api
 from workflows import api as workflow_api
 
 api_v1 = [
@@ -15,6 +16,11 @@ api_v1 = [
     path("reviews/<int:review_id>", workflow_api.ReviewDetailApi.as_view(), name="review"),
     path("reviews/<int:review_id>/decision", workflow_api.ReviewDecisionApi.as_view(), name="review-decision"),
     path("audit-events", workflow_api.AuditEventListApi.as_view(), name="audit-events"),
+    path("conversations", conversation_api.ConversationListApi.as_view(), name="conversations"),
+    path("conversations/<int:conversation_id>", conversation_api.ConversationDetailApi.as_view(), name="conversation"),
+    path("conversations/<int:conversation_id>/messages", conversation_api.MessageApi.as_view(), name="conversation-messages"),
+    path("conversations/<int:conversation_id>/choose", conversation_api.ChooseApi.as_view(), name="conversation-choose"),
+    path("conversations/<int:conversation_id>/audit", conversation_api.AuditApi.as_view(), name="conversation-audit"),
     path("billing-rules", billing_api.BillingRuleListApi.as_view(), name="billing-rules"),
     path("billing-rules/simulate", billing_api.SimulateApi.as_view(), name="billing-simulate"),
     path("billing-rules/<slug:rule_code>", billing_api.BillingRuleDetailApi.as_view(), name="billing-rule"),

@@ -5,3 +5,15 @@ class ConversationsConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
     name = "conversations"
     verbose_name = "Conversations and knowledge"
+
+    def ready(self) -> None:
+        from billing.handlers import register_lookups
+        from workflows.services import on_event, register_plan_section
+
+        from . import handlers  # noqa: F401  registers the conversation-fed step handlers
+        from .engine.config import validate_config
+        from .services import on_review_decided
+
+        register_lookups()
+        on_event(on_review_decided)
+        register_plan_section("conversation", validate_config)

@@ -326,7 +326,7 @@ class PlanUploadForm(forms.ModelForm):
             document = json.loads(self.cleaned_data["document"])
         except json.JSONDecodeError as error:
             raise forms.ValidationError(f"Not valid JSON: {error}") from error
-        problems = services.engine.validate_plan(document)
+        problems = services.plan_problems(document)
         if problems:
             raise forms.ValidationError([f"{p.path}: {p.message}" for p in problems])
         return document

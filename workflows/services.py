@@ -64,9 +64,28 @@ def plan_for(plan_row: WorkflowPlan) -> Plan:
     return _parsed(plan_row.pk, plan_row.checksum, json.dumps(plan_row.definition))
 
 
+_SECTION_VALIDATORS: dict[str, Callable[[Any], list[tuple[str, str]]]] = {}
+
+
+def register_plan_section(key: str, validator: Callable[[Any], list[tuple[str, str]]]) -> None:
+    """Let another app validate its own section of a plan (the conversation config)."""
+    _SECTION_VALIDATORS[key] = validator
+
+
+def plan_problems(document: Any) -> list[engine.PlanProblem]:
+    """Every problem of a plan document: the graph's and each registered section's."""
+    problems = engine.validate_plan(document)
+    if isinstance(document, Mapping):
+        for key, validator in _SECTION_VALIDATORS.items():
+            if key in document and isinstance(document[key], Mapping):
+                problems += [engine.PlanProblem(f"$.{key}{path.removeprefix('$')}" if path.startswith("$") else f"$.{key}.{path}", message)
+                             for path, message in validator(document[key])]
+    return problems
+
+
 def plan_check(document: Any) -> None:
     """Raise PlanInvalid listing every problem (with its JSON path) of a plan document."""
-    problems = engine.validate_plan(document)
+    problems = plan_problems(document)
     if problems:
         raise PlanInvalid(
             f"The plan has {len(problems)} problem(s).",

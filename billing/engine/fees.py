@@ -27,22 +27,28 @@ silent the choice is marked *chosen*):
 - DST: local time is read from the zone at each minute, so a skipped hour has no minutes and
   a repeated hour is counted twice, each minute in the anchor day its local time gives.
 
-How it is fast: times are integer minutes since the epoch. The stay is split into *epochs*
-where no segment's UTC offset changes; inside one, each segment's occurrences are a fixed
-pattern of intervals repeating every day (every week with weekdays). Per segment per epoch
-only the first and last occurrences (and any shared with another epoch, or still eating free
-minutes) are computed explicitly by interval arithmetic; the whole days between fall into at
-most 7 classes (weekday), whose charge is computed once per set of offsets, cached on the
-compiled payload, and multiplied by their count. A stay's cost therefore barely depends on
-its length.
+How it is fast: times are integer minutes since the epoch. A segment's minutes depend only
+on its own zone and those of the segments before it, so for each segment the stay is split
+into *epochs* where none of those zones changes its UTC offset; inside one, the segment's
+occurrences are a fixed pattern of intervals repeating every day (every week with weekdays).
+Per segment per epoch only occurrences cut by the epoch's ends, shared with another epoch (a
+repeated hour) or still eating free minutes are computed one by one, by interval arithmetic;
+the whole occurrences between fall into 7 weekday classes whose minutes and charges are
+computed once per set of offsets, cached on the compiled payload, and summed by count with
+prefix sums. A stay's cost therefore barely depends on its length.
+
+Caches (compiled raw payloads, per-payload day classes and charges, zone transitions) hold
+pure functions of their keys, so concurrent threads can at worst compute an entry twice.
 """
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from decimal import Decimal
+from typing import NamedTuple
 
 from billing.engine.money import ZERO, cents_to_money
 from billing.engine.payload import DAY, CompiledPayload, compile_payload
@@ -54,6 +60,15 @@ _MINUTE_US = 60_000_000
 _RAW_CACHE_SIZE = 256
 # repr(payload) -> compiled; repr tells 1 from 1.0 from True, so a hit compiles identically.
 _raw_cache: dict[str, CompiledPayload] = {}
+
+
+class DayClasses(NamedTuple):
+    """A segment's whole-occurrence figures by epoch day % 7, with prefix sums over two weeks."""
+
+    won: tuple[int, ...]  # minutes won on a day of each class
+    won_sums: tuple[int, ...]  # won_sums[i] = minutes won on classes 0..i-1 (mod 7), i <= 14
+    cents_sums: tuple[int, ...]
+    capped_sums: tuple[int, ...]  # how many of those days hit the cap
 
 
 @dataclass(frozen=True)
@@ -104,7 +119,9 @@ def _compiled(payload: Sequence[dict] | CompiledPayload) -> CompiledPayload:
     if found is None:
         found = compile_payload(payload)
         if len(_raw_cache) >= _RAW_CACHE_SIZE:
-            _raw_cache.pop(next(iter(_raw_cache)))
+            # Evict the oldest; another thread may have evicted it already.
+            with contextlib.suppress(KeyError, StopIteration, RuntimeError):
+                del _raw_cache[next(iter(_raw_cache))]
         _raw_cache[key] = found
     return found
 
@@ -130,27 +147,46 @@ def _stay(entry_time: datetime, exit_time: datetime) -> tuple[int, int]:
     return first, duration
 
 
-def _epochs(cp: CompiledPayload, first: int, stop: int) -> list[tuple[int, int, tuple[int, ...]]]:
-    """Split [first, stop) where any zone's offset changes: (lo, hi, offset per segment)."""
-    current = []
+def _zone_changes(
+    cp: CompiledPayload, first: int, stop: int
+) -> tuple[list[int], list[tuple[int, int, int]]]:
+    """Return each zone's offset at first and all (minute, zone, new offset) changes, in order."""
+    offsets = []
     events = []
     for i, key in enumerate(cp.timezones):
         offset, changes = offset_changes(key, first, stop)
-        current.append(offset)
+        offsets.append(offset)
         for minute, new in changes:
             events.append((minute, i, new))
-    zones = cp.segment_zone
-    if not events:
-        return [(first, stop, tuple([current[z] for z in zones]))]
     events.sort()
+    return offsets, events
+
+
+def _epochs(
+    cp: CompiledPayload,
+    first: int,
+    stop: int,
+    start_offsets: list[int],
+    events: list[tuple[int, int, int]],
+    zones: set[int],
+) -> list[tuple[int, int, tuple[int, ...]]]:
+    """Split [first, stop) where a zone in zones changes offset: (lo, hi, offset per segment).
+
+    Changes of other zones are ignored (their offsets stay as at first): a segment's minutes
+    depend only on its own zone and those of the segments before it.
+    """
+    current = list(start_offsets)
+    segment_zone = cp.segment_zone
     epochs = []
     lo = first
-    for minute, i, new in events:
+    for minute, zone, new in events:
+        if zone not in zones:
+            continue
         if minute > lo:
-            epochs.append((lo, minute, tuple([current[z] for z in zones])))
+            epochs.append((lo, minute, tuple([current[z] for z in segment_zone])))
             lo = minute
-        current[i] = new
-    epochs.append((lo, stop, tuple([current[z] for z in zones])))
+        current[zone] = new
+    epochs.append((lo, stop, tuple([current[z] for z in segment_zone])))
     return epochs
 
 
@@ -201,19 +237,25 @@ def _won(geometry, s: int, day: int, offsets: tuple[int, ...], lo: int, hi: int)
     return x1 - x0 - covered
 
 
-def _day_classes(cp: CompiledPayload, offsets: tuple[int, ...]):
-    """Per segment, per day class (weekday or one class), a whole occurrence's (won, cents, capped)."""
+def _day_classes(cp: CompiledPayload, offsets: tuple[int, ...]) -> tuple[DayClasses, ...]:
+    """Per segment, what a whole occurrence wins and charges by weekday, under fixed offsets."""
     found = cp._day_classes.get(offsets)
     if found is None:
-        classes = 7 if cp.weekly else 1
         rows = []
         for s, segment in enumerate(cp.segments):
-            row = []
-            for day in range(classes):
-                # Only day % 7 matters for a whole occurrence under fixed offsets.
-                won = _won(cp.geometry, s, day, offsets, -_FAR, _FAR)
-                row.append((won, *segment.charge(won)))
-            rows.append(tuple(row))
+            # Only day % 7 matters for a whole occurrence (day 0, 1970-01-01, is a Thursday).
+            if cp.weekly:
+                won = tuple(_won(cp.geometry, s, day, offsets, -_FAR, _FAR) for day in range(7))
+            else:
+                won = (_won(cp.geometry, s, 0, offsets, -_FAR, _FAR),) * 7
+            charges = [segment.charge(w) for w in won]
+            pw, pc, pk = [0], [0], [0]
+            for i in range(14):
+                day_cents, day_capped = charges[i % 7]
+                pw.append(pw[-1] + won[i % 7])
+                pc.append(pc[-1] + day_cents)
+                pk.append(pk[-1] + day_capped)
+            rows.append(DayClasses(won, tuple(pw), tuple(pc), tuple(pk)))
         found = tuple(rows)
         if len(cp._day_classes) >= 64:
             cp._day_classes.clear()
@@ -230,111 +272,105 @@ def _segment_charge(cp: CompiledPayload, s: int, epochs) -> tuple[int, int, int,
     free_left = segment.free_minutes
     minutes = freed = cents = 0
     capped = False
+    single = len(epochs) == 1
 
-    spans = []
+    # Per epoch: the anchor days whose occurrence meets it, and the inner run of days whose
+    # occurrence lies wholly inside it (and so inside the stay), which go by class.
+    plans = []
     for lo, hi, offsets in epochs:
         shift = start - offsets[s]
         first = (lo - shift) // DAY
         if first * DAY + shift + length <= lo:
             first += 1
-        spans.append((first, (hi - 1 - shift) // DAY))
-    single = len(epochs) == 1
-    # Across an offset change an anchor day can get minutes from two epochs (a repeated
-    # hour); such days are summed in `pending` and charged once all epochs are seen.
+        last = (hi - 1 - shift) // DAY
+        inner_first = first if first * DAY + shift >= lo else first + 1
+        inner_last = last if last * DAY + shift + length <= hi else last - 1
+        plans.append([first, last, inner_first, inner_last])
     pending: dict[int, list[int]] = {}
     if not single:
-        before = []
+        # Across an offset change an anchor day can get minutes from two epochs (a repeated
+        # hour): such days are computed one by one, summed in `pending`, charged at the end.
         latest = -_FAR
-        for first, last in spans:
-            before.append(latest)
-            if first <= last:
-                latest = max(latest, last)
-        after = [0] * len(spans)
+        for plan in plans:
+            if plan[0] <= plan[1]:
+                if plan[2] <= latest:
+                    plan[2] = latest + 1
+                latest = max(latest, plan[1])
         earliest = _FAR
-        for k in range(len(spans) - 1, -1, -1):
-            after[k] = earliest
-            first, last = spans[k]
-            if first <= last:
-                earliest = min(earliest, first)
+        for plan in reversed(plans):
+            if plan[0] <= plan[1]:
+                if plan[3] >= earliest:
+                    plan[3] = earliest - 1
+                earliest = min(earliest, plan[0])
 
-    for k, (lo, hi, offsets) in enumerate(epochs):
-        first, last = spans[k]
+    def one_day(day: int, offsets: tuple[int, ...], lo: int, hi: int) -> None:
+        nonlocal minutes, freed, cents, capped, free_left
+        won = _won(geometry, s, day, offsets, lo, hi)
+        if not won:
+            return
+        take = 0
+        if free_left:
+            take = won if won < free_left else free_left
+            free_left -= take
+        if single:
+            minutes += won
+            freed += take
+            day_cents, day_capped = charge(won - take)
+            cents += day_cents
+            capped = capped or day_capped
+        else:
+            row = pending.get(day)
+            if row is None:
+                pending[day] = [won, take]
+            else:
+                row[0] += won
+                row[1] += take
+
+    # Epochs, and days within each, are visited in time order, so free minutes go first.
+    for (lo, hi, offsets), (first, last, inner_first, inner_last) in zip(
+        epochs, plans, strict=True
+    ):
         if first > last:
             continue
-        # Interior days lie wholly inside this epoch and the stay: they go by class.
-        inner_first, inner_last = first + 1, last - 1
-        if not single:
-            inner_first = max(inner_first, before[k] + 1)
-            inner_last = min(inner_last, after[k] - 1)
         if inner_first > inner_last:
-            explicit = (range(first, last + 1),)
-        else:
-            explicit = (range(first, inner_first), range(inner_last + 1, last + 1))
+            for day in range(first, last + 1):
+                one_day(day, offsets, lo, hi)
+            continue
+        for day in range(first, inner_first):
+            one_day(day, offsets, lo, hi)
 
-        for part, days in enumerate(explicit):
-            if part == 1:
-                # Between the front and back explicit days: the interior, by class.
-                table = _day_classes(cp, offsets)[s]
-                day, stop = inner_first, inner_last
-                weekly = len(table) == 7
-                if free_left:
-                    week = sum(row[0] for row in table) * (1 if weekly else 7)
-                    if week:
-                        weeks = min(free_left // week, (stop - day + 1) // 7)
-                        if weeks:
-                            # Whole weeks swallowed by the allowance charge nothing.
-                            used = weeks * week
-                            free_left -= used
-                            freed += used
-                            minutes += used
-                            day += 7 * weeks
-                        while free_left and day <= stop:
-                            won = table[day % 7 if weekly else 0][0]
-                            take = won if won < free_left else free_left
-                            free_left -= take
-                            freed += take
-                            minutes += won
-                            day_cents, day_capped = charge(won - take)
-                            cents += day_cents
-                            capped = capped or day_capped
-                            day += 1
-                if day <= stop:
-                    count = stop - day + 1
-                    if not weekly:
-                        won, day_cents, day_capped = table[0]
-                        minutes += count * won
-                        cents += count * day_cents
-                        capped = capped or day_capped
-                    else:
-                        weeks, extra = divmod(count, 7)
-                        base = day % 7
-                        for r, (won, day_cents, day_capped) in enumerate(table):
-                            n = weeks + ((r - base) % 7 < extra)
-                            if n:
-                                minutes += n * won
-                                cents += n * day_cents
-                                capped = capped or day_capped
-            for day in days:
-                won = _won(geometry, s, day, offsets, lo, hi)
-                if not won:
-                    continue
-                take = 0
-                if free_left:
-                    take = won if won < free_left else free_left
-                    free_left -= take
-                if single:
-                    minutes += won
-                    freed += take
-                    day_cents, day_capped = charge(won - take)
-                    cents += day_cents
-                    capped = capped or day_capped
-                else:
-                    row = pending.get(day)
-                    if row is None:
-                        pending[day] = [won, take]
-                    else:
-                        row[0] += won
-                        row[1] += take
+        won7, pw, pc, pk = _day_classes(cp, offsets)[s]
+        day, stop = inner_first, inner_last
+        if free_left and pw[7]:
+            weeks = min(free_left // pw[7], (stop - day + 1) // 7)
+            if weeks:
+                # Whole weeks swallowed by the allowance charge nothing.
+                used = weeks * pw[7]
+                free_left -= used
+                freed += used
+                minutes += used
+                day += 7 * weeks
+            while free_left and day <= stop:
+                won = won7[day % 7]
+                take = won if won < free_left else free_left
+                free_left -= take
+                freed += take
+                minutes += won
+                day_cents, day_capped = charge(won - take)
+                cents += day_cents
+                capped = capped or day_capped
+                day += 1
+        if day <= stop:
+            # Sums over whole weeks plus a run of weekdays, from prefix sums of two weeks.
+            weeks, extra = divmod(stop - day + 1, 7)
+            base = day % 7
+            minutes += weeks * pw[7] + pw[base + extra] - pw[base]
+            cents += weeks * pc[7] + pc[base + extra] - pc[base]
+            if not capped:
+                capped = bool(weeks and pk[7]) or pk[base + extra] > pk[base]
+
+        for day in range(inner_last + 1, last + 1):
+            one_day(day, offsets, lo, hi)
 
     for won, take in pending.values():
         minutes += won
@@ -353,12 +389,19 @@ def simulate_fee(
     first, duration = _stay(entry_time, exit_time)
     if not duration:
         return FeeResult(0, ZERO, ())
-    epochs = _epochs(cp, first, first + duration)
+    stop = first + duration
+    start_offsets, events = _zone_changes(cp, first, stop)
+    zones: set[int] = set()
+    epochs = None
     rows = []
     total = 0
     for s, segment in enumerate(cp.segments):
         if cp.shadowed[s]:
             continue
+        zone = cp.segment_zone[s]
+        if epochs is None or (events and zone not in zones):
+            zones.add(zone)
+            epochs = _epochs(cp, first, stop, start_offsets, events, zones)
         minutes, freed, cents, capped = _segment_charge(cp, s, epochs)
         if minutes:
             total += cents

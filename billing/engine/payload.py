@@ -143,8 +143,8 @@ class CompiledPayload:
     geometry: tuple[tuple[int, int, tuple[bool, ...] | None], ...]
     # a segment after an every-day, all-day segment can never win a minute
     shadowed: tuple[bool, ...]
-    # offsets per segment -> per segment, per day class: (won minutes, cents, capped)
-    _day_classes: dict[tuple[int, ...], tuple[tuple[tuple[int, int, bool], ...], ...]] = field(
+    # offsets per segment -> per segment, whole days by weekday (fees.DayClasses)
+    _day_classes: dict[tuple[int, ...], tuple] = field(
         default_factory=dict, compare=False, repr=False, hash=False
     )
 

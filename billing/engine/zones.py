@@ -6,7 +6,7 @@ whole minutes (identical to truncating the local wall time to the minute, which 
 minute-by-minute reading of the clock gives, even for historical offsets with seconds).
 
 zoneinfo does not expose its transition table, so transitions are found once per zone per
-chunk of ``CHUNK`` minutes (about 91 days) by probing the offset every ``PROBE`` minutes and
+chunk of ``CHUNK`` minutes (about 364 days) by probing the offset every ``PROBE`` minutes and
 bisecting to the exact minute; later calls only look the chunk up. Two changes closer than
 ``PROBE`` minutes (12 hours) that cancel each other would be missed; no zone has such a
 pair.
@@ -19,7 +19,7 @@ from datetime import datetime, timedelta
 from functools import cache
 from zoneinfo import ZoneInfo
 
-CHUNK = 1 << 17
+CHUNK = 1 << 19
 PROBE = 720
 # Minutes since the epoch of 1900-01-01 and 9000-01-01 UTC: the range simulate_fee accepts.
 MIN_MINUTE = -36_816_480

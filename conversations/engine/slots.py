@@ -55,7 +55,10 @@ _LOT_KEYWORD = re.compile(
     r"\s*(?:code|编码|编号|号)?\s*[:：#]?\s*([A-Za-z0-9][A-Za-z0-9_\-]{1,15})",
     re.IGNORECASE,
 )
-_LOT_SHAPED = re.compile(r"(?<![A-Za-z0-9])([A-Z]{2,4}-[A-Z]\d{1,4})(?![A-Za-z0-9])")
+# "SH-A01", "SH-PD-001", "BJ-001"; never an order number's shape.
+_LOT_SHAPED = re.compile(
+    r"(?<![A-Za-z0-9])(?!(?:SCN|ORD|ORDER|PO|PK|INV)-)([A-Z]{2,4}-(?:[A-Z]{1,3}-?)?\d{1,4})(?![A-Za-z0-9])"
+)
 _CITY_KEYWORD = re.compile(
     r"(?:city(?:\s*code)?|城市(?:编码|代码)?|город|ciudad)\s*[:：=]?\s*([A-Za-z]{2,6}|\d{4,6})",
     re.IGNORECASE,

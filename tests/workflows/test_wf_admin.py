@@ -29,9 +29,9 @@ def _pending(owner) -> Review:  # noqa: ANN001
     return Review.objects.get(run=run)
 
 
-def test_queue_lists_pending_first_with_counts(admin_client_sup, person, plans) -> None:  # noqa: ANN001
+def test_queue_lists_pending_first_with_counts(admin_client_sup, person, supervisor, plans) -> None:  # noqa: ANN001
     first = _pending(person)
-    services.review_decide(review_id=first.pk, outcome="reject", reason="no", user=first.run.owner.__class__.objects.get(username="sam"))
+    services.review_decide(review_id=first.pk, outcome="reject", reason="no", user=supervisor)
     second = _pending(person)
     page = admin_client_sup.get("/admin/workflows/review/")
     html = page.content.decode()

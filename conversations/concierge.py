@@ -1,0 +1,122 @@
+"""The concierge: one interface, two backends, and the contract checks between them.
+
+`rules` (the default) is the deterministic reply the context engine composed. `openai`
+(when OPENAI_API_KEY is set) sends the seed-003 context package to any OpenAI-compatible
+endpoint and asks for one JSON object. Whatever the model says is checked before it
+counts: an option not offered, a blocked or consent-requiring option, malformed JSON, a
+reply that asks a question while triggering an action, a completed step asked again, or
+an amount no tool or citation backs. Any violation is audited and the turn falls back to
+the rules reply. The model never changes the workflow by itself.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from dataclasses import dataclass, field
+from typing import Any
+
+from workflows.audit import audit_record
+
+from .engine import ResponseContext, build_context_package, validate_response
+from .engine.replies import ComposedReply
+from .llm import ModelUnavailable, model_from_settings
+
+SYSTEM_PROMPT = """You are the concierge of a governed workflow. Answer the person in their language
+(Chinese if they write Chinese). Use only facts from the context package: never state a fee,
+amount or rule that is not in the tool results or knowledge references given to you. You may
+choose at most one option_id, and only from the AVAILABLE OPTIONS marked eligible; never invent
+options, never choose an option that requires consent, and never trigger an action while your
+reply asks a question. Never ask again a step listed as completed. Reply with one JSON object
+exactly in the required response format."""
+
+_AMOUNT = re.compile(r"(?<![\d.])(\d+\.\d{2})(?!\d)")
+
+
+@dataclass
+class Decision:
+    reply: ComposedReply
+    option_id: str | None = None
+    backend: str = "rules"
+    violations: list[str] = field(default_factory=list)
+
+
+def _completed_questions(state, config) -> list[str]:  # noqa: ANN001
+    """The question texts of steps the conversation already completed (procedure or form)."""
+    texts = []
+    done = set(state.completed_steps) | {a.question_id for a in state.finalized_answers}
+    procedure = config.procedure(state.primary_system) if config.diagnostic is not None else None
+    for step in procedure.steps if procedure else ():
+        if step.id in done:
+            texts += [q for q in step.question.values() if q]
+    for question in config.form.questions if config.form is not None else ():
+        if question.id in done:
+            texts += [q for q in question.question.values() if q]
+    return texts
+
+
+def _same_question(reply: str, question: str) -> bool:
+    norm = re.sub(r"\W+", " ", reply.lower())
+    asked = re.sub(r"\W+", " ", question.lower()).strip()
+    return bool(asked) and (asked in norm or difflib.SequenceMatcher(None, asked, norm).find_longest_match().size >= 0.8 * len(asked))
+
+
+def _extra_violations(data: dict[str, Any], *, view, state, config, draft: ComposedReply) -> list[str]:  # noqa: ANN001
+    """Contract checks beyond the response schema: consent, completed steps, unbacked amounts."""
+    problems = []
+    reply = str(data.get("reply") or "")
+    option_id = data.get("option_id")
+    option = next((o for o in view.options if o["option_id"] == option_id), None)
+    if option is not None and option.get("requires_consent"):
+        problems.append(f"option_requires_consent:{option_id}")
+    backed = draft.text + " " + repr(view.tool_result or {}) + " " + " ".join(c.get("snippet", "") for c in view.citations)
+    problems += [f"unbacked_amount:{amount}" for amount in _AMOUNT.findall(reply) if amount not in backed]
+    if any(_same_question(reply, q) for q in _completed_questions(state, config)):
+        problems.append("asks_completed_step")
+    return problems
+
+
+def concierge_reply(*, conversation, run, plan, config, state, outcome, view, draft: ComposedReply, lang: str, user_text: str) -> Decision:  # noqa: ANN001
+    """The reply that counts for this turn: the model's when it keeps every contract, else the rules'."""
+    model = model_from_settings()
+    if model is None:
+        return Decision(draft)
+    package = build_context_package(
+        state, config=config, title=str(plan.workflow_id), current_question=outcome.question or outcome.next_step_question,
+        options=view.options, knowledge=[{"ref_id": c["source_id"], "title": c.get("title", ""), "text": c["snippet"]} for c in view.citations],
+        locale=lang,
+    )
+    facts = "\n".join(f"- {f}" for f in draft.facts) or "- (none)"
+    user = f"{package}\n\n## Tool results (business facts)\n{facts}\n\n## Draft answer from the rules backend\n{draft.text}"
+    try:
+        raw = model.complete_json(SYSTEM_PROMPT, user)
+    except ModelUnavailable as error:
+        audit_record("model_fallback", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
+                     payload={"kind": error.kind, "detail": error.detail[:500]})
+        return Decision(draft, backend="rules", violations=[f"model_unavailable:{error.kind}"])
+    ctx = ResponseContext.from_options(
+        view.options, form=config.form is not None, current_question_id=outcome.form_question_id,
+        knowledge_ids=[c["source_id"] for c in view.citations],
+        action_option_ids=[o["option_id"] for o in view.options if o.get("requires_consent") or o["option_id"] in view.new_actions],
+    )
+    checked = validate_response(raw, ctx)
+    violations = list(checked.violations)
+    if checked.ok or not violations:
+        violations += _extra_violations(raw, view=view, state=state, config=config, draft=draft)
+    if violations:
+        audit_record("contract_violation", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
+                     decision=None, chosen_option_id=str(raw.get("option_id") or "")[:64], outcome="fallback_to_rules",
+                     payload={"violations": violations, "model_answer": raw})
+        return Decision(draft, backend="rules", violations=violations)
+    reply_text = str(raw["reply"]).strip()
+    if draft.sources:
+        reply_text += ("\n\n来源：" if lang == "zh" else "\n\nSources: ") + ", ".join(draft.sources)
+    reply = ComposedReply(
+        text=reply_text, asks_question=bool(raw.get("asks_question")), kind=raw.get("type", "reply"),
+        facts=draft.facts, evidence=draft.evidence, conclusion=draft.conclusion, sources=draft.sources,
+    )
+    option_id = raw.get("option_id")
+    chosen = next((o for o in view.options if o["option_id"] == option_id), None)
+    if chosen is None or chosen.get("non_advancing"):
+        option_id = None
+    return Decision(reply, option_id=option_id, backend=model.name)

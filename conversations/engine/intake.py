@@ -1,0 +1,49 @@
+"""Intake classification signals for a project intake (seed 004's document contract fields).
+
+Deterministic: the intent class comes from keyword families over the gathered answers,
+the confidence from how clearly one family wins and how complete the answers are.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+FAMILIES: dict[str, tuple[str, ...]] = {
+    "web_app": (r"\bweb\s*(?:site|app|shop|store|portal)?\b", r"\bonline\s+(?:shop|store|booking|portal)\b", r"\be-?commerce\b", r"网站", r"网店", r"在线商城", r"网页"),
+    "mobile_app": (r"\bmobile\b", r"\b(?:ios|android)\b", r"\bphone\s+app\b", r"手机", r"移动应用", r"小程序", r"\bapp\b"),
+    "data_pipeline": (r"\bdata\s+(?:pipeline|warehouse|platform)\b", r"\betl\b", r"\bdashboards?\b", r"\breport(?:ing)?\b", r"数据", r"报表", r"看板"),
+    "internal_tool": (r"\binternal\s+tool\b", r"\bback[-\s]?office\b", r"\bworkflow\s+tool\b", r"\bcrm\b", r"\berp\b", r"内部(?:系统|工具)", r"管理系统"),
+    "automation": (r"\bautomat\w+\b", r"\bbot\b", r"\bintegration\b", r"自动化", r"机器人"),
+}
+_COMPILED = {name: tuple(re.compile(p, re.IGNORECASE) for p in pats) for name, pats in FAMILIES.items()}
+FIELDS = ("summary", "goal", "users", "constraints")
+
+
+@dataclass(frozen=True)
+class IntakeSignals:
+    intent_class: str  # a family, "mixed" or "unknown"
+    confidence: float
+    missing_critical: bool
+
+    def to_dict(self) -> dict[str, object]:
+        return {"intent_class": self.intent_class, "confidence": self.confidence, "missing_critical": self.missing_critical}
+
+
+def classify_intake(answers: Mapping[str, str | None], critical: tuple[str, ...] = ("summary", "goal", "users")) -> IntakeSignals:
+    """Classify a project from its intake answers."""
+    text = " ".join(str(answers.get(f) or "") for f in FIELDS)
+    scores = {name: sum(1 for p in pats if p.search(text)) for name, pats in _COMPILED.items()}
+    ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
+    best, best_score = ranked[0]
+    runner_up = ranked[1][1]
+    filled = sum(1 for f in FIELDS if (answers.get(f) or "").strip())
+    missing = any(not (answers.get(f) or "").strip() for f in critical)
+    if best_score == 0:
+        return IntakeSignals("unknown", round(0.3 + 0.05 * filled, 2), missing)
+    if runner_up == best_score:
+        return IntakeSignals("mixed", round(0.5 + 0.05 * filled, 2), missing)
+    margin = min(best_score - runner_up, 2)
+    confidence = min(0.95, 0.6 + 0.05 * filled + 0.05 * margin)
+    return IntakeSignals(best, round(confidence, 2), missing)

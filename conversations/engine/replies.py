@@ -1,0 +1,329 @@
+"""The rules backend's replies: what the concierge says when no model is involved.
+
+It turns a TurnOutcome and a snapshot of the run (current step, options, tool results,
+review) into a reply that separates business facts, evidence and the conclusion. Every
+fee or rule it states comes from a tool result or a cited chunk given to it; it never
+invents one. English and Chinese are first-class; other languages fall back to English.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from ._text import asks_question
+from .config import ConversationConfig
+from .state import ContextState
+from .turn import TurnOutcome, final_report_for
+
+
+@dataclass(frozen=True)
+class RunView:
+    """What the reply may say about the workflow run, as plain data."""
+
+    step_id: str
+    step_label: str = ""
+    status: str = "active"
+    options: tuple[Mapping[str, Any], ...] = ()
+    recommended_option_id: str | None = None
+    recommendation_reasons: tuple[str, ...] = ()
+    tool_result: Mapping[str, Any] | None = None  # set when a tool ran in this turn
+    review_opened: bool = False
+    review_pending: bool = False
+    fee_decision: Mapping[str, Any] | None = None
+    citations: tuple[Mapping[str, Any], ...] = ()
+    entered_steps: tuple[str, ...] = ()
+    new_actions: tuple[str, ...] = ()  # action options that became eligible this turn
+
+
+@dataclass(frozen=True)
+class ComposedReply:
+    text: str
+    asks_question: bool
+    kind: str = "reply"  # reply | clarifying_question
+    facts: tuple[str, ...] = ()
+    evidence: tuple[str, ...] = ()
+    conclusion: str = ""
+    sources: tuple[str, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "text": self.text, "kind": self.kind, "asks_question": self.asks_question,
+            "facts": list(self.facts), "evidence": list(self.evidence), "conclusion": self.conclusion,
+            "sources": list(self.sources),
+        }
+
+
+def lang_of(outcome: TurnOutcome | None, fallback: str) -> str:
+    language = (outcome.language if outcome else None) or fallback or "en"
+    return "zh" if language.lower().startswith("zh") else "en"
+
+
+def _t(lang: str, en: str, zh: str) -> str:
+    return zh if lang == "zh" else en
+
+
+def _hm(iso: str | None) -> str:
+    """'2026-03-02T08:00:00+08:00' -> '2026-03-02 08:00'."""
+    return (iso or "")[:16].replace("T", " ")
+
+
+def _money(value: Any) -> str:
+    return f"{float(value):.2f}"
+
+
+# --- billing tool results ---------------------------------------------------------
+
+
+def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
+    window = seg.get("time_window", {})
+    span = f"{window.get('start')}–{window.get('end')}"
+    if window.get("start") == window.get("end"):
+        span = _t(lang, f"all day from {window.get('start')}", f"全天（{window.get('start')}起）")
+    kind = seg.get("type")
+    if kind == "free":
+        return _t(lang, f"{seg['name']} {span}: free", f"{seg['name']} {span}：免费")
+    unit = seg.get("unit_minutes")
+    if kind == "tiered":
+        tiers = "; ".join(
+            _t(lang, f"minutes {t['start_minute']}–{t['end_minute'] if t.get('end_minute') is not None else '…'}: "
+                     f"{_money(t['unit_price'])} per {unit} min",
+               f"第{t['start_minute']}–{t['end_minute'] if t.get('end_minute') is not None else '…'}分钟：每{unit}分钟{_money(t['unit_price'])}元")
+            for t in seg.get("tiers", [])
+        )
+        text = _t(lang, f"{seg['name']} {span}, tiered ({tiers})", f"{seg['name']} {span}，阶梯计费（{tiers}）")
+    else:
+        text = _t(lang, f"{seg['name']} {span}: {_money(seg['unit_price'])} per {unit} min (started units round up)",
+                  f"{seg['name']} {span}：每{unit}分钟{_money(seg['unit_price'])}元（不足一个单位按一个单位计）")
+    if seg.get("free_minutes"):
+        text += _t(lang, f", first {seg['free_minutes']} min free", f"，前{seg['free_minutes']}分钟免费")
+    if seg.get("max_charge") is not None:
+        text += _t(lang, f", capped at {_money(seg['max_charge'])} per day", f"，每日封顶{_money(seg['max_charge'])}元")
+    return text
+
+
+def _rule_source(result: Mapping[str, Any], lang: str) -> str:
+    until = _hm(result.get("effective_to")) or _t(lang, "open-ended", "长期有效")
+    return _t(lang, f"rule {result['rule_code']} v{result['version_no']} (in force {_hm(result['effective_from'])} – {until})",
+              f"规则 {result['rule_code']} 第{result['version_no']}版（生效 {_hm(result['effective_from'])} – {until}）")
+
+
+def _explain_rule(result: Mapping[str, Any], lang: str) -> tuple[list[str], str, list[str]]:
+    facts = [_t(lang, f"Lot {result.get('lot_code')} at {_hm(result['at_time'])} is billed by {_rule_source(result, lang)}: {result['rule_name']}.",
+                f"车场 {result.get('lot_code')} 在 {_hm(result['at_time'])} 适用{_rule_source(result, lang)}：{result['rule_name']}。")]
+    facts += [_segment_text(seg, lang) for seg in result.get("segments", [])]
+    costs = []
+    for sim in result.get("simulations", []):
+        parts = ", ".join(f"{row['segment_name']} {row['minutes']} min {row['amount']}" for row in sim["breakdown"])
+        costs.append(_t(lang, f"{_hm(sim['entry_time'])} → {_hm(sim['exit_time'])}: {sim['total_amount']} ({parts})",
+                        f"{_hm(sim['entry_time'])} → {_hm(sim['exit_time'])}：{sim['total_amount']}元（{parts}）"))
+    facts += costs
+    first = result.get("simulations", [{}])[0] if result.get("simulations") else None
+    conclusion = (
+        _t(lang, f"A stay from {_hm(first['entry_time'])} to {_hm(first['exit_time'])} costs {first['total_amount']}.",
+           f"从 {_hm(first['entry_time'])} 停到 {_hm(first['exit_time'])} 应收 {first['total_amount']} 元。")
+        if first else ""
+    )
+    return facts, conclusion, [f"{result['rule_code']} v{result['version_no']}"]
+
+
+def _arrears(result: Mapping[str, Any], lang: str) -> tuple[list[str], str, list[str]]:
+    orders = result.get("orders", [])
+    plate = result["plate_no"]
+    if not orders:
+        return [], _t(lang, f"Plate {plate} has no unpaid orders.", f"车牌 {plate} 没有欠费订单。"), []
+    facts = [
+        _t(lang, f"Order {o['order_no']} at {o['lot_code']} ({_hm(o['entry_time'])} – {_hm(o['exit_time'])}): "
+                 f"total {o['total_amount']}, paid {o['paid_amount']}, owes {o['arrears_amount']}.",
+           f"订单 {o['order_no']}（{o['lot_code']}，{_hm(o['entry_time'])} – {_hm(o['exit_time'])}）：应收 {o['total_amount']} 元，已付 {o['paid_amount']} 元，欠费 {o['arrears_amount']} 元。")
+        for o in orders
+    ]
+    conclusion = _t(lang, f"Plate {plate} has {len(orders)} unpaid order(s), {result['total_arrears']} in total. "
+                          "Say “verify the first one” to check an order's fee.",
+                    f"车牌 {plate} 共有 {len(orders)} 笔欠费订单，合计 {result['total_arrears']} 元。如需核验某笔订单金额，可以说“核验第一笔”。")
+    return facts, conclusion, [f"order {o['order_no']}" for o in orders]
+
+
+def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[str], str, list[str]]:
+    order = result["order"]
+    source = f"{result['rule_code']} v{result['version_no']}"
+    facts = [
+        _t(lang, f"Order {order['order_no']} ({order['plate_no']}, {order['lot_code']}, {_hm(order['entry_time'])} – {_hm(order['exit_time'])}) was charged {result['order_total_amount']}.",
+           f"订单 {order['order_no']}（{order['plate_no']}，{order['lot_code']}，{_hm(order['entry_time'])} – {_hm(order['exit_time'])}）记录金额 {result['order_total_amount']} 元。"),
+        _t(lang, f"Rule {source}, in force at entry, gives {result['simulated_total_amount']}.",
+           f"按入场时生效的规则 {source} 模拟应收 {result['simulated_total_amount']} 元。"),
+    ]
+    facts += [f"  {row['segment_name']}: {row['minutes']} min → {row['amount']}" for row in result.get("breakdown", [])]
+    if result["amount_check_result"] == "match":
+        conclusion = _t(lang, "The amounts match: the fee is correct (auto-pass).", "金额一致，收费正确（自动通过）。")
+    elif view.review_pending or view.review_opened:
+        conclusion = _t(lang, "The amounts differ, so a supervisor is reviewing this order now. I'll post the decision here as soon as it is made.",
+                        "金额不一致，已提交主管复核。复核结果出来后我会在这里告诉您。")
+    else:
+        conclusion = _t(lang, "The amounts differ.", "金额不一致。")
+    return facts, conclusion, [source, f"order {order['order_no']}"]
+
+
+def fee_decision_text(decision: Mapping[str, Any], lang: str) -> str:
+    """The message a person sees when a supervisor decided their fee review."""
+    order = decision["order"]
+    outcome = decision["outcome"]
+    what = {
+        "adjust": _t(lang, f"adjusted the order to {order['total_amount']}", f"将订单金额调整为 {order['total_amount']} 元"),
+        "keep": _t(lang, f"kept the order's amount of {order['total_amount']}", f"维持原金额 {order['total_amount']} 元"),
+        "waive": _t(lang, "waived what was still owed", "免除了尚欠金额"),
+    }.get(outcome, outcome)
+    return _t(lang, f"Review decided: a supervisor {what} for order {order['order_no']}. It now owes {order['arrears_amount']}.",
+              f"复核已完成：主管{what}（订单 {order['order_no']}）。当前欠费 {order['arrears_amount']} 元。")
+
+
+def _tool_reply(view: RunView, lang: str) -> tuple[list[str], str, list[str]] | None:
+    result = view.tool_result
+    if not result:
+        return None
+    if result.get("error"):
+        return [], _t(lang, f"I couldn't complete that: {result['error']['message']}", f"无法完成查询：{result['error']['message']}"), []
+    tool = result.get("tool")
+    if tool == "rule_explain":
+        return _explain_rule(result, lang)
+    if tool == "arrears_check":
+        return _arrears(result, lang)
+    if tool == "fee_verify":
+        return _verify(result, view, lang)
+    return None
+
+
+# --- diagnostic, form and guidance ------------------------------------------------
+
+
+def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str) -> list[str]:
+    lines = []
+    if outcome.replan:
+        lines.append(_t(lang, "New evidence changes the picture: I've set the earlier conclusion aside and switched to the matching checks.",
+                        "新的证据改变了判断：之前的结论已撤回，转到相应的检查。"))
+    if outcome.isolation_completed and state.isolation_finding:
+        hypothesis = state.hypothesis(state.isolation_finding)
+        report = final_report_for(state, config, locale=lang)
+        finding = hypothesis.description if hypothesis else state.isolation_finding
+        lines.append(_t(lang, f"Cause isolated: {finding}.", f"已定位原因：{finding}。"))
+        if report and report.correction:
+            lines.append(_t(lang, f"Recommended correction: {'; '.join(report.correction)}.", f"建议处理：{'；'.join(report.correction)}。"))
+        if state.estimate.status == "draft":
+            lines.append(_t(lang, f"A draft labor estimate of {state.estimate.total_hours} h is ready; you don't need to confirm it to keep going.",
+                            f"已生成 {state.estimate.total_hours} 小时的工时估算草稿；无需确认即可继续。"))
+    return lines
+
+
+def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
+    lines = []
+    if outcome.form_answer_finalized is not None:
+        answer = outcome.form_answer_finalized
+        lines.append(_t(lang, f"Recorded: {answer.answer.rstrip('.。')}.", f"已记录：{answer.answer.rstrip('.。')}。"))
+    last_question = not outcome.question and not outcome.next_step_question
+    if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
+        lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
+                        "所有问题都已回答。请核对后提交。"))
+    return lines
+
+
+def _options_line(view: RunView, lang: str) -> str:
+    eligible = [o for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
+    if not eligible or view.status != "active":
+        return ""
+    labels = ", ".join(f"“{o['label']}”" for o in eligible)
+    line = _t(lang, f"You can choose: {labels}.", f"您可以选择：{labels}。")
+    if view.recommended_option_id and len(eligible) > 1:
+        rec = next((o for o in eligible if o["option_id"] == view.recommended_option_id), None)
+        if rec is not None:
+            reason = f" — {view.recommendation_reasons[0].rstrip('.。')}" if view.recommendation_reasons else ""
+            line += _t(lang, f" Recommended: “{rec['label']}”{reason}.", f" 推荐：“{rec['label']}”{reason}。")
+    return line
+
+
+def _action_offer(view: RunView, lang: str) -> str:
+    offered = [o for o in view.options if o["option_id"] in view.new_actions and o.get("eligibility") == "eligible"]
+    if not offered:
+        return ""
+    option = offered[0]
+    return _t(lang, f"If it helps, I can {option['label'].lower()} for you: {option['effects_summary']} Use the “{option['label']}” button; I'll ask for your consent first.",
+              f"如有需要，我可以帮您{option['label']}：{option['effects_summary']} 请点击“{option['label']}”按钮，执行前会先征得您的同意。")
+
+
+def compose_reply(
+    outcome: TurnOutcome,
+    view: RunView,
+    config: ConversationConfig,
+    *,
+    locale: str = "en",
+) -> ComposedReply:
+    """The deterministic reply for a turn: side answer, facts, evidence, conclusion, next question."""
+    lang = lang_of(outcome, locale)
+    state = outcome.state
+    parts: list[str] = []
+    facts: list[str] = []
+    evidence = [f"[{c['source_id']} v{c['version']}] {c['snippet']}" for c in view.citations]
+    conclusion = ""
+    sources: list[str] = []
+    if outcome.side_question is not None and outcome.side_question.answer:
+        parts.append(outcome.side_question.answer)
+    tool = _tool_reply(view, lang)
+    if tool is not None:
+        facts, conclusion, sources = tool
+        if facts:
+            parts.append(_t(lang, "Facts:", "事实：") + "\n- " + "\n- ".join(facts))
+        if evidence:
+            parts.append(_t(lang, "Evidence:", "依据：") + "\n- " + "\n- ".join(evidence))
+        if conclusion:
+            parts.append(_t(lang, "Conclusion: ", "结论：") + conclusion)
+        if sources:
+            parts.append(_t(lang, "Sources: ", "来源：") + ", ".join(sources))
+    elif evidence and outcome.intent in ("EXPLAIN", "HOWTO", "LOCATE") and outcome.side_question is None:
+        parts.append(_t(lang, "From the knowledge base:", "知识库中的说明：") + "\n- " + "\n- ".join(evidence))
+    parts += _diagnostic_lines(outcome, state, config, lang)
+    parts += _form_lines(outcome, config, lang)
+    if view.entered_steps and tool is None:
+        parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("." if lang == "en" else "。"))
+    if view.fee_decision:
+        parts.append(fee_decision_text(view.fee_decision, lang))
+    if view.review_opened and tool is None:
+        parts.append(_t(lang, "This needs a supervisor's decision; I'll post it here when it is made.", "此事需要主管决定，结果出来后我会在这里告诉您。"))
+    if view.status == "completed":
+        parts.append(_t(lang, "This conversation's workflow is complete.", "本次流程已完成。"))
+    question = outcome.question
+    if question is None and outcome.next_step_question and outcome.reply_action not in ("present_results",):
+        question = outcome.next_step_question
+    if outcome.decision == "abort":
+        parts.append(_t(lang, "I still don't have what I need to look this up, so I'll stop asking. You can start again with the details, or contact the help desk staff.",
+                        "仍然缺少必要的信息，我先不再追问。您可以带上完整信息重新提问，或联系人工客服。"))
+        question = None
+    offer = _action_offer(view, lang)
+    if offer and not question:
+        parts.append(offer)
+    options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions else ""
+    if options_line:
+        parts.append(options_line)
+    if question:
+        if outcome.side_question is not None and outcome.returned_to_step:
+            parts.append(_t(lang, "Back to where we were: ", "回到刚才的步骤：") + question)
+        else:
+            parts.append(question)
+    text = "\n\n".join(p for p in parts if p).strip()
+    if not text:
+        text = _t(lang, "Noted. Tell me more, or choose one of the options.", "好的。请继续说明，或选择一个选项。")
+    asks = asks_question(text) or bool(question)
+    return ComposedReply(
+        text=text, asks_question=asks, kind="clarifying_question" if question and outcome.decision == "ask" else "reply",
+        facts=tuple(facts), evidence=tuple(evidence), conclusion=conclusion, sources=tuple(sources),
+    )
+
+
+def opening_text(config: ConversationConfig, workflow_name: str, description: str, lang: str, first_question: str | None) -> str:
+    """The concierge's first message in a new conversation."""
+    hello = _t(lang, f"Hello! I'm the {workflow_name} concierge. {description}", f"您好！我是{workflow_name}助手。{description}")
+    return f"{hello}\n\n{first_question}" if first_question else hello + _t(lang, " How can I help?", " 请问有什么可以帮您？")
+
+
+__all__ = ["ComposedReply", "RunView", "compose_reply", "fee_decision_text", "lang_of", "opening_text"]
+
+

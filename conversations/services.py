@@ -1,0 +1,516 @@
+"""Conversation services: start, one turn, choosing an option, and the state a client sees.
+
+A turn runs the deterministic context engine, publishes what it learned to the workflow
+run as signals (the engine then takes any automatic steps and runs the tools), composes
+the reply (rules backend, or the model checked against the contracts), and stores it
+all in one transaction with the conversation row locked, so concurrent turns queue.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from django.conf import settings
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from config.errors import ApplicationError, Conflict, NotFound
+from workflows import engine as wf
+from workflows import services as runs
+from workflows.access import is_supervisor
+from workflows.audit import audit_record
+from workflows.models import Review, Run
+from workflows.services import Actor
+
+from .engine import (
+    ActionContext,
+    ContextState,
+    ConversationConfig,
+    TurnOutcome,
+    advance_context,
+    evaluate_actions,
+    record_reply,
+    with_slot_candidates,
+)
+from .engine.intake import classify_intake
+from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
+from .engine.turn import final_report_for, initial_state, opening_question
+from .models import Conversation, IdempotencyRecord, Message
+
+MAX_TEXT = 4000
+LOOKUPS: dict[str, Callable[..., Any]] = {}
+
+
+def register_lookup(slot: str, fn: Callable[..., Any]) -> None:
+    """Let a domain validate a slot value before tools use it (billing: orders, lots)."""
+    LOOKUPS[slot] = fn
+
+
+@lru_cache(maxsize=64)
+def _config(workflow_id: str, version: int, raw_json: str) -> ConversationConfig:
+    return ConversationConfig.from_dict(json.loads(raw_json))
+
+
+def conversation_config(plan: wf.Plan) -> ConversationConfig:
+    return _config(plan.workflow_id, plan.version or 0, json.dumps(plan.conversation, sort_keys=True))
+
+
+def access_conversation(user, conversation_id: int, *, for_update: bool = False) -> Conversation:  # noqa: ANN001
+    """The conversation if the user owns it or supervises; 404 otherwise (no existence leak)."""
+    rows = Conversation.objects.select_related("run__plan", "owner")
+    if for_update:
+        rows = rows.select_for_update()
+    conversation = rows.filter(pk=conversation_id).first()
+    if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
+        raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
+    return conversation
+
+
+def _locale(value: str | None) -> str:
+    value = (value or "en").lower()
+    if value.startswith("zh"):
+        return "zh-hans"
+    if value[:2] in ("en", "ru", "es"):
+        return value[:2]
+    raise ApplicationError("locale must be en, zh-hans, ru or es.", code="invalid_locale", details={"locale": ["unsupported"]})
+
+
+def _now() -> datetime:
+    return timezone.now()
+
+
+# --- starting ---------------------------------------------------------------------
+
+
+def conversation_start(*, user, workflow_id: str, locale: str | None = None) -> Conversation:  # noqa: ANN001
+    """Start a conversation on the newest plan of a workflow, with the concierge's greeting."""
+    locale = _locale(locale)
+    lang = "zh" if locale.startswith("zh") else "en"
+    with transaction.atomic():
+        started = runs.run_start(workflow_id=workflow_id, owner=user, locale=lang)
+        plan = runs.plan_for(started.run.plan)
+        config = conversation_config(plan)
+        state = initial_state(config, locale=lang)
+        opening = opening_question(state, config)
+        first_question = opening[0] if opening else None
+        greeting = opening_text(config, wf.localize(plan.name, lang), wf.localize(plan.description, lang), lang, first_question)
+        if opening:  # a greeting that asks the form's first question counts; a plain hello does not
+            state = record_reply(state, text=greeting, action=opening[1])
+        conversation = Conversation.objects.create(
+            owner=user, run=started.run, workflow_id=workflow_id, locale=locale, context=state.to_dict(),
+            title=wf.localize(plan.name, lang), status=started.run.status,
+        )
+        Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=greeting, turn_index=0,
+                               payload={"kind": "greeting"})
+        audit_record("conversation_started", run=started.run, conversation=conversation, actor=user,
+                     payload={"workflow_id": workflow_id, "locale": locale})
+    return conversation
+
+
+# --- signals: what the conversation tells the workflow ----------------------------
+
+
+def _slot_values(state: ContextState) -> dict[str, str]:
+    return {name: slot.value for name, slot in state.slots.items()}
+
+
+def _prepared_documents(state: ContextState, config: ConversationConfig, lang: str, owner_name: str) -> dict[str, Any]:
+    """Documents the run's task and action nodes produce from the conversation's state."""
+    prepared: dict[str, Any] = {}
+    slots = _slot_values(state)
+    if config.diagnostic is not None and state.primary_system:
+        report = final_report_for(state, config, locale=lang)
+        if report is not None:
+            prepared["final_report"] = report.to_dict()
+        prepared["labor_estimate"] = state.estimate.to_dict() | {"total_hours": state.estimate.total_hours}
+        prepared["diagnosis"] = {"system": state.primary_system, "finding": state.isolation_finding,
+                                 "facts": [f.value for f in state.facts if f.current]}
+    if config.form is not None:
+        questions = {q.id: q for q in config.form.questions}
+        prepared["completed_form"] = {
+            "title": config.form.title.get(lang) or config.form.title.get("en", ""),
+            "answers": [{"id": a.question_id, "question": _question_text(questions.get(a.question_id), lang), "answer": a.answer}
+                        for a in state.finalized_answers],
+        }
+    if config.actions:
+        name = slots.get("employee_name") or "the employee"
+        situation = slots.get("situation") or state.complaint or ""
+        prepared["email_draft"] = {
+            "to": slots.get("employee_email") or f"{name.lower().replace(' ', '.')}@example.com",
+            "subject": f"Following up on {situation[:60]}".strip(),
+            "body": (f"Hi {name},\n\nI want to follow up on {situation or 'our recent conversation'}. "
+                     "Could we talk about it this week? Please let me know a time that suits you.\n\n"
+                     f"Best regards,\n{owner_name}"),
+        }
+        prepared["calendar_invite"] = {"title": f"Check-in with {name}", "attendee": name, "duration_minutes": 30,
+                                       "description": situation[:200]}
+    return prepared
+
+
+def _question_text(spec, lang: str) -> str:  # noqa: ANN001
+    if spec is None:
+        return ""
+    question = spec.question
+    return question.get(lang) or question.get("en") or next(iter(question.values()), "") if isinstance(question, Mapping) else str(question)
+
+
+def _signals_for(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str, owner_name: str) -> dict[str, Any]:
+    """Everything a plan's conditions may test, recomputed every turn (nothing goes stale)."""
+    domain = {i.name for i in config.intents}
+    intent = outcome.resolved_intent if outcome.resolved_intent in domain else None
+    slots = _slot_values(state)
+    signals: dict[str, Any] = {
+        "intent": intent,
+        "slots": slots,
+        "validated": dict(outcome.usable_slots),
+        "facts": {"system": state.primary_system, "complaint": state.complaint, "situation": state.situation},
+        "isolation_complete": bool(state.isolation_complete),
+        "replan_required": bool(outcome.replan),
+        "form_complete": bool(outcome.form_complete),
+        "new_question": bool(intent and outcome.decision == "continue"),
+        "prepared": _prepared_documents(state, config, lang, owner_name),
+    }
+    if config.form is not None and {"summary", "goal"} <= {q.slot for q in config.form.questions if q.slot}:
+        from .engine.forms import current_question
+
+        signals["intake_ready"] = bool(outcome.form_complete) and current_question(state, config.form) is None
+        signals.update(classify_intake(slots).to_dict())
+    if config.actions:
+        reply_text = outcome.question or outcome.next_step_question or ""
+        ctx = ActionContext.from_state(state, reply_text=reply_text, reply_asks_question=bool(reply_text) or None)
+        signals["action_blockers"] = {d.action_id: list(d.blockers) for d in evaluate_actions(config.actions, ctx)}
+    return signals
+
+
+# --- the view of the run that replies and clients see -----------------------------
+
+
+def _entered_tool(outcome: runs.RunOutcome, plan: wf.Plan) -> bool:
+    return any(plan.node(c.state.current_step).type == "task" for c in outcome.auto_choices)
+
+
+def _run_view(run: Run, plan: wf.Plan, lang: str, *, tool_ran: bool = False, review_opened: bool = False,
+              previous_actions: set[str] | None = None, citations: tuple = (), entered: tuple[str, ...] = ()) -> RunView:  # noqa: ANN001
+    state = wf.RunState.from_dict(run.state)
+    dp = runs.run_decision_point(run, locale=lang)
+    options = tuple(o.to_dict() for o in dp.options)
+    action_ids = {e.option_id for e in plan.edges_from(dp.step_id) if e.target and plan.node(e.target).type == "action"}
+    eligible_actions = {o["option_id"] for o in options if o["option_id"] in action_ids and o["eligibility"] == "eligible"}
+    return RunView(
+        step_id=dp.step_id, step_label=wf.localize(plan.node(dp.step_id).label, lang), status=run.status, options=options,
+        recommended_option_id=dp.selection.recommended_option_id, recommendation_reasons=tuple(dp.selection.reasons),
+        tool_result=state.signals.get("tool_result") if tool_ran else None, review_opened=review_opened,
+        review_pending=run.status == Run.Status.WAITING_REVIEW,
+        new_actions=tuple(sorted(eligible_actions - (previous_actions or set()))), citations=citations,
+        entered_steps=tuple(wf.localize(plan.node(step).label, lang) for step in entered),
+    )
+
+
+def _eligible_action_ids(run: Run, plan: wf.Plan) -> set[str]:
+    dp = runs.run_decision_point(run)
+    return {o.option_id for o in dp.options if o.eligible and o.target_step_id and plan.node(o.target_step_id).type == "action"}
+
+
+# --- one turn ----------------------------------------------------------------------
+
+
+@dataclass
+class TurnResult:
+    conversation: Conversation
+    reply: ComposedReply
+    outcome: TurnOutcome
+    backend: str = "rules"
+    execution_path: dict[str, Any] = field(default_factory=dict)
+    model_violations: list[str] = field(default_factory=list)
+
+
+def _request_hash(body: Mapping[str, Any]) -> str:
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
+
+
+def idempotent(user, key: str | None, endpoint: str, body: Mapping[str, Any]) -> IdempotencyRecord | None:  # noqa: ANN001
+    """The stored first response for this key, or None; the same key with another body is a 409."""
+    if not key:
+        return None
+    if len(key) > 200:
+        raise ApplicationError("Idempotency-Key is at most 200 characters.", code="invalid_idempotency_key")
+    record = IdempotencyRecord.objects.filter(user=user, key=key, endpoint=endpoint).first()
+    if record is not None and record.request_hash != _request_hash(body):
+        raise Conflict("This Idempotency-Key was used with a different request.", code="idempotency_key_reused")
+    return record
+
+
+def idempotency_store(user, key: str | None, endpoint: str, body: Mapping[str, Any], status_code: int, response: Any) -> None:  # noqa: ANN001
+    if not key:
+        return
+    try:
+        with transaction.atomic():
+            IdempotencyRecord.objects.create(user=user, key=key, endpoint=endpoint, request_hash=_request_hash(body),
+                                             status_code=status_code, response=response)
+    except IntegrityError:
+        pass  # a concurrent retry stored the same first response already
+
+
+def conversation_turn(
+    *, user, conversation_id: int, text: str, idempotency_key: str | None = None,
+    respond: Callable[[TurnResult], dict[str, Any]] | None = None,
+) -> tuple[int, dict[str, Any] | TurnResult]:  # noqa: ANN001
+    """One user message: context engine, workflow signals and tools, reply, all or nothing.
+
+    With an idempotency key, the first response is stored in the same transaction and a
+    retry (even a concurrent one, which waits on the conversation lock) gets it back.
+    """
+    text = (text or "").strip()
+    if not text:
+        raise ApplicationError("text must not be empty.", code="validation_error", details={"text": ["required"]})
+    if len(text) > MAX_TEXT:
+        raise ApplicationError(f"text is at most {MAX_TEXT} characters.", code="validation_error", details={"text": ["too long"]})
+    endpoint, body = f"conversations/{conversation_id}/messages", {"text": text}
+    with transaction.atomic():
+        conversation = access_conversation(user, conversation_id, for_update=True)
+        stored = idempotent(user, idempotency_key, endpoint, body)
+        if stored is not None:
+            return stored.status_code, stored.response
+        if conversation.status == Conversation.Status.COMPLETED:
+            raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
+        result = _turn_in(conversation, user, text)
+        if respond is None:
+            return 201, result
+        response = respond(result)
+        idempotency_store(user, idempotency_key, endpoint, body, 201, response)
+    return 201, response
+
+
+def _turn_in(conversation: Conversation, user, text: str) -> TurnResult:  # noqa: ANN001
+    run = conversation.run
+    plan = runs.plan_for(run.plan)
+    config = conversation_config(plan)
+    state = ContextState.from_dict(conversation.context)
+    turn_index = conversation.turn_count + 1
+    outcome = advance_context(state, text, now=_now(), timezone=settings.CONCIERGE_TIMEZONE, config=config, lookups=LOOKUPS)
+    lang = lang_of(outcome, conversation.locale)
+    state = outcome.state
+    actor = Actor.of(user, label=f"{'supervisor' if is_supervisor(user) else 'participant'}:{user.username}")
+    if (outcome.isolation_completed or outcome.replan) and state.primary_system:
+        diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
+        runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor)
+    before_actions = _eligible_action_ids(Run.objects.get(pk=run.pk), plan)
+    signals = _signals_for(outcome, state, config, lang, user.get_username())
+    progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang)
+    run = progress.run
+    tool_ran = _entered_tool(progress, plan)
+    tool_result = wf.RunState.from_dict(run.state).signals.get("tool_result") if tool_ran else None
+    if tool_result and tool_result.get("tool") == "arrears_check":
+        state = with_slot_candidates(state, "order_no", [o["order_no"] for o in tool_result.get("orders", [])])
+    citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang)
+    view = _run_view(run, plan, lang, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW,
+                     previous_actions=before_actions, citations=citations,
+                     entered=tuple(c.state.current_step for c in progress.auto_choices))
+    reply = compose_reply(outcome, view, config, locale=lang)
+    from .concierge import concierge_reply  # the model backend, checked against the contracts
+
+    decided = concierge_reply(conversation=conversation, run=run, plan=plan, config=config, state=state, outcome=outcome,
+                              view=view, draft=reply, lang=lang, user_text=text)
+    reply = decided.reply
+    if decided.option_id:
+        chosen = runs.run_option_choose(run_id=run.pk, option_id=decided.option_id, actor=Actor(user=None, role="engine", label=f"concierge:{decided.backend}"),
+                                        selection_mode="recommended", locale=lang)
+        run = chosen.run
+    state = record_reply(state, text=reply.text, action=outcome.proposed_action, asks_question=reply.asks_question,
+                         clarifying_question_id=outcome.clarify_form_question_id)
+    path = {
+        "intent": outcome.intent, "resolved_intent": outcome.resolved_intent, "decision": outcome.decision,
+        "submode": outcome.submode, "steps_taken": [c.option.option_id for c in progress.auto_choices],
+        "tools_called": [plan.node(c.state.current_step).settings.get("task") for c in progress.auto_choices
+                         if plan.node(c.state.current_step).type == "task" and plan.node(c.state.current_step).settings.get("task")],
+        "retrieval_hits": hits, "backend": decided.backend, "contract_violations": decided.violations,
+        "trace": list(outcome.trace),
+    }
+    Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
+    Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
+                           payload={"reply": reply.to_dict(), "intent": outcome.intent, "decision": outcome.decision,
+                                    "submode": outcome.submode, "execution_path": path})
+    _save_conversation(conversation, state, run, turn_index)
+    audit_record("turn", run=run, conversation=conversation, actor=user, step_id=run.current_step,
+                 outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind})
+    return TurnResult(conversation, reply, outcome, decided.backend, path, decided.violations)
+
+
+def _save_conversation(conversation: Conversation, state: ContextState, run: Run, turn_index: int | None = None) -> None:
+    status = {Run.Status.WAITING_REVIEW: Conversation.Status.WAITING_REVIEW, Run.Status.COMPLETED: Conversation.Status.COMPLETED}.get(
+        run.status, Conversation.Status.ACTIVE)
+    updates = {"context": state.to_dict(), "status": status, "version": conversation.version + 1, "updated_at": timezone.now()}
+    if turn_index is not None:
+        updates["turn_count"] = turn_index
+    won = Conversation.objects.filter(pk=conversation.pk, version=conversation.version).update(**updates)
+    if won != 1:
+        raise Conflict("The conversation changed meanwhile; send the message again.", code="concurrent_update")
+    for name, value in updates.items():
+        setattr(conversation, name, value)
+    conversation.run = run
+
+
+def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, tool_result, lang: str) -> tuple[tuple, list]:  # noqa: ANN001
+    """Citations for the reply: knowledge retrieval when the knowledge module is installed."""
+    try:
+        from .knowledge.answering import citations_for_turn
+    except ImportError:
+        return (), []
+    return citations_for_turn(outcome=outcome, plan=plan, state=state, tool_result=tool_result, lang=lang)
+
+
+# --- choosing an option ------------------------------------------------------------
+
+
+def conversation_choose(*, user, conversation_id: int, option_id: str, consent: bool = False) -> Conversation:  # noqa: ANN001
+    """A person or integrator chooses an offered option (consent recorded when it needs it)."""
+    with transaction.atomic():
+        conversation = access_conversation(user, conversation_id, for_update=True)
+        plan = runs.plan_for(conversation.run.plan)
+        config = conversation_config(plan)
+        state = ContextState.from_dict(conversation.context)
+        lang = "zh" if conversation.locale.startswith("zh") else "en"
+        state = _context_before_option(state, option_id)
+        actor = Actor.of(user)
+        signals = {"prepared": _prepared_documents(state, config, lang, user.get_username())}
+        runs.run_signals_update(run_id=conversation.run_id, signals=signals, actor=actor, locale=lang)
+    # The choice commits on its own so a refusal is audited even though it raises.
+    outcome = runs.run_option_choose(run_id=conversation.run_id, option_id=option_id, actor=actor, consent=consent, locale=lang)
+    with transaction.atomic():
+        conversation = access_conversation(user, conversation_id, for_update=True)
+        state = _context_after_option(ContextState.from_dict(conversation.context), option_id, config)
+        note = _choice_note(outcome, plan, lang)
+        Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note, turn_index=conversation.turn_count,
+                               payload={"kind": "choice", "option_id": option_id})
+        state = record_reply(state, text=note, asks_question=False)
+        _save_conversation(conversation, state, outcome.run)
+    return conversation
+
+
+def _context_before_option(state: ContextState, option_id: str) -> ContextState:
+    from .engine.estimate import confirm_estimate, skip_estimate
+
+    if option_id == "confirm_estimate" and state.estimate.status == "draft":
+        return confirm_estimate(state, "confirmed", turn=state.turn_index)
+    if option_id == "skip_estimate" and state.estimate.status in ("draft", "none"):
+        return skip_estimate(state, turn=state.turn_index)
+    return state
+
+
+def _context_after_option(state: ContextState, option_id: str, config: ConversationConfig) -> ContextState:
+    """An executed action can never be offered again (ask-then-act's state guard)."""
+    from .engine.ask_then_act import close_action_flow
+
+    action = next((a for a in config.actions if a.id == option_id), None)
+    return close_action_flow(state, action, executed=True) if action is not None else state
+
+
+def _choice_note(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> str:
+    option = outcome.choice.option
+    step = wf.localize(plan.node(outcome.run.current_step).label, lang)
+    if lang == "zh":
+        note = f"已执行“{option.label}”：{option.effects_summary} 当前步骤：{step}。"
+    else:
+        note = f"Done: “{option.label}”. {option.effects_summary} Now at: {step}."
+    if outcome.run.status == Run.Status.WAITING_REVIEW:
+        note += " 正在等待主管复核。" if lang == "zh" else " A supervisor is reviewing this step."
+    if outcome.run.status == Run.Status.COMPLETED:
+        note += " 流程已完成。" if lang == "zh" else " The workflow is complete."
+    return note
+
+
+# --- what clients see --------------------------------------------------------------
+
+
+def conversation_state(conversation: Conversation, *, lang: str | None = None) -> dict[str, Any]:
+    """The conversation's state in the SPEC's shape."""
+    run = conversation.run
+    plan = runs.plan_for(run.plan)
+    state = ContextState.from_dict(conversation.context)
+    run_state = wf.RunState.from_dict(run.state)
+    lang = lang or ("zh" if conversation.locale.startswith("zh") else "en")
+    dp = runs.run_decision_point(run, locale=lang)
+    done = set(run_state.completed_steps)
+    steps = [
+        {"id": sid, "label": wf.localize(plan.node(sid).label, lang), "type": plan.node(sid).type,
+         "status": "current" if sid == run.current_step and run.status != Run.Status.COMPLETED else ("done" if sid in done else "ahead")}
+        for sid in plan.step_order()
+    ]
+    review = Review.objects.filter(run=run).order_by("-created_at").first()
+    estimate = state.estimate.to_dict() | {"total_hours": state.estimate.total_hours}
+    return {
+        "id": conversation.pk,
+        "workflow_id": conversation.workflow_id,
+        "plan_version": run.plan.version,
+        "locale": conversation.locale,
+        "status": conversation.status,
+        "mode": state.mode,
+        "submode": state.submode,
+        "current_step": run.current_step,
+        "current_step_label": wf.localize(plan.node(run.current_step).label, lang),
+        "procedure_step": state.current_step_id,
+        "slots": {name: {"value": s.value, "source_turn": s.source_turn, "status": s.status, "raw": s.raw} for name, s in state.slots.items()},
+        "facts": [f.to_dict() for f in state.facts],
+        "hypotheses": [h.to_dict() for h in state.hypotheses],
+        "contradictions": [c.to_dict() for c in state.contradictions],
+        "topic_stack": [t.to_dict() for t in state.topic_stack],
+        "completed_steps": list(dict.fromkeys([*run_state.completed_steps, *state.completed_steps])),
+        "plan_steps": steps,
+        "estimate": estimate,
+        "options": [o.to_dict() for o in dp.options],
+        "selection": dp.selection.to_dict(),
+        "review": {"id": review.pk, "status": review.status, "decided_option_id": review.decided_option_id or None,
+                   "reason": review.reason or None} if review else None,
+        "documents": sorted(run_state.documents),
+        "form": {
+            "finalized_answers": [a.to_dict() for a in state.finalized_answers],
+            "active_thread": state.active_thread.to_dict() if state.active_thread else None,
+            "archived_threads": [t.to_dict() for t in state.archived_threads],
+        },
+        "isolation": {"complete": state.isolation_complete, "finding": state.isolation_finding,
+                      "invalidated": state.isolation_invalidated, "previous_findings": list(state.previous_findings)},
+        "turn_count": conversation.turn_count,
+        "updated_at": conversation.updated_at.isoformat(),
+    }
+
+
+def conversation_messages(conversation: Conversation, after: int | None = None) -> list[Message]:
+    rows = conversation.messages.order_by("id")
+    if after:
+        rows = rows.filter(pk__gt=after)
+    return list(rows)
+
+
+# --- events: a decided review reaches the conversation that asked ------------------
+
+
+def on_review_decided(event: str, review: Review) -> None:
+    """Post the supervisor's decision into the conversation, so the person sees it."""
+    if event != "review.decided" or review.run_id is None:
+        return
+    from .engine.replies import fee_decision_text
+
+    with transaction.atomic():
+        conversation = Conversation.objects.select_for_update().select_related("run__plan").filter(run_id=review.run_id).first()
+        if conversation is None:
+            return
+        run = conversation.run
+        lang = "zh" if conversation.locale.startswith("zh") else "en"
+        signals = wf.RunState.from_dict(run.state).signals
+        decision = signals.get("fee_decision")
+        option = next((o for o in review.options if o["option_id"] == review.decided_option_id), {})
+        if decision and decision.get("outcome") == option.get("outcome"):
+            text = fee_decision_text(decision, lang)
+        elif lang == "zh":
+            text = f"主管已作出决定：{option.get('label', review.decided_option_id)}。理由：{review.reason}"
+        else:
+            text = f"A supervisor decided: {option.get('label', review.decided_option_id)}. Reason: {review.reason}"
+        Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=text, turn_index=conversation.turn_count,
+                               payload={"kind": "review_decided", "review_id": review.pk})
+        _save_conversation(conversation, ContextState.from_dict(conversation.context), run)

@@ -1,0 +1,183 @@
+"""The seed scenarios through the REST API with the rules backend."""
+
+from __future__ import annotations
+
+import pytest
+
+from workflows.models import AuditEvent, Review, RunDocument
+
+pytestmark = pytest.mark.django_db
+
+
+def _diagnose_capacitor(c) -> None:  # noqa: ANN001
+    assert c.say("Roof AC is blowing warm air")["current_step"] == "diagnose"
+    c.say("I read 121 volts at the unit")
+    c.say("The compressor hums but won't start")
+    last = c.say("Capacitor reads 12.5 uF, rated 45 uF")
+    assert last["isolation"]["complete"] and last["isolation"]["finding"] == "bad_capacitor"
+
+
+def test_p0a_ac_replan_rolls_back_the_conclusion(chat) -> None:  # noqa: ANN001
+    c = chat("rv_diagnostic")
+    _diagnose_capacitor(c)
+    assert c.last["current_step"] == "authorization"
+    assert c.last["estimate"]["status"] == "draft"  # drafted, not blocking
+    assert "capacitor" in c.last["reply"]["text"].lower()
+    replan = c.say("Actually I found oily residue and a leak at the evaporator coil")
+    assert replan["reply"]["submode"] == "replan"
+    assert replan["current_step"] == "diagnose"  # the workflow went back through its replan option
+    assert not replan["isolation"]["complete"] and replan["isolation"]["previous_findings"] == ["bad_capacitor"]
+    finding = next(f for f in replan["facts"] if f["key"] == "finding:bad_capacitor")
+    assert finding["superseded_by"]
+    assert any(c_["resolution"].startswith("replan") for c_ in replan["contradictions"])
+    assert "leak" in replan["reply"]["text"].lower() or "new evidence" in replan["reply"]["text"].lower()
+    again = c.say("Bubble test confirms the leak at the coil joint")
+    assert again["isolation"]["finding"] == "refrigerant_leak" and again["current_step"] == "authorization"
+    done = c.choose("write_report")
+    assert done["status"] == "completed"
+    report = RunDocument.objects.filter(run__conversation__id=c.id, key="final_report").latest("version").content
+    assert report["cause"][0] == "Refrigerant leak at the coil"
+    assert report["estimate_status"] == "draft"  # the report uses the draft when nothing was confirmed
+    replans = AuditEvent.objects.filter(run__conversation__id=c.id, chosen_option_id="replan", event_type="decision")
+    assert replans.count() == 1
+
+
+def test_p0b_never_two_fallbacks_in_a_row_and_no_completed_step_again(chat) -> None:  # noqa: ANN001
+    c = chat("rv_diagnostic")
+    c.say("Air conditioner does nothing")
+    replies = [c.say(text)["reply"] for text in ("hmm", "idk", "??", "no idea", "dunno", "not sure")]
+    actions = [r["reply_action"] for r in replies]
+    assert "fallback" in actions
+    assert all(not (a == b == "fallback") for a, b in zip(actions, actions[1:], strict=False))
+    texts = [r["text"] for r in replies]
+    assert all(a != b for a, b in zip(texts, texts[1:], strict=False))  # never the same reply twice in a row
+    d = chat("rv_diagnostic")
+    d.say("AC not cooling")
+    d.say("122 volts at the unit")
+    asked = [d.say(t)["reply"]["question"] or "" for t in ("hmm", "what?", "compressor runs fine", "ok")]
+    power_question = "what voltage do you read"
+    assert not any(power_question in q for q in asked)
+
+
+def test_p0c_side_question_returns_to_the_interrupted_step(chat) -> None:  # noqa: ANN001
+    c = chat("rv_diagnostic")
+    c.say("Roof AC isn't cooling")
+    step = c.say("118 V at the supply")["procedure_step"]
+    for side in ("Where is the capacitor on this unit?", "what is a run capacitor?", "how do I check the capacitor?"):
+        reply = c.say(side)
+        assert reply["reply"]["submode"] in ("locate", "explain", "howto")
+        assert reply["procedure_step"] == step and reply["topic_stack"][0]["return_step_id"] == step
+        assert reply["reply"]["question"] and reply["reply"]["question"] in reply["reply"]["text"]
+        assert len(reply["reply"]["text"]) > len(reply["reply"]["question"]) + 20  # a brief answer came first
+    back = c.say("compressor hums but won't start")
+    assert back["topic_stack"] == [] and back["procedure_step"] != step and step in back["completed_steps"]
+    zh = chat("rv_diagnostic", "zh-hans")
+    zh.say("车顶空调不制冷")
+    side = zh.say("电容在哪里？")
+    assert side["reply"]["submode"] == "locate" and "电控盒" in side["reply"]["text"]
+    assert "check_power" in zh.say("电压是120伏")["completed_steps"]
+
+
+def test_p0d_working_fan_motor_never_leads_to_replacement(chat) -> None:  # noqa: ANN001
+    c = chat("rv_diagnostic")
+    c.say("My roof vent fan won't run")
+    c.say("No 12V at the fan connector with the switch on")
+    last = c.say("I jumped 12 V straight from the battery to the motor and it runs fine")
+    assert "replace the fan motor" not in last["reply"]["text"].lower()
+    motor = next(h for h in last["hypotheses"] if h["id"] == "fan_motor_failed")
+    assert motor["status"] == "eliminated"
+    c.choose("write_report")
+    report = RunDocument.objects.filter(run__conversation__id=c.id, key="final_report").latest("version").content
+    assert not any("fan motor" in line.lower() and "replace" in line.lower() for line in report["correction"])
+
+
+@pytest.mark.parametrize(
+    ("script", "action_eligible", "blocker"),
+    [
+        (["My employee Sam didn't show up for work today"], False, "too_early"),  # first response
+        (["My employee Sam didn't show up for two shifts"], False, None),  # the reply asks: clarifying
+        (["My employee Sam didn't show up for two shifts", "Yes, I called him twice, no answer",
+          "No, first time, nothing documented yet"], True, None),  # post-clarification
+        (["What should I do if an employee doesn't show up?"], False, "hypothetical"),  # hypothetical
+    ],
+)
+def test_seed_002_matrix(chat, script, action_eligible, blocker) -> None:  # noqa: ANN001
+    c = chat("manager_assistant")
+    for text in script:
+        last = c.say(text)
+    email = next(o for o in last["options"] if o["option_id"] == "draft_email")
+    assert (email["eligibility"] == "eligible") is action_eligible, email
+    if blocker:
+        assert any(blocker in b for b in email["blockers"]), email["blockers"]
+    if last["reply"]["asks_question"]:
+        assert email["eligibility"] == "blocked"  # never offered in a turn whose reply asks
+
+
+def test_seed_002_already_in_flow_and_never_twice(chat) -> None:  # noqa: ANN001
+    c = chat("manager_assistant")
+    for text in ("My employee Sam didn't show up for two shifts", "Yes, I called him twice, no answer", "No, first time, nothing documented yet"):
+        c.say(text)
+    c.choose("draft_email", expect=409)  # consent first
+    done = c.choose("draft_email", consent=True)
+    assert done["current_step"] == "guidance" and "email_draft" in done["documents"]
+    after = c.say("Thanks, that helps")
+    email = next(o for o in after["options"] if o["option_id"] == "draft_email")
+    assert email["eligibility"] == "blocked" and any("already_executed" in b for b in email["blockers"])
+    assert c.client.post(f"/api/v1/conversations/{c.id}/choose", {"option_id": "draft_email", "consent": True}, format="json").status_code == 409
+
+
+def test_permit_clarifying_thread_is_archived_on_the_final_answer(chat) -> None:  # noqa: ANN001
+    c = chat("permit_form")
+    assert "building type" in c.state["messages"][0]["text"].lower()
+    asked = c.say("It's for my business")
+    assert asked["reply"]["decision"] == "ask" and asked["form"]["active_thread"]["question_id"] == "3.1.1"
+    final = c.say("Mostly offices, about 50 people")
+    assert final["form"]["active_thread"] is None
+    archived = final["form"]["archived_threads"][-1]
+    assert archived["question_id"] == "3.1.1" and archived["entries"][0]["answer"] == "Mostly offices, about 50 people"
+    answer = final["form"]["finalized_answers"][0]
+    assert (answer["question_id"], answer["answer"]) == ("3.1.1", "commercial")
+    assert final["slots"]["building_type"]["value"] == "commercial"
+
+
+def test_parking_slot_memory_across_turns(chat) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk", "zh-hans")
+    arrears = c.say("沪B88888在上海有没有欠费？")
+    assert arrears["reply"]["intent"] == "arrears_check" and "13.00" in arrears["reply"]["text"]
+    plate_turn = arrears["slots"]["plate_no"]["source_turn"]
+    verify = c.say("verify the second one")
+    assert verify["reply"]["intent"] == "fee_verify" and "SCN-009-C" in verify["reply"]["text"]
+    assert verify["slots"]["plate_no"]["source_turn"] == plate_turn  # carried over with its source turn
+    e = chat("parking_help_desk")
+    ask = e.say("Please verify the fee of my order")
+    assert ask["reply"]["decision"] == "ask" and "order" in ask["reply"]["text"].lower()
+    given = e.say("It's SCN-019")
+    assert given["reply"]["decision"] == "continue" and "match" in given["reply"]["text"].lower()
+    f = chat("parking_help_desk")
+    first = f.say("How is parking charged at lot SH-PD-002 on 2026-03-31 at 10:00?")
+    assert "SH-PD2-DAYNIGHT v1" in first["reply"]["text"]
+    follow = f.say("what about on 2026-04-02 at 10:00?")
+    assert follow["slots"]["lot_code"]["value"] == "SH-PD-002"
+    assert "SH-PD2-DAYNIGHT v2" in follow["reply"]["text"]  # the date changed, the lot stayed
+
+
+def test_mismatch_in_conversation_reaches_review_and_decision_changes_the_order(
+    chat, supervisor_api, api, django_capture_on_commit_callbacks
+) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk", "zh-hans")
+    r = c.say("订单SCN-020收了18块，是不是收多了？")
+    assert r["status"] == "waiting_review" and "主管" in r["reply"]["text"]
+    assert "18.00" in r["reply"]["text"] and "14.00" in r["reply"]["text"] and "SH-PD-DAY" in r["reply"]["text"]
+    review = supervisor_api.get("/api/v1/reviews?status=pending").json()["results"][0]
+    assert review["conversation_id"] == c.id and review["subject"]["order_no"] == "SCN-020"
+    assert review["recommended_option_id"] == "adjust_to_simulated"
+    with django_capture_on_commit_callbacks(execute=True):  # the test's transaction never commits
+        decided = supervisor_api.post(f"/api/v1/reviews/{review['id']}/decision", {"outcome": "approve", "reason": "rule is right"}, format="json")
+    assert decided.status_code == 200
+    order = api.get("/api/v1/parking-orders/SCN-020").json()
+    assert order["total_amount"] == "14.00"
+    state = c.get()
+    assert state["status"] == "active" and state["review"]["status"] == "approved"
+    last = c.client.get(f"/api/v1/conversations/{c.id}/messages").json()["results"][-1]
+    assert "14.00" in last["text"] and last["kind"] == "review_decided"
+    assert Review.objects.get(pk=review["id"]).decided_option_id == "adjust_to_simulated"
