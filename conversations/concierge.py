@@ -91,9 +91,12 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
     try:
         raw = model.complete_json(SYSTEM_PROMPT, user)
     except ModelUnavailable as error:
-        audit_record("model_fallback", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
-                     payload={"kind": error.kind, "detail": error.detail[:500]})
-        return Decision(draft, backend="rules", violations=[f"model_unavailable:{error.kind}"])
+        # Garbage is a broken contract; a timeout or an error is an outage. Both fall back.
+        broken = error.kind in ("malformed_json", "empty")
+        audit_record("contract_violation" if broken else "model_fallback", run=run, conversation=conversation,
+                     actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
+                     payload={"kind": error.kind, "detail": error.detail[:500], "violations": [f"{error.kind}: {error.detail[:200]}"]})
+        return Decision(draft, backend="rules", violations=[f"{error.kind}"])
     ctx = ResponseContext.from_options(
         view.options, form=config.form is not None, current_question_id=outcome.form_question_id,
         knowledge_ids=[c["source_id"] for c in view.citations],

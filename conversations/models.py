@@ -74,3 +74,6 @@ class IdempotencyRecord(models.Model):
 
     def __str__(self) -> str:
         return f"{self.endpoint} {self.key}"
+
+
+from .knowledge.models import *  # noqa: E402,F401,F403  (registers the knowledge models)

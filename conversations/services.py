@@ -384,8 +384,15 @@ def conversation_choose(*, user, conversation_id: int, option_id: str, consent: 
     outcome = runs.run_option_choose(run_id=conversation.run_id, option_id=option_id, actor=actor, consent=consent, locale=lang)
     with transaction.atomic():
         conversation = access_conversation(user, conversation_id, for_update=True)
-        state = _context_after_option(ContextState.from_dict(conversation.context), option_id, config)
+        stored = _context_before_option(ContextState.from_dict(conversation.context), option_id)
+        state = _context_after_option(stored, option_id, config)
         note = _choice_note(outcome, plan, lang)
+        if outcome.choice.change_workflow:
+            # A workflow change happens only through an engine option; it opens a new conversation.
+            successor = conversation_start(user=user, workflow_id=outcome.choice.change_workflow, locale=conversation.locale)
+            note += f" → /conversations/{successor.pk}"
+            audit_record("workflow_changed", run=outcome.run, conversation=conversation, actor=user,
+                         payload={"to_workflow": outcome.choice.change_workflow, "conversation_id": successor.pk})
         Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note, turn_index=conversation.turn_count,
                                payload={"kind": "choice", "option_id": option_id})
         state = record_reply(state, text=note, asks_question=False)

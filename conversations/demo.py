@@ -1,0 +1,1 @@
+from conversations.knowledge.demo import seed  # noqa: F401

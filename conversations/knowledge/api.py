@@ -1,0 +1,180 @@
+"""Knowledge REST endpoints (RAG-001/003): source upsert, chunk batches, filtered retrieval.
+
+Writes are for supervisors (403 otherwise); any authenticated user may retrieve.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from billing.services import parse_time
+from workflows.access import require_supervisor
+
+from . import services
+from .engine import RetrievalFilters
+from .models import KnowledgeSource
+
+
+def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
+def source_out(source: KnowledgeSource, *, outcome: str | None = None) -> dict[str, Any]:
+    body = {
+        "source_id": source.source_id,
+        "title": source.title,
+        "doc_type": source.doc_type,
+        "source_type": source.source_type,
+        "city_code": source.city_code,
+        "lot_codes": list(source.lot_codes or []),
+        "effective_from": source.effective_from.isoformat() if source.effective_from else None,
+        "effective_to": source.effective_to.isoformat() if source.effective_to else None,
+        "source": source.source,
+        "version": source.version,
+        "status": source.status,
+        "locale": source.locale or None,
+        "metadata": source.metadata,
+        "content_hash": source.content_hash,
+        "embedder": source.embedder or None,
+        "chunk_count": source.chunks.count(),
+        "ingest": {
+            "status": source.ingest_status,
+            "total": source.ingest_total,
+            "done": source.ingest_done,
+            "error": source.ingest_error or None,
+        },
+    }
+    if outcome is not None:
+        body["outcome"] = outcome
+    return body
+
+
+class SourceIn(serializers.Serializer):
+    # Field-level rules (codes, ISO times with offsets, ranges) live in the engine's record
+    # validator, which reports every problem at once; the serializer only shapes types.
+    source_id = serializers.CharField(max_length=128)
+    title = serializers.CharField(max_length=300, required=False)
+    doc_type = serializers.CharField(max_length=64, required=False)
+    source_type = serializers.CharField(max_length=64, required=False)
+    city_code = serializers.CharField(max_length=32, required=False, allow_null=True, allow_blank=True)
+    lot_codes = serializers.ListField(child=serializers.CharField(max_length=64), required=False)
+    effective_from = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    effective_to = serializers.CharField(required=False, allow_null=True, allow_blank=True)
+    source = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    version = serializers.IntegerField(min_value=1, required=False)
+    status = serializers.ChoiceField(choices=["active", "inactive"], required=False)
+    locale = serializers.CharField(max_length=16, required=False, allow_null=True)
+    metadata = serializers.DictField(required=False)
+    content = serializers.CharField(required=False, trim_whitespace=False)
+
+
+class KnowledgeSourceApi(APIView):
+    @extend_schema(
+        request=SourceIn,
+        responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
+        summary="Upsert a knowledge source; with `content` it is chunked and embedded (supervisors)",
+    )
+    def post(self, request: Request) -> Response:
+        require_supervisor(request.user)
+        data = _valid(SourceIn, request.data)
+        source, outcome = services.knowledge_source_upsert(data=data, user=request.user)
+        code = status.HTTP_201_CREATED if outcome == "created" else status.HTTP_200_OK
+        return Response(source_out(source, outcome=outcome), status=code)
+
+
+class ChunkIn(serializers.Serializer):
+    chunk_id = serializers.CharField(max_length=64, required=False)
+    ordinal = serializers.IntegerField(min_value=0, required=False)
+    heading = serializers.CharField(max_length=500, required=False, allow_blank=True)
+    text = serializers.CharField()
+    embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_null=True)
+
+
+class ChunkBatchIn(serializers.Serializer):
+    source_id = serializers.CharField(max_length=128)
+    embedder = serializers.CharField(max_length=64, required=False)
+    replace = serializers.BooleanField(required=False, default=False)
+    chunks = ChunkIn(many=True, allow_empty=False, max_length=services.MAX_BATCH_CHUNKS)
+
+
+class KnowledgeChunkBatchApi(APIView):
+    @extend_schema(
+        request=ChunkBatchIn,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Add or replace a source's chunks; embeddings are checked for dimension (supervisors)",
+    )
+    def post(self, request: Request) -> Response:
+        require_supervisor(request.user)
+        data = _valid(ChunkBatchIn, request.data)
+        source, written = services.knowledge_chunks_batch(
+            source_id=data["source_id"],
+            chunks=data["chunks"],
+            embedder_name=data.get("embedder"),
+            replace=data["replace"],
+            user=request.user,
+        )
+        return Response({"written": written, "source": source_out(source)})
+
+
+class RetrieveIn(serializers.Serializer):
+    query = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    top_k = serializers.IntegerField(min_value=1, max_value=services.MAX_TOP_K, required=False, default=5)
+    mode = serializers.ChoiceField(choices=list(services.MODES), required=False, default="hybrid")
+    doc_type = serializers.CharField(max_length=64, required=False, allow_null=True)
+    source_type = serializers.CharField(max_length=64, required=False, allow_null=True)
+    city_code = serializers.CharField(max_length=32, required=False, allow_null=True)
+    lot_code = serializers.CharField(max_length=64, required=False, allow_null=True)
+    at_time = serializers.CharField(required=False, allow_null=True)
+    source_ids = serializers.ListField(
+        child=serializers.CharField(max_length=128), required=False, allow_null=True, max_length=500
+    )
+    include_inactive = serializers.BooleanField(required=False, default=False)
+    query_embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_null=True)
+
+    def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
+        if not attrs.get("query", "").strip() and not attrs.get("query_embedding"):
+            raise serializers.ValidationError({"query": ["is required (or give query_embedding)"]})
+        return attrs
+
+
+class RetrieveApi(APIView):
+    @extend_schema(
+        request=RetrieveIn,
+        responses={200: OpenApiTypes.OBJECT},
+        summary="Filtered top-k retrieval with citations and a trace",
+    )
+    def post(self, request: Request) -> Response:
+        data = _valid(RetrieveIn, request.data)
+        at_time = parse_time(data["at_time"], "at_time") if data.get("at_time") else None
+        filters = RetrievalFilters(
+            doc_type=data.get("doc_type") or None,
+            source_type=data.get("source_type") or None,
+            city_code=data.get("city_code") or None,
+            lot_code=data.get("lot_code") or None,
+            at_time=at_time,
+            source_ids=tuple(data["source_ids"]) if data.get("source_ids") else None,
+            include_inactive=data["include_inactive"],
+        )
+        result = services.knowledge_retrieve(
+            data["query"],
+            filters=filters,
+            top_k=data["top_k"],
+            mode=data["mode"],
+            query_vector=data.get("query_embedding") or None,
+        )
+        return Response(
+            {
+                "hits": [services.hit_dict(hit) for hit in result.hits],
+                "citations": [services.citation_dict(c) for c in result.citations],
+                "trace": result.trace,
+            }
+        )

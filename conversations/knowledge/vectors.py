@@ -1,0 +1,168 @@
+"""Optional pgvector storage and HNSW search for chunk embeddings.
+
+Migration 0004 adds `embedding_vec vector(384)` with an HNSW index (cosine) to the chunk table
+when the database is PostgreSQL and the `vector` extension is available. When that column
+exists, every chunk write also fills it and retrieval asks the index for the nearest chunks;
+otherwise (SQLite, PostgreSQL without pgvector, or `KNOWLEDGE_VECTOR_BACKEND = "numpy"`)
+retrieval runs exact numpy search over the float32 bytes every chunk keeps anyway.
+
+Vectors travel as `real[]` parameters cast to `vector` in SQL, so no adapter package is needed.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+from django.conf import settings
+from django.db import connections, transaction
+from django.db.models import Q
+from django.db.models.expressions import RawSQL
+
+from .engine import RetrievalFilters
+from .models import KnowledgeChunk, KnowledgeStatus
+
+COLUMN = "embedding_vec"
+INDEX_NAME = "kchunk_embedding_hnsw"
+VECTOR_DIM = 384
+# ef_search: the HNSW candidate list. 100 keeps recall@10 above 0.95 on 100k chunks while a
+# query stays a few milliseconds; deeper requests raise it to their own depth.
+DEFAULT_EF_SEARCH = 100
+WRITE_BATCH = 2000
+
+_lock = threading.Lock()
+_state: dict[tuple[str, str], tuple[bool, tuple[int, ...]]] = {}
+
+
+def _table() -> str:
+    return KnowledgeChunk._meta.db_table
+
+
+def _version_tuple(text: str) -> tuple[int, ...]:
+    return tuple(int(part) for part in text.split(".") if part.isdigit())
+
+
+def _probe(using: str) -> tuple[bool, tuple[int, ...]]:
+    connection = connections[using]
+    key = (using, str(connection.settings_dict.get("NAME")))
+    with _lock:
+        if key in _state:
+            return _state[key]
+    enabled, version = False, ()
+    if connection.vendor == "postgresql":
+        with connection.cursor() as cursor:
+            cursor.execute(
+                "SELECT 1 FROM information_schema.columns WHERE table_name = %s AND column_name = %s",
+                [_table(), COLUMN],
+            )
+            if cursor.fetchone() is not None:
+                cursor.execute("SELECT extversion FROM pg_extension WHERE extname = 'vector'")
+                row = cursor.fetchone()
+                enabled, version = row is not None, _version_tuple(row[0]) if row else ()
+    with _lock:
+        _state[key] = (enabled, version)
+    return enabled, version
+
+
+def reset() -> None:
+    """Forget what was learnt about the databases (after a migration, in tests)."""
+    with _lock:
+        _state.clear()
+
+
+def backend_setting() -> str:
+    """`auto` (pgvector when available), `numpy` or `pgvector`, from KNOWLEDGE_VECTOR_BACKEND."""
+    value = str(getattr(settings, "KNOWLEDGE_VECTOR_BACKEND", "auto") or "auto").lower()
+    return value if value in ("auto", "numpy", "pgvector") else "auto"
+
+
+def column_available(using: str = "default") -> bool:
+    """True when the chunk table has the pgvector column (PostgreSQL with the extension)."""
+    return _probe(using)[0]
+
+
+def pgvector_active(using: str = "default") -> bool:
+    """True when retrieval should search with the HNSW index rather than numpy."""
+    return backend_setting() != "numpy" and column_available(using)
+
+
+def _as_list(vector: np.ndarray) -> list[float]:
+    return np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
+
+
+def store_vectors(rows: Iterable[tuple[int, np.ndarray]], *, using: str = "default") -> int:
+    """Write embeddings into the pgvector column for (chunk pk, vector) pairs; no-op without it."""
+    if not column_available(using):
+        return 0
+    sql = f"UPDATE {_table()} SET {COLUMN} = %s::real[]::vector WHERE id = %s"  # noqa: S608
+    written = 0
+    batch: list[tuple[list[float] | None, int]] = []
+    with connections[using].cursor() as cursor:
+        for pk, vector in rows:
+            vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+            # Another dimension cannot live in vector(384): the chunk stays numpy-only.
+            batch.append((_as_list(vector) if vector.shape[0] == VECTOR_DIM else None, pk))
+            if len(batch) >= WRITE_BATCH:
+                cursor.executemany(sql, batch)
+                written += len(batch)
+                batch = []
+        if batch:
+            cursor.executemany(sql, batch)
+            written += len(batch)
+    return written
+
+
+def filters_q(filters: RetrievalFilters) -> Q:
+    """The engine's `exclusion_reason` semantics as a Q over the chunk's denormalised columns."""
+    q = Q()
+    if not filters.include_inactive:
+        q &= Q(status=KnowledgeStatus.ACTIVE)
+    if filters.doc_type is not None:
+        q &= Q(doc_type=filters.doc_type)
+    if filters.source_type is not None:
+        q &= Q(source_type=filters.source_type)
+    if filters.city_code is not None:
+        q &= Q(city_code=filters.city_code) | Q(city_code__isnull=True)
+    if filters.lot_code is not None:
+        q &= Q(lot_codes=[]) | Q(lot_codes__contains=[filters.lot_code])
+    if filters.at_time is not None:
+        q &= Q(effective_from__isnull=True) | Q(effective_from__lte=filters.at_time)
+        q &= Q(effective_to__isnull=True) | Q(effective_to__gt=filters.at_time)
+    if filters.source_ids is not None:
+        q &= Q(source_key__in=list(filters.source_ids))
+    return q
+
+
+def nearest(
+    query_vector: np.ndarray,
+    filters: RetrievalFilters,
+    limit: int,
+    *,
+    also: Sequence[int] = (),
+    ef_search: int | None = None,
+    using: str = "default",
+) -> dict[int, float]:
+    """Cosine similarity by chunk pk of the HNSW nearest `limit` matching chunks, plus `also` pks."""
+    enabled, version = _probe(using)
+    if not enabled:
+        raise RuntimeError("the pgvector column is not available on this database")
+    query = _as_list(query_vector)
+    distance = RawSQL(f"{COLUMN} <=> %s::real[]::vector", (query,))  # noqa: S611
+    base = KnowledgeChunk.objects.using(using).filter(filters_q(filters))
+    ef = max(ef_search or DEFAULT_EF_SEARCH, limit)
+    out: dict[int, float] = {}
+    with transaction.atomic(using=using), connections[using].cursor() as cursor:
+        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(min(ef, 1000))])
+        if version >= (0, 8, 0):
+            # With filters, keep walking the graph until `limit` matching rows are found.
+            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
+        # A chunk whose vector could not be stored (another dimension) has a NULL distance.
+        scored = base.annotate(distance=distance).filter(distance__isnull=False)
+        for pk, dist in scored.order_by("distance").values_list("id", "distance")[:limit]:
+            out[pk] = 1.0 - float(dist)
+        missing = [pk for pk in also if pk not in out]
+        if missing:
+            for pk, dist in scored.filter(pk__in=missing).values_list("id", "distance"):
+                out[pk] = 1.0 - float(dist)
+    return out

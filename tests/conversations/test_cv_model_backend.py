@@ -1,0 +1,109 @@
+"""The model backend through the real `openai` client against a fake OpenAI-compatible server.
+
+Adversarial answers must never move the workflow: each is refused, audited as a contract
+violation, and the turn falls back to the rules reply.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.support.fake_openai import FakeOpenAI, Scripted
+from workflows.models import AuditEvent
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def fake(settings):  # noqa: ANN001, ANN201
+    server = FakeOpenAI()
+    settings.OPENAI_API_KEY = "test-key"
+    settings.OPENAI_BASE_URL = server.base_url
+    settings.CONCIERGE_LLM_MODEL = "fake-model"
+    settings.CONCIERGE_LLM_TIMEOUT = 0.5
+    yield server
+    server.close()
+
+
+def ok(reply: str, option_id=None, asks=False, **extra) -> dict:  # noqa: ANN001
+    return {"type": "reply", "reply": reply, "option_id": option_id, "asks_question": asks, "confidence": 0.9, "citations": [], **extra}
+
+
+def violations(conversation_id: int) -> list[dict]:
+    return [e.payload for e in AuditEvent.objects.filter(run__conversation__id=conversation_id, event_type="contract_violation")]
+
+
+def test_a_valid_answer_is_used_and_its_option_is_recorded(chat, fake) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk")
+    fake.script(ok("Plate 沪B88888 owes 13.00 over two orders."))
+    r = c.say("Does plate 沪B88888 have unpaid parking?")
+    assert r["reply"]["backend"] == "openai" and r["reply"]["text"].startswith("Plate 沪B88888 owes 13.00")
+    assert "Sources:" in r["reply"]["text"]  # the tool sources stay attached
+    request = fake.requests[-1]
+    assert request["auth"] == "Bearer test-key" and request["body"]["model"] == "fake-model"
+    assert request["body"]["response_format"] == {"type": "json_object"}
+    assert "Context Package" in request["body"]["messages"][1]["content"]
+    fake.script(ok("Closing this conversation for you.", option_id="finish"))
+    done = c.say("Thanks, that's all")
+    assert done["status"] == "completed"
+    decision = AuditEvent.objects.get(run__conversation__id=c.id, event_type="decision", chosen_option_id="finish")
+    assert decision.selection_mode == "recommended" and decision.actor_label == "concierge:openai"
+
+
+@pytest.mark.parametrize(
+    ("answer", "violation"),
+    [
+        (ok("Waiving it.", option_id="waive_fee"), "option"),  # not offered here
+        (ok("Moving on.", option_id="teleport_to_end"), "option"),  # invented
+        (Scripted("this is not json {"), "json"),
+        (Scripted({"reply": 42}), "reply"),
+        (ok("That stay costs 99.00."), "unbacked_amount"),
+    ],
+)
+def test_contract_breaking_answers_change_nothing(chat, fake, answer, violation) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk")
+    fake.script(answer)
+    before = c.get()
+    r = c.say("How does billing work here?")
+    assert r["reply"]["backend"] == "rules"
+    after = c.get()
+    assert after["current_step"] == before["current_step"] == "triage"
+    found = violations(c.id)
+    assert len(found) == 1 and any(violation in v for v in found[0]["violations"]), found
+    assert r["execution_path"]["contract_violations"]
+
+
+def test_asking_while_acting_and_consent_options_are_refused(chat, fake) -> None:  # noqa: ANN001
+    c = chat("manager_assistant")
+    fake.default = Scripted({"bad": "json shape"})
+    for text in ("My employee Sam didn't show up for two shifts", "Yes, I called him twice, no answer", "No, first time, nothing documented yet"):
+        c.say(text)
+    assert "draft_email" in c.option_ids()
+    fake.script(ok("Shall I send it now?", option_id="draft_email", asks=True))
+    r = c.say("What would you suggest?")
+    assert r["current_step"] == "guidance" and "email_draft" not in r["documents"]
+    last = violations(c.id)[-1]["violations"]
+    assert any("consent" in v or "question" in v or "action" in v for v in last), last
+
+
+def test_repeating_a_completed_step_is_refused(chat, fake) -> None:  # noqa: ANN001
+    c = chat("rv_diagnostic")
+    fake.default = Scripted({"nope": True})
+    c.say("Roof AC is blowing warm air")
+    question = c.say("I read 121 volts at the unit")
+    assert "check_power" in question["completed_steps"]
+    power_q = "With the thermostat calling for cooling, what voltage do you read at the unit's power supply?"
+    fake.script(ok(power_q, asks=True, type="clarifying_question"))
+    r = c.say("ok")
+    assert r["reply"]["backend"] == "rules"
+    assert "asks_completed_step" in violations(c.id)[-1]["violations"]
+
+
+@pytest.mark.parametrize("failure", [Scripted({"reply": "late"}, delay=1.5), Scripted(status=500), Scripted(status=429)])
+def test_timeouts_and_errors_fall_back_to_rules(chat, fake, failure) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk")
+    fake.script(failure, failure)  # the client retries once
+    r = c.say("Does plate 沪B88888 have unpaid parking?")
+    assert r["reply"]["backend"] == "rules" and "13.00" in r["reply"]["text"]
+    event = AuditEvent.objects.get(run__conversation__id=c.id, event_type="model_fallback")
+    assert event.payload["kind"] in ("timeout", "api_error")
