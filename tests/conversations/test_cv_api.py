@@ -141,3 +141,21 @@ def test_concurrent_turns_are_serialised(api, demo) -> None:  # noqa: ANN001
     state = c.get()
     messages = Message.objects.filter(conversation_id=c.id, role="user").count()
     assert state["turn_count"] == messages == codes.count(201)  # no lost update
+
+
+def test_workflow_changes_only_through_an_offered_option(chat, api) -> None:  # noqa: ANN001
+    from conversations.models import Conversation
+    from tests.support.helpers import plan_document
+    from workflows.services import plan_upload
+
+    doc = plan_document("manager_assistant")
+    doc["edges"].append({"option_id": "switch_to_intake", "from": "guidance", "to": "done", "change_workflow": "project_intake",
+                         "label": "Start a project intake instead", "effects_summary": "Closes this and opens a project intake."})
+    plan_upload(document=doc)
+    c = chat("manager_assistant")
+    c.say("Actually I need help planning a project")
+    assert c.get()["workflow_id"] == "manager_assistant"  # nothing changes by itself
+    done = c.choose("switch_to_intake")
+    assert done["status"] == "completed"
+    successor = Conversation.objects.exclude(pk=c.id).get(owner__username="pat")
+    assert successor.workflow_id == "project_intake"
