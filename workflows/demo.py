@@ -37,10 +37,23 @@ def load_shipped_plans() -> list[tuple[str, int, bool]]:
     return loaded
 
 
+def supervisors_group() -> Group:
+    """The Supervisors group with its permissions (made by a migration; remade if it was removed)."""
+    from django.contrib.auth.models import Permission
+
+    group, created = Group.objects.get_or_create(name=SUPERVISORS_GROUP)
+    if created or not group.permissions.filter(codename="decide_review").exists():
+        group.permissions.add(*Permission.objects.filter(
+            content_type__app_label="workflows",
+            codename__in=["decide_review", "view_review", "view_auditevent", "view_run", "view_workflowplan", "add_workflowplan"],
+        ))
+    return group
+
+
 def make_supervisor(user) -> None:  # noqa: ANN001
     user.is_staff = True
     user.save(update_fields=["is_staff"])
-    user.groups.add(Group.objects.get(name=SUPERVISORS_GROUP))
+    user.groups.add(supervisors_group())
 
 
 def ensure_demo_users() -> list[tuple[str, str, bool]]:

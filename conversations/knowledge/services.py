@@ -137,12 +137,13 @@ def _record_of(source: KnowledgeSource, text: str | None = None) -> KnowledgeRec
 
 
 def _origin_for(record: KnowledgeRecord, origins: str | Mapping[str, str] | None) -> str:
+    # A record's own "source" field (a JSONL column) wins over where it was read from.
+    own = record.metadata.get("source") if record.metadata else None
+    if own:
+        return str(own)
     if isinstance(origins, str):
         return origins
-    if origins and record.source_id in origins:
-        return origins[record.source_id]
-    origin = record.metadata.get("source") if record.metadata else None
-    return str(origin) if origin else ""
+    return str((origins or {}).get(record.source_id) or "")
 
 
 def _apply_record(source: KnowledgeSource, record: KnowledgeRecord, origin: str, digest: str) -> None:

@@ -46,8 +46,12 @@ SETTINGS = settings(
     suppress_health_check=[HealthCheck.too_slow],
 )
 
+# Longest generated stay; raise it (and lower the examples) to explore longer stays.
+MAX_DAYS = int(os.environ.get("BILLING_PROPERTY_MAX_DAYS", "10"))
+
 minute_of_day = st.one_of(
-    st.sampled_from([0, 60, 90, 120, 480, 720, 1200, 1230, 1410, 1439]),
+    # Midnight, the small hours where DST changes happen, and common day/night edges.
+    st.sampled_from([0, 60, 90, 105, 120, 150, 180, 480, 720, 1200, 1230, 1410, 1439]),
     st.integers(0, 1439),
 )
 
@@ -114,7 +118,7 @@ def segment(draw, name, zones):
         data["unit_price"] = draw(money())
     if kind == "tiered":
         data["tiers"] = draw(tiers())
-    free = draw(st.sampled_from([None, 0, 0, 1, 15, 30, 59, 90, 600, 3000]))
+    free = draw(st.sampled_from([None, 0, 0, 1, 15, 30, 59, 90, 600, 3000, 12000]))
     if free is not None:
         data["free_minutes"] = free
     if draw(st.booleans()):
@@ -144,7 +148,7 @@ def stays(draw):
         st.one_of(
             st.integers(0, 3 * 3600),
             st.integers(0, 2 * 86400),
-            st.integers(0, 10 * 86400),
+            st.integers(0, MAX_DAYS * 86400),
         )
     )
     exit = entry + timedelta(seconds=seconds, microseconds=draw(st.integers(0, 999_999)))
