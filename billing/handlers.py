@@ -111,6 +111,9 @@ def fee_verify(ctx: StepContext) -> StepEffect:
         # Gate signals: a match is unambiguous; a mismatch is not, so a person decides.
         "qa_pass": match, "confidence": 1.0, "missing_critical": False, "intent_class": "fee_verify",
         "review_subject": services.fee_review_subject(order, verification),
+        "check_summary": None if match else (
+            f"the order's amount {verification.order_total_amount} differs from {verification.simulated_total_amount} "
+            f"given by {verification.rule_code} v{verification.version_no}"),
     })
 
 

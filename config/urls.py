@@ -2,6 +2,7 @@
 
 from django.contrib import admin
 from django.urls import include, path, re_path
+from django.views.generic import RedirectView
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from billing import api as billing_api
@@ -30,12 +31,17 @@ api_v1 = [
     path("arrears-orders", billing_api.ArrearsApi.as_view(), name="arrears-orders"),
 ]
 
+admin.site.site_header = "Concierge administration"
+admin.site.site_title = "Concierge admin"
+admin.site.index_title = "Supervision"
+
 urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
+    path("favicon.ico", RedirectView.as_view(url="/static/favicon.svg", permanent=True)),
     path("", include("conversations.urls")),
 ]
 

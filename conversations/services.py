@@ -183,9 +183,35 @@ def _signals_for(outcome: TurnOutcome, state: ContextState, config: Conversation
         signals.update(classify_intake(slots).to_dict())
     if config.actions:
         reply_text = outcome.question or outcome.next_step_question or ""
-        ctx = ActionContext.from_state(state, reply_text=reply_text, reply_asks_question=bool(reply_text) or None)
-        signals["action_blockers"] = {d.action_id: list(d.blockers) for d in evaluate_actions(config.actions, ctx)}
+        signals["action_blockers"] = action_blockers_for(state, config, reply_text)
     return signals
+
+
+BLOCKER_TEXT = {
+    "too_early": "the conversation has just started",
+    "reply_asks_question": "the concierge is still asking a question",
+    "awaiting_answer": "the last question has not been answered yet",
+    "action_flow_open": "another action is in progress",
+    "already_executed": "this was already done in this conversation",
+    "hypothetical_situation": "the situation is hypothetical, not an active case",
+    "situation_not_established": "it is not yet clear this is a real, current case",
+    "not_recommended_in_reply": "it was not recommended in the guidance",
+    "missing_slot": "a detail is missing",
+    "step_not_completed": "a required step is not completed",
+    "one_action_per_turn": "only one action is offered at a time",
+}
+
+
+def _humanize(blocker: str) -> str:
+    code, _, detail = blocker.partition(":")
+    text = BLOCKER_TEXT.get(code)
+    return f"{blocker}: {text}" if text else blocker
+
+
+def action_blockers_for(state: ContextState, config: ConversationConfig, reply_text: str) -> dict[str, list[str]]:
+    """Ask-then-act: why each action may not be offered now (empty list = it may)."""
+    ctx = ActionContext.from_state(state, reply_text=reply_text, reply_asks_question=bool(reply_text) or None)
+    return {d.action_id: [_humanize(b) for b in d.blockers] for d in evaluate_actions(config.actions, ctx)}
 
 
 # --- the view of the run that replies and clients see -----------------------------
@@ -396,7 +422,11 @@ def conversation_choose(*, user, conversation_id: int, option_id: str, consent: 
         Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note, turn_index=conversation.turn_count,
                                payload={"kind": "choice", "option_id": option_id})
         state = record_reply(state, text=note, asks_question=False)
-        _save_conversation(conversation, state, outcome.run)
+        run = outcome.run
+        if config.actions:  # an executed action is never offered again
+            run = runs.run_signals_update(run_id=run.pk, signals={"action_blockers": action_blockers_for(state, config, "")},
+                                          actor=actor, locale=lang).run
+        _save_conversation(conversation, state, run)
     return conversation
 
 
@@ -473,6 +503,7 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None) -
         "options": [o.to_dict() for o in dp.options],
         "selection": dp.selection.to_dict(),
         "review": {"id": review.pk, "status": review.status, "decided_option_id": review.decided_option_id or None,
+                   "decided_label": next((o["label"] for o in review.options if o["option_id"] == review.decided_option_id), None),
                    "reason": review.reason or None} if review else None,
         "documents": sorted(run_state.documents),
         "form": {

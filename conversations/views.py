@@ -1,15 +1,154 @@
-"""Pages for the person chatting (HTMX); each view calls one service or selector."""
+"""Pages for the person chatting (HTMX, and plain forms without JavaScript).
+
+Each view calls one service and renders a page or the small partials HTMX swaps in.
+"""
 
 from __future__ import annotations
 
-from django.contrib.auth.decorators import login_required
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import render
+import json
 
+from django.contrib import messages as flash
+from django.contrib.auth.decorators import login_required
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_POST
+
+from config.errors import ApplicationError
+from workflows.models import RunDocument
 from workflows.services import plans_latest
+
+from . import documents, services
+from .models import Conversation
+
+
+def _lang(request: HttpRequest, conversation: Conversation | None = None) -> str:
+    if conversation is not None:
+        return "zh" if conversation.locale.startswith("zh") else "en"
+    return "zh" if (request.LANGUAGE_CODE or "").startswith("zh") else "en"
 
 
 @login_required
+@require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """Start page: one card per workflow."""
-    return render(request, "conversations/home.html", {"plans": plans_latest()})
+    """Start page: one card per workflow, and the person's conversations."""
+    lang = _lang(request)
+    cards = []
+    for plan in plans_latest():
+        definition = plan.definition
+        name, description = definition.get("name"), definition.get("description")
+        cards.append({
+            "workflow_id": plan.workflow_id,
+            "name": (name.get(lang) or name.get("en")) if isinstance(name, dict) else name,
+            "description": (description.get(lang) or description.get("en")) if isinstance(description, dict) else description,
+        })
+    conversations = Conversation.objects.filter(owner=request.user).order_by("-updated_at")[:50]
+    return render(request, "conversations/home.html", {"cards": cards, "conversations": conversations})
+
+
+@login_required
+@require_POST
+def start(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    locale = request.POST.get("locale") or ("zh-hans" if _lang(request) == "zh" else "en")
+    try:
+        conversation = services.conversation_start(user=request.user, workflow_id=workflow_id, locale=locale)
+    except ApplicationError as error:
+        flash.error(request, error.message)
+        return redirect("home")
+    return redirect("chat", conversation_id=conversation.pk)
+
+
+def _page_context(request: HttpRequest, conversation: Conversation, error: str | None = None) -> dict:
+    state = services.conversation_state(conversation)
+    return {
+        "conversation": conversation,
+        "state": state,
+        "transcript": services.conversation_messages(conversation),
+        "last_message_id": conversation.messages.order_by("-id").values_list("id", flat=True).first() or 0,
+        # People choose among user choices; automatic routes and the "keep talking" option need no button.
+        "options": [o for o in state["options"] if not o["non_advancing"] and not o["automatic"]],
+        "error": error,
+        "documents": documents.available(conversation),
+        "lang": _lang(request, conversation),
+    }
+
+
+@login_required
+@require_GET
+def chat(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    conversation = _access(request, conversation_id)
+    return render(request, "conversations/chat.html", _page_context(request, conversation))
+
+
+def _access(request: HttpRequest, conversation_id: int) -> Conversation:
+    try:
+        return services.access_conversation(request.user, conversation_id)
+    except ApplicationError as error:
+        raise Http404(error.message) from error
+
+
+def _after_post(request: HttpRequest, conversation_id: int, error: str | None = None) -> HttpResponse:
+    """HTMX gets the swapped parts; a plain form post goes back to the page."""
+    if not request.htmx:
+        if error:
+            flash.error(request, error)
+        return redirect(reverse("chat", args=[conversation_id]) + "#composer")
+    conversation = _access(request, conversation_id)
+    context = _page_context(request, conversation, error)
+    after = int(request.POST.get("after") or 0)
+    context["transcript"] = [m for m in context["transcript"] if m.pk > after]
+    return render(request, "conversations/partials/update.html", context)
+
+
+@login_required
+@require_POST
+def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    text = request.POST.get("text", "")
+    try:
+        services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text)
+    except ApplicationError as error:
+        return _after_post(request, conversation_id, error.message)
+    return _after_post(request, conversation_id)
+
+
+@login_required
+@require_POST
+def choose(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    option_id = request.POST.get("option_id", "")
+    consent = request.POST.get("consent") == "yes"
+    try:
+        services.conversation_choose(user=request.user, conversation_id=conversation_id, option_id=option_id, consent=consent)
+    except ApplicationError as error:
+        return _after_post(request, conversation_id, error.message)
+    return _after_post(request, conversation_id)
+
+
+@login_required
+@require_GET
+def updates(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Polled by the page: new messages and the side panel, or 204 when nothing changed."""
+    conversation = _access(request, conversation_id)
+    if str(conversation.version) == request.GET.get("v"):
+        return HttpResponse(status=204)
+    context = _page_context(request, conversation)
+    after = int(request.GET.get("after") or 0)
+    context["transcript"] = [m for m in context["transcript"] if m.pk > after]
+    return render(request, "conversations/partials/update.html", context)
+
+
+@login_required
+@require_GET
+def document(request: HttpRequest, conversation_id: int, key: str) -> HttpResponse:
+    conversation = _access(request, conversation_id)
+    doc = RunDocument.objects.filter(run_id=conversation.run_id, key=key).order_by("-version").first()
+    if doc is None:
+        raise Http404("No such document yet.")
+    body, content_type, filename = documents.render(conversation, doc)
+    response = HttpResponse(body, content_type=content_type)
+    disposition = "inline" if request.GET.get("view") else "attachment"
+    response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
+    return response
+
+
+def health(request: HttpRequest) -> HttpResponse:
+    return HttpResponse(json.dumps({"status": "ok"}), content_type="application/json")

@@ -81,7 +81,7 @@ class ReviewAgeFilter(admin.SimpleListFilter):
 
 @admin.register(Review)
 class ReviewAdmin(admin.ModelAdmin):
-    list_display = ["id", "status_badge", "title", "kind", "workflow_id", "recommended_option_id", "created_at", "decided_by", "decide_link"]
+    list_display = ["id", "status_badge", "decide_link", "title", "workflow_id", "recommended_option_id", "created_at"]
     list_filter = ["status", "kind", "workflow_id", ReviewAgeFilter]
     list_select_related = ["decided_by", "run"]
     search_fields = ["title", "workflow_id", "step_id", "reason"]
@@ -199,6 +199,8 @@ class ReviewAdmin(admin.ModelAdmin):
             "options_table": self.options_table(review),
             "recommendation": self.recommendation(review),
             "signals": self.signals_pretty(review),
+            "subject": self.subject_pretty(review),
+            "conversation_link": self.conversation_link(review) if review.run_id else "",
         }
         return TemplateResponse(request, "admin/workflows/review/decide.html", context)
 

@@ -303,6 +303,14 @@ def _choice_payload(choice: Choice) -> dict[str, Any]:
     return payload
 
 
+def _review_title(tx: _RunTx, node) -> str:  # noqa: ANN001
+    subject = tx.state.signals.get("review_subject") or {}
+    if subject.get("order_no"):
+        return (f"Fee mismatch on {subject['order_no']}: order {subject.get('order_total_amount')} "
+                f"vs rule {subject.get('simulated_total_amount')}")
+    return f"{engine.localize(node.label)} — {tx.plan.workflow_id} run {tx.run.pk}"
+
+
 def _review_open_for_gate(tx: _RunTx, dp: DecisionPoint) -> None:
     tx.state = replace(tx.state, status=engine.WAITING_REVIEW)
     existing = Review.objects.filter(run=tx.run, step_id=dp.step_id, status=Review.Status.PENDING).first()
@@ -317,7 +325,7 @@ def _review_open_for_gate(tx: _RunTx, dp: DecisionPoint) -> None:
         run=tx.run,
         workflow_id=tx.plan.workflow_id,
         step_id=dp.step_id,
-        title=f"{engine.localize(node.label)} — {tx.plan.workflow_id}",
+        title=_review_title(tx, node),
         options=supervisor_view.snapshot(),
         signals=dp.gate.to_dict()["signals"] if dp.gate else {},
         recommended_option_id=supervisor_view.selection.recommended_option_id or "",

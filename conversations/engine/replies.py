@@ -304,7 +304,7 @@ def compose_reply(
     if options_line:
         parts.append(options_line)
     if question:
-        if outcome.side_question is not None and outcome.returned_to_step:
+        if outcome.side_question is not None:
             parts.append(_t(lang, "Back to where we were: ", "回到刚才的步骤：") + question)
         else:
             parts.append(question)

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import threading
 
+from django.db.models.signals import post_migrate
+
 _lock = threading.Lock()
 _connected = False
 
@@ -20,4 +22,12 @@ def connect() -> None:
         from .derived import on_rule_version_added
 
         on_version_added(on_rule_version_added)
+        # A migration may add the pgvector column: forget what was probed before it ran.
+        post_migrate.connect(_reset_vector_probe, dispatch_uid="knowledge_reset_vector_probe")
         _connected = True
+
+
+def _reset_vector_probe(**kwargs: object) -> None:
+    from .vectors import reset
+
+    reset()

@@ -542,6 +542,12 @@ def knowledge_source_upsert(*, data: Mapping[str, Any], user: Any = None) -> tup
     merged = {**_current_fields(existing), **dict(data)}
     merged["text"] = (existing.content if existing and existing.content.strip() else None) or "-"
     record = _validated(merged)
+    if existing is not None and existing.content.strip() and (
+        (record.title, record.version) != (existing.title, existing.version)
+    ):
+        # Chunk ids carry the version and embeddings the title: re-chunk the stored content.
+        report = knowledge_ingest([record], origins=str(data.get("source") or ""), user=user)
+        return KnowledgeSource.objects.get(pk=existing.pk), "updated" if report.updated else "unchanged"
     digest = record_hash(replace_text(record, existing.content if existing else ""))
     with transaction.atomic():
         source = KnowledgeSource.objects.select_for_update().filter(source_id=record.source_id).first()
@@ -882,7 +888,7 @@ def knowledge_retrieve(
     index = cached.index
     options = SearchOptions(mode=mode)  # type: ignore[arg-type]
     if backend == "pgvector" and vector is not None and mode != "lexical" and len(index):
-        depth = max(top_k * 4, 40)
+        depth = max(top_k * 4, vectors.MIN_CANDIDATES)
         also: list[int] = []
         if mode == "hybrid" and query:
             lexical = index.bm25.scores(query)

@@ -13,12 +13,12 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Iterable, Sequence
+from typing import Any
 
 import numpy as np
 from django.conf import settings
 from django.db import connections, transaction
 from django.db.models import Q
-from django.db.models.expressions import RawSQL
 
 from .engine import RetrievalFilters
 from .models import KnowledgeChunk, KnowledgeStatus
@@ -29,6 +29,7 @@ VECTOR_DIM = 384
 # ef_search: the HNSW candidate list. 100 keeps recall@10 above 0.95 on 100k chunks while a
 # query stays a few milliseconds; deeper requests raise it to their own depth.
 DEFAULT_EF_SEARCH = 100
+MIN_CANDIDATES = 40
 WRITE_BATCH = 2000
 
 _lock = threading.Lock()
@@ -91,25 +92,38 @@ def _as_list(vector: np.ndarray) -> list[float]:
     return np.asarray(vector, dtype=np.float32).reshape(-1).tolist()
 
 
+def _literal(vector: np.ndarray) -> str:
+    # pgvector's text form; 7 significant digits is all float32 carries.
+    return "[" + ",".join(format(x, ".7g") for x in vector.tolist()) + "]"
+
+
 def store_vectors(rows: Iterable[tuple[int, np.ndarray]], *, using: str = "default") -> int:
     """Write embeddings into the pgvector column for (chunk pk, vector) pairs; no-op without it."""
     if not column_available(using):
         return 0
-    sql = f"UPDATE {_table()} SET {COLUMN} = %s::real[]::vector WHERE id = %s"  # noqa: S608
+    # One UPDATE per batch from unnest()ed arrays: a round trip per row would dominate.
+    sql = (
+        f"UPDATE {_table()} AS chunk SET {COLUMN} = data.vec "  # noqa: S608
+        "FROM (SELECT unnest(%s::bigint[]) AS id, unnest(%s::text[])::vector AS vec) AS data "
+        "WHERE chunk.id = data.id"
+    )
     written = 0
-    batch: list[tuple[list[float] | None, int]] = []
+    ids: list[int] = []
+    literals: list[str] = []
     with connections[using].cursor() as cursor:
         for pk, vector in rows:
             vector = np.asarray(vector, dtype=np.float32).reshape(-1)
-            # Another dimension cannot live in vector(384): the chunk stays numpy-only.
-            batch.append((_as_list(vector) if vector.shape[0] == VECTOR_DIM else None, pk))
-            if len(batch) >= WRITE_BATCH:
-                cursor.executemany(sql, batch)
-                written += len(batch)
-                batch = []
-        if batch:
-            cursor.executemany(sql, batch)
-            written += len(batch)
+            if vector.shape[0] != VECTOR_DIM:
+                continue  # another dimension cannot live in vector(384): numpy-only chunk
+            ids.append(pk)
+            literals.append(_literal(vector))
+            if len(ids) >= WRITE_BATCH:
+                cursor.execute(sql, [ids, literals])
+                written += len(ids)
+                ids, literals = [], []
+        if ids:
+            cursor.execute(sql, [ids, literals])
+            written += len(ids)
     return written
 
 
@@ -134,6 +148,16 @@ def filters_q(filters: RetrievalFilters) -> Q:
     return q
 
 
+def _where(filters: RetrievalFilters, using: str) -> tuple[str, list[Any]]:
+    """The filters as a SQL condition on the chunk table (compiled by the ORM)."""
+    query = KnowledgeChunk.objects.using(using).filter(filters_q(filters)).query
+    compiler = query.get_compiler(using=using)
+    if not query.where:
+        return "TRUE", []
+    sql, params = compiler.compile(query.where)
+    return sql or "TRUE", list(params)
+
+
 def nearest(
     query_vector: np.ndarray,
     filters: RetrievalFilters,
@@ -143,26 +167,39 @@ def nearest(
     ef_search: int | None = None,
     using: str = "default",
 ) -> dict[int, float]:
-    """Cosine similarity by chunk pk of the HNSW nearest `limit` matching chunks, plus `also` pks."""
+    """Cosine similarity by chunk pk: the HNSW nearest matching chunks (at least `limit`, up to
+    `MIN_CANDIDATES`, for the caller to rank) plus the chunks listed in `also`."""
     enabled, version = _probe(using)
     if not enabled:
         raise RuntimeError("the pgvector column is not available on this database")
-    query = _as_list(query_vector)
-    distance = RawSQL(f"{COLUMN} <=> %s::real[]::vector", (query,))  # noqa: S611
-    base = KnowledgeChunk.objects.using(using).filter(filters_q(filters))
-    ef = max(ef_search or DEFAULT_EF_SEARCH, limit)
+    literal = _literal(np.asarray(query_vector, dtype=np.float32).reshape(-1))
+    where, params = _where(filters, using)
+    table = connections[using].ops.quote_name(_table())
+    depth = max(limit, MIN_CANDIDATES)
+    ef = min(max(ef_search or DEFAULT_EF_SEARCH, depth), 1000)
+    # The inner ORDER BY ... LIMIT is what the HNSW index serves; with iterative scans the
+    # order is relaxed, so the caller ranks the candidates by their exact distances.
+    sql = (
+        f"SELECT id, {COLUMN} <=> %s::vector AS distance FROM {table} "  # noqa: S608
+        f"WHERE {COLUMN} IS NOT NULL AND ({where}) ORDER BY distance LIMIT %s"
+    )
     out: dict[int, float] = {}
     with transaction.atomic(using=using), connections[using].cursor() as cursor:
-        cursor.execute("SELECT set_config('hnsw.ef_search', %s, true)", [str(min(ef, 1000))])
+        settings_sql = "SELECT set_config('hnsw.ef_search', %s, true)"
         if version >= (0, 8, 0):
-            # With filters, keep walking the graph until `limit` matching rows are found.
-            cursor.execute("SELECT set_config('hnsw.iterative_scan', 'relaxed_order', true)")
-        # A chunk whose vector could not be stored (another dimension) has a NULL distance.
-        scored = base.annotate(distance=distance).filter(distance__isnull=False)
-        for pk, dist in scored.order_by("distance").values_list("id", "distance")[:limit]:
+            # With filters, keep walking the graph until enough matching rows are found.
+            settings_sql += ", set_config('hnsw.iterative_scan', 'relaxed_order', true)"
+        cursor.execute(settings_sql, [str(ef)])
+        cursor.execute(sql, [literal, *params, depth])
+        for pk, dist in cursor.fetchall():
             out[pk] = 1.0 - float(dist)
         missing = [pk for pk in also if pk not in out]
         if missing:
-            for pk, dist in scored.filter(pk__in=missing).values_list("id", "distance"):
+            cursor.execute(
+                f"SELECT id, {COLUMN} <=> %s::vector FROM {table} "  # noqa: S608
+                f"WHERE {COLUMN} IS NOT NULL AND id = ANY(%s)",
+                [literal, missing],
+            )
+            for pk, dist in cursor.fetchall():
                 out[pk] = 1.0 - float(dist)
     return out

@@ -217,6 +217,12 @@ def test_free_minutes_spanning_more_than_a_week():
     assert rows(result) == {"all": (14400, "71.00", 10140, False)}
 
 
+def test_free_allowance_longer_than_the_stay():
+    payload = [periodic("all", "00:00", "00:00", unit=60, price=1, free_minutes=7 * 1440 + 60)]
+    result = simulate_fee(payload, at(4, 0), at(10, 0))
+    assert rows(result) == {"all": (6 * 1440, "0.00", 6 * 1440, False)}
+
+
 # --- windows: cross-midnight, all day, 24:00, first match -------------------------------
 
 
@@ -325,6 +331,26 @@ def test_fall_back_day_has_25_hours_in_one_day():
     result = simulate_fee(payload, entry, datetime(2024, 11, 4, 0, 0, tzinfo=NY))
     assert result.duration_minutes == 25 * 60
     assert rows(result) == {"all": (25 * 60, "24.00", 0, True)}
+
+
+def test_repeated_hour_counts_for_the_day_its_wall_clock_shows():
+    # Days run 01:30-01:30. At the fall back (02:00 EDT -> 01:00 EST on Nov 3) the repeated
+    # 01:00-01:30 belongs to Nov 2's day again and 01:30-02:00 EDT already to Nov 3's: each
+    # day has 1470 minutes = 25 units, capped at 24 once per day.
+    payload = [periodic("all", "01:30", "01:30", unit=60, price=1, max_charge=24)]
+    payload[0]["time_window"]["timezone"] = "America/New_York"
+    entry = datetime(2024, 11, 2, 1, 30, tzinfo=NY)
+    exit = datetime(2024, 11, 4, 1, 30, tzinfo=NY)
+    assert rows(simulate_fee(payload, entry, exit)) == {"all": (2940, "48.00", 0, True)}
+
+
+def test_day_starting_in_a_skipped_hour():
+    # Days run 02:30-02:30; 02:00-03:00 does not exist on Mar 10, so both days have 23.5 h.
+    payload = [periodic("all", "02:30", "02:30", unit=60, price=1)]
+    payload[0]["time_window"]["timezone"] = "America/New_York"
+    entry = datetime(2024, 3, 9, 2, 30, tzinfo=NY)
+    exit = datetime(2024, 3, 11, 2, 30, tzinfo=NY)
+    assert rows(simulate_fee(payload, entry, exit)) == {"all": (2820, "48.00", 0, False)}
 
 
 def test_year_long_stay_across_dst_changes():

@@ -120,6 +120,8 @@ def test_seed_002_already_in_flow_and_never_twice(chat) -> None:  # noqa: ANN001
     c.choose("draft_email", expect=409)  # consent first
     done = c.choose("draft_email", consent=True)
     assert done["current_step"] == "guidance" and "email_draft" in done["documents"]
+    right_after = next(o for o in done["options"] if o["option_id"] == "draft_email")
+    assert right_after["eligibility"] == "blocked"  # never twice, even before the next turn
     after = c.say("Thanks, that helps")
     email = next(o for o in after["options"] if o["option_id"] == "draft_email")
     assert email["eligibility"] == "blocked" and any("already_executed" in b for b in email["blockers"])

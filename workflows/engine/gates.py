@@ -69,4 +69,6 @@ def evaluate_gate(spec: GateSpec, signals: Mapping[str, Any]) -> GateEvaluation:
         kind = "user_choice" if soft else "auto"
         reasons = (soft[0], *support[:1]) if soft else support
         return GateEvaluation(kind, spec.auto_outcome, tuple(reasons), recorded)
-    return GateEvaluation("user_choice", spec.fallback_outcome, tuple(hard[:2]), recorded)
+    summary = signals.get("check_summary")  # a task's own account of what it found
+    reasons = ((str(summary),) if summary else ()) + tuple(hard)
+    return GateEvaluation("user_choice", spec.fallback_outcome, reasons[:2], recorded)

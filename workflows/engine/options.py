@@ -46,6 +46,7 @@ class Option:
     outcome: str | None = None
     recommended: bool = False
     escalation: bool = False
+    automatic: bool = False  # taken by the engine when its conditions hold, not by a person
 
     @property
     def eligible(self) -> bool:
@@ -66,6 +67,7 @@ class Option:
             "outcome": self.outcome,
             "recommended": self.recommended,
             "escalation": self.escalation,
+            "automatic": self.automatic,
         }
 
 
@@ -196,6 +198,7 @@ def _build_option(
         outcome=edge.outcome,
         recommended=recommended and not blockers,
         escalation=edge.escalation,
+        automatic=edge.kind == "auto",
     )
 
 

@@ -1,0 +1,109 @@
+"""What a workflow produces, rendered for people: reports, forms, email drafts, invitations."""
+
+from __future__ import annotations
+
+from datetime import UTC, timedelta
+from typing import Any
+
+from django.utils import timezone
+
+from workflows.models import RunDocument
+
+from .models import Conversation
+
+LABELS = {
+    "final_report": ("Final report (complaint / cause / correction)", "最终报告（故障/原因/处理）"),
+    "labor_estimate": ("Labor estimate", "工时估算"),
+    "completed_form": ("Completed permit form", "已填写的许可申请表"),
+    "email_draft": ("Email draft (.eml)", "邮件草稿（.eml）"),
+    "calendar_invite": ("Calendar invitation (.ics)", "日历邀请（.ics）"),
+    "intake_document": ("Intake document", "受理文档"),
+    "project_plan": ("Project plan", "项目计划"),
+}
+
+
+def available(conversation: Conversation) -> list[dict[str, Any]]:
+    """The newest version of each document the conversation's run produced."""
+    lang = 1 if conversation.locale.startswith("zh") else 0
+    latest: dict[str, RunDocument] = {}
+    for doc in RunDocument.objects.filter(run_id=conversation.run_id).order_by("key", "version"):
+        latest[doc.key] = doc
+    return [
+        {"key": key, "version": doc.version, "label": LABELS.get(key, (key, key))[lang]}
+        for key, doc in sorted(latest.items()) if key != "diagnosis"
+    ]
+
+
+def _markdown_lines(title: str, content: dict[str, Any]) -> str:
+    lines = [f"# {title}", ""]
+    for key, value in content.items():
+        if isinstance(value, list):
+            lines.append(f"## {key.replace('_', ' ').title()}")
+            for item in value:
+                if isinstance(item, dict):
+                    lines.append("- " + "; ".join(f"{k}: {v}" for k, v in item.items() if v not in (None, "")))
+                else:
+                    lines.append(f"- {item}")
+            lines.append("")
+        elif value not in (None, "", {}):
+            lines.append(f"**{key.replace('_', ' ').title()}:** {value}")
+    return "\n".join(lines) + "\n"
+
+
+def _report(content: dict[str, Any]) -> str:
+    lines = ["# Final report", "", f"**Complaint:** {content.get('complaint', '')}", "", "## Cause"]
+    lines += [f"- {c}" for c in content.get("cause", [])] or ["- not isolated"]
+    lines += ["", "## Correction"] + ([f"- {c}" for c in content.get("correction", [])] or ["- none recommended"])
+    if content.get("ruled_out"):
+        lines += ["", "## Ruled out"] + [f"- {c}" for c in content["ruled_out"]]
+    status = content.get("estimate_status", "none")
+    lines += ["", f"## Labor ({status})"]
+    lines += [f"- {line.get('label', '')}: {line.get('hours', 0)} h" for line in content.get("estimate_lines", [])]
+    lines += [f"- **Total: {content.get('total_hours', 0)} h**" + (" (draft, not confirmed)" if status == "draft" else "")]
+    if content.get("facts"):
+        lines += ["", "## Findings"] + [f"- {f}" for f in content["facts"]]
+    return "\n".join(lines) + "\n"
+
+
+def _form(content: dict[str, Any]) -> str:
+    lines = [f"# {content.get('title') or 'Permit form'}", ""]
+    for answer in content.get("answers", []):
+        lines += [f"**{answer.get('id')} {answer.get('question', '')}**", f"{answer.get('answer', '')}", ""]
+    return "\n".join(lines)
+
+
+def _eml(content: dict[str, Any]) -> str:
+    return (f"To: {content.get('to', '')}\nSubject: {content.get('subject', '')}\nContent-Type: text/plain; charset=utf-8\n"
+            f"X-Unsent: 1\n\n{content.get('body', '')}\n")
+
+
+def _ics_escape(text: str) -> str:
+    return text.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+
+
+def _ics(content: dict[str, Any], uid: str) -> str:
+    start = (timezone.now() + timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
+    end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
+    fmt = "%Y%m%dT%H%M%SZ"
+    return "\r\n".join([
+        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Concierge//Manager assistant//EN", "BEGIN:VEVENT",
+        f"UID:{uid}@concierge", f"DTSTAMP:{timezone.now().strftime(fmt)}", f"DTSTART:{start.astimezone(UTC).strftime(fmt)}",
+        f"DTEND:{end.astimezone(UTC).strftime(fmt)}", f"SUMMARY:{_ics_escape(content.get('title', 'Call'))}",
+        f"DESCRIPTION:{_ics_escape(content.get('description', ''))}", "END:VEVENT", "END:VCALENDAR", "",
+    ])
+
+
+def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]:
+    """(body, content type, file name) of a document."""
+    content = doc.content or {}
+    base = f"{conversation.workflow_id}-{conversation.pk}-{doc.key}-v{doc.version}"
+    if doc.key == "final_report":
+        return _report(content), "text/markdown; charset=utf-8", f"{base}.md"
+    if doc.key == "completed_form":
+        return _form(content), "text/markdown; charset=utf-8", f"{base}.md"
+    if doc.key == "email_draft":
+        return _eml(content), "message/rfc822", f"{base}.eml"
+    if doc.key == "calendar_invite":
+        return _ics(content, base), "text/calendar; charset=utf-8", f"{base}.ics"
+    title = LABELS.get(doc.key, (doc.key,))[0]
+    return _markdown_lines(title, content), "text/markdown; charset=utf-8", f"{base}.md"
