@@ -103,6 +103,7 @@ def _after_post(request: HttpRequest, conversation_id: int, error: str | None = 
 @login_required
 @require_POST
 def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    _access(request, conversation_id)  # someone else's conversation is a 404, not an error message
     text = request.POST.get("text", "")
     try:
         services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text)
@@ -114,6 +115,7 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def choose(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    _access(request, conversation_id)
     option_id = request.POST.get("option_id", "")
     consent = request.POST.get("consent") == "yes"
     try:
