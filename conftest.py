@@ -54,3 +54,15 @@ def other_api(other_person):  # noqa: ANN001, ANN201
 @pytest.fixture
 def supervisor_api(supervisor):  # noqa: ANN001, ANN201
     return client_for(supervisor)
+
+
+@pytest.fixture(autouse=True)
+def _fresh_plan_caches():  # noqa: ANN202
+    """Stored plan versions never change in production, so processes cache them by id; a
+    test database reuses ids after each rollback, so tests start with empty caches."""
+    from conversations import services as conversation_services
+    from workflows import services as workflow_services
+
+    workflow_services.plans_cache_clear()
+    conversation_services._CONFIGS.clear()
+    yield

@@ -49,7 +49,7 @@ def _valid(serializer_class, data) -> dict:  # noqa: ANN001
 
 def turn_response(result: services.TurnResult) -> dict[str, Any]:
     """The body of a turn: the reply and the new state (also under "state")."""
-    state = services.conversation_state(result.conversation)
+    state = services.conversation_state(result.conversation, state=getattr(result.conversation, "_parsed_context", None))
     reply = {
         **result.reply.to_dict(),
         "intent": result.outcome.resolved_intent or result.outcome.intent,

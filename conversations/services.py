@@ -13,7 +13,6 @@ import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime
-from functools import lru_cache
 from typing import Any
 
 from django.conf import settings
@@ -52,18 +51,24 @@ def register_lookup(slot: str, fn: Callable[..., Any]) -> None:
     LOOKUPS[slot] = fn
 
 
-@lru_cache(maxsize=64)
-def _config(workflow_id: str, version: int, raw_json: str) -> ConversationConfig:
-    return ConversationConfig.from_dict(json.loads(raw_json))
+_CONFIGS: dict[tuple[str, int, str], ConversationConfig] = {}
 
 
 def conversation_config(plan: wf.Plan) -> ConversationConfig:
-    return _config(plan.workflow_id, plan.version or 0, json.dumps(plan.conversation, sort_keys=True))
+    """The plan's conversation config, parsed once per stored plan version."""
+    key = (plan.workflow_id, plan.version or 0, plan.fingerprint)
+    config = _CONFIGS.get(key)
+    if config is None:
+        config = ConversationConfig.from_dict(plan.conversation)
+        if len(_CONFIGS) > 256:
+            _CONFIGS.clear()
+        _CONFIGS[key] = config
+    return config
 
 
 def access_conversation(user, conversation_id: int, *, for_update: bool = False) -> Conversation:  # noqa: ANN001
     """The conversation if the user owns it or supervises; 404 otherwise (no existence leak)."""
-    rows = Conversation.objects.select_related("run__plan", "owner")
+    rows = Conversation.objects.select_related("run")
     if for_update:
         rows = rows.select_for_update()
     conversation = rows.filter(pk=conversation_id).first()
@@ -94,7 +99,7 @@ def conversation_start(*, user, workflow_id: str, locale: str | None = None) -> 
     lang = "zh" if locale.startswith("zh") else "en"
     with transaction.atomic():
         started = runs.run_start(workflow_id=workflow_id, owner=user, locale=lang)
-        plan = runs.plan_for(started.run.plan)
+        plan = runs.plan_by_id(started.run.plan_id)
         config = conversation_config(plan)
         state = initial_state(config, locale=lang)
         opening = opening_question(state, config)
@@ -315,7 +320,7 @@ def conversation_turn(
 
 def _turn_in(conversation: Conversation, user, text: str) -> TurnResult:  # noqa: ANN001
     run = conversation.run
-    plan = runs.plan_for(run.plan)
+    plan = runs.plan_by_id(run.plan_id)
     config = conversation_config(plan)
     state = ContextState.from_dict(conversation.context)
     turn_index = conversation.turn_count + 1
@@ -326,7 +331,7 @@ def _turn_in(conversation: Conversation, user, text: str) -> TurnResult:  # noqa
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor)
-    before_actions = _eligible_action_ids(Run.objects.get(pk=run.pk), plan)
+    before_actions = _eligible_action_ids(run, plan)
     signals = _signals_for(outcome, state, config, lang, user.get_username())
     progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang)
     run = progress.run
@@ -365,6 +370,7 @@ def _turn_in(conversation: Conversation, user, text: str) -> TurnResult:  # noqa
     _save_conversation(conversation, state, run, turn_index)
     audit_record("turn", run=run, conversation=conversation, actor=user, step_id=run.current_step,
                  outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind})
+    conversation._parsed_context = state
     return TurnResult(conversation, reply, outcome, decided.backend, path, decided.violations)
 
 
@@ -398,7 +404,7 @@ def conversation_choose(*, user, conversation_id: int, option_id: str, consent: 
     """A person or integrator chooses an offered option (consent recorded when it needs it)."""
     with transaction.atomic():
         conversation = access_conversation(user, conversation_id, for_update=True)
-        plan = runs.plan_for(conversation.run.plan)
+        plan = runs.plan_by_id(conversation.run.plan_id)
         config = conversation_config(plan)
         state = ContextState.from_dict(conversation.context)
         lang = "zh" if conversation.locale.startswith("zh") else "en"
@@ -465,11 +471,11 @@ def _choice_note(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> str:
 # --- what clients see --------------------------------------------------------------
 
 
-def conversation_state(conversation: Conversation, *, lang: str | None = None) -> dict[str, Any]:
-    """The conversation's state in the SPEC's shape."""
+def conversation_state(conversation: Conversation, *, lang: str | None = None, state: ContextState | None = None) -> dict[str, Any]:
+    """The conversation's state in the SPEC's shape (pass the parsed context when you have it)."""
     run = conversation.run
-    plan = runs.plan_for(run.plan)
-    state = ContextState.from_dict(conversation.context)
+    plan = runs.plan_by_id(run.plan_id)
+    state = state or ContextState.from_dict(conversation.context)
     run_state = wf.RunState.from_dict(run.state)
     lang = lang or ("zh" if conversation.locale.startswith("zh") else "en")
     dp = runs.run_decision_point(run, locale=lang)
@@ -484,7 +490,7 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None) -
     return {
         "id": conversation.pk,
         "workflow_id": conversation.workflow_id,
-        "plan_version": run.plan.version,
+        "plan_version": plan.version,
         "locale": conversation.locale,
         "status": conversation.status,
         "mode": state.mode,
@@ -535,7 +541,7 @@ def on_review_decided(event: str, review: Review) -> None:
     from .engine.replies import fee_decision_text
 
     with transaction.atomic():
-        conversation = Conversation.objects.select_for_update().select_related("run__plan").filter(run_id=review.run_id).first()
+        conversation = Conversation.objects.select_for_update().select_related("run").filter(run_id=review.run_id).first()
         if conversation is None:
             return
         run = conversation.run

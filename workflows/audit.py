@@ -50,7 +50,7 @@ def audit_record(
             body.setdefault("stale_documents", dict(decision.stale))
         body.setdefault("consent_required", [o.option_id for o in decision.options if o.requires_consent])
     if conversation is None and run is not None:
-        conversation = getattr(run, "conversation", None) if _has_conversation(run) else None
+        conversation = _conversation_of(run)
     return AuditEvent.objects.create(
         event_type=event_type,
         run=run,
@@ -68,10 +68,13 @@ def audit_record(
     )
 
 
-def _has_conversation(run) -> bool:  # noqa: ANN001
+def _conversation_of(run):  # noqa: ANN001, ANN202
+    """The run's conversation, looked up once per run instance (cached on it, even when absent)."""
     from django.core.exceptions import ObjectDoesNotExist
 
-    try:
-        return run.conversation is not None
-    except ObjectDoesNotExist:
-        return False
+    if not hasattr(run, "_audit_conversation"):
+        try:
+            run._audit_conversation = run.conversation
+        except ObjectDoesNotExist:
+            run._audit_conversation = None
+    return run._audit_conversation

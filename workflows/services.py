@@ -11,11 +11,10 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
-from functools import lru_cache
 from typing import Any
 
 from django.db import transaction
-from django.db.models import Max
+from django.db.models import Max, Q
 from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict, NotFound
@@ -54,14 +53,28 @@ def _checksum(document: Mapping[str, Any]) -> str:
     return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
 
 
-@lru_cache(maxsize=256)
-def _parsed(plan_pk: int, checksum: str, definition_json: str) -> Plan:
-    return engine.parse_plan(json.loads(definition_json))
+_PLANS: dict[int, Plan] = {}
+
+
+def plan_by_id(plan_id: int) -> Plan:
+    """The parsed engine Plan of a stored version. Stored versions never change, so a
+    process parses each one once; the row is read only on a miss."""
+    plan = _PLANS.get(plan_id)
+    if plan is None:
+        row = WorkflowPlan.objects.get(pk=plan_id)
+        plan = replace(engine.parse_plan(row.definition), fingerprint=row.checksum)
+        if len(_PLANS) > 256:
+            _PLANS.clear()
+        _PLANS[plan_id] = plan
+    return plan
 
 
 def plan_for(plan_row: WorkflowPlan) -> Plan:
-    """The parsed engine Plan of a stored version (versions never change, so it is cached)."""
-    return _parsed(plan_row.pk, plan_row.checksum, json.dumps(plan_row.definition))
+    return plan_by_id(plan_row.pk)
+
+
+def plans_cache_clear() -> None:
+    _PLANS.clear()
 
 
 _SECTION_VALIDATORS: dict[str, Callable[[Any], list[tuple[str, str]]]] = {}
@@ -164,33 +177,48 @@ class RunOutcome:
         return RunState.from_dict(self.run.state)
 
 
-def _documents_of(run: Run) -> dict[str, dict[str, Any]]:
-    latest: dict[str, dict[str, Any]] = {}
-    for doc in RunDocument.objects.filter(run=run).order_by("key", "version"):
-        latest[doc.key] = doc.content
-    return latest
+class _LatestDocuments(Mapping):
+    """The newest content of each run document, loaded only if a handler reads one."""
+
+    def __init__(self, run: Run, state: RunState):
+        self._run, self._versions, self._loaded = run, {k: d.version for k, d in state.documents.items()}, None
+
+    def _load(self) -> dict[str, dict[str, Any]]:
+        if self._loaded is None:
+            wanted = Q()
+            for key, version in self._versions.items():
+                wanted |= Q(key=key, version=version)
+            rows = RunDocument.objects.filter(wanted, run=self._run) if self._versions else []
+            self._loaded = {doc.key: doc.content for doc in rows}
+        return self._loaded
+
+    def __getitem__(self, key: str) -> dict[str, Any]:
+        return self._load()[key]
+
+    def __iter__(self):  # noqa: ANN204
+        return iter(self._load())
+
+    def __len__(self) -> int:
+        return len(self._load())
 
 
 class _RunTx:
     """One locked run inside a transaction: engine state in memory, written back by CAS."""
 
     def __init__(self, run_id: int):
-        run = Run.objects.select_for_update().select_related("plan").filter(pk=run_id).first()
+        run = Run.objects.select_for_update().filter(pk=run_id).first()
         if run is None:
             raise NotFound(f"Run {run_id} not found.")
         self.run = run
-        self.plan = plan_for(run.plan)
+        self.plan = plan_by_id(run.plan_id)
         self.state = RunState.from_dict(run.state)
         self.start_version = run.version
-        self._documents: dict[str, dict[str, Any]] | None = None
         self.auto_choices: list[Choice] = []
         self.review: Review | None = None
 
     @property
-    def documents(self) -> dict[str, dict[str, Any]]:
-        if self._documents is None:
-            self._documents = _documents_of(self.run)
-        return self._documents
+    def documents(self) -> Mapping[str, dict[str, Any]]:
+        return _LatestDocuments(self.run, self.state)  # includes versions written in this transaction
 
     def add_document(self, key: str, content: Mapping[str, Any], depends_on: tuple[str, ...] = ()) -> None:
         self.state = engine.document_add_version(self.state, key, depends_on)
@@ -198,7 +226,6 @@ class _RunTx:
         RunDocument.objects.create(
             run=self.run, key=key, version=doc.version, content=dict(content), upstream_versions=dict(doc.upstream_versions)
         )
-        self.documents[key] = dict(content)
 
     def _context(self, node_id: str) -> StepContext:
         return StepContext(
@@ -207,7 +234,7 @@ class _RunTx:
             state=self.state,
             run_id=self.run.pk,
             owner_id=self.run.owner_id,
-            documents=dict(self.documents),
+            documents=self.documents,
             conversation_id=_conversation_id(self.run),
         )
 
@@ -253,7 +280,7 @@ def _conversation_id(run: Run) -> int | None:
     from django.core.exceptions import ObjectDoesNotExist
 
     try:
-        return run.conversation.pk
+        return run.conversation.pk  # cached on the instance after the first access
     except ObjectDoesNotExist:
         return None
 
@@ -389,7 +416,7 @@ def run_signals_update(
 
 def run_decision_point(run: Run, *, actor_role: str = "participant", locale: str = "en", signals=None) -> DecisionPoint:  # noqa: ANN001
     """The current options of a run, as the given role sees them (read-only)."""
-    return engine.decision_point(plan_for(run.plan), RunState.from_dict(run.state), signals, actor=actor_role, locale=locale)
+    return engine.decision_point(plan_by_id(run.plan_id), RunState.from_dict(run.state), signals, actor=actor_role, locale=locale)
 
 
 def run_option_choose(

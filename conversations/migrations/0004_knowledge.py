@@ -25,6 +25,8 @@ def add_pgvector_column(apps, schema_editor):
         except Exception:  # noqa: BLE001
             return
         cursor.execute(f"ALTER TABLE {CHUNK_TABLE} ADD COLUMN IF NOT EXISTS embedding_vec vector({VECTOR_DIM})")
+        # Inline, not TOASTed: the distance of every candidate row is read from the heap.
+        cursor.execute(f"ALTER TABLE {CHUNK_TABLE} ALTER COLUMN embedding_vec SET STORAGE PLAIN")
         cursor.execute(
             f"CREATE INDEX IF NOT EXISTS kchunk_embedding_hnsw ON {CHUNK_TABLE} "
             "USING hnsw (embedding_vec vector_cosine_ops) WITH (m = 16, ef_construction = 64)"

@@ -108,8 +108,8 @@ def test_state_resumes_exactly_from_storage(chat) -> None:  # noqa: ANN001
     from conversations import services
     from workflows import services as runs
 
-    services._config.cache_clear()  # a restart: nothing but the database survives
-    runs._parsed.cache_clear()
+    services._CONFIGS.clear()  # a restart: nothing but the database survives
+    runs.plans_cache_clear()
     after = c.get()
     assert before == after
     assert c.say("118 V at the supply")["procedure_step"] == "compressor_start"

@@ -118,6 +118,7 @@ class Plan:
     version: int | None = None
     conversation: Mapping[str, Any] = field(default_factory=dict)
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
+    fingerprint: str = ""  # the stored version's checksum: a cache key for derived data
 
     def edges_from(self, node_id: str) -> tuple[Edge, ...]:
         return tuple(e for e in self.edges if e.source == node_id)

@@ -1,0 +1,83 @@
+"""Server time and database queries of a conversation turn, without the model.
+
+Runs in-process through Django's test client (no network), on the database DATABASE_URL
+names (SQLite by default). Prints p50 / p95 of a turn and the query count at turns 1, 10
+and 200 of one conversation.
+
+    DJANGO_SETTINGS_MODULE=config.settings.test python bench/turns.py
+    DATABASE_URL=postgres://postgres@127.0.0.1:5432/concierge_bench python bench/turns.py
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+
+import django  # noqa: E402
+
+django.setup()
+
+from django.conf import settings  # noqa: E402
+from django.db import connection  # noqa: E402
+from django.test.utils import CaptureQueriesContext, setup_test_environment  # noqa: E402
+
+PHRASES = [
+    "Does plate 沪B88888 have unpaid parking?",
+    "How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?",
+    "what about on 2026-03-03 at 15:00?",
+    "verify order SCN-019",
+    "thanks",
+]
+
+
+def main() -> None:
+    import io
+
+    from django.core.management import call_command
+    from django.test.runner import DiscoverRunner
+    from rest_framework.test import APIClient
+
+    from workflows.demo import ensure_demo_users
+
+    setup_test_environment()
+    runner = DiscoverRunner(verbosity=0)
+    old = runner.setup_databases()
+    try:
+        call_command("seed_demo", stdout=io.StringIO())
+        ensure_demo_users()
+        from django.contrib.auth import get_user_model
+
+        client = APIClient()
+        client.force_authenticate(get_user_model().objects.get(username="alice"))
+        cid = client.post("/api/v1/conversations", {"workflow_id": "parking_help_desk"}, format="json").json()["id"]
+        times, queries = [], {}
+        for turn in range(1, 201):
+            text = PHRASES[turn % len(PHRASES)]
+            with CaptureQueriesContext(connection) as captured:
+                start = time.perf_counter()
+                response = client.post(f"/api/v1/conversations/{cid}/messages", {"text": text}, format="json")
+                elapsed = time.perf_counter() - start
+            assert response.status_code == 201, response.content[:300]
+            times.append(elapsed * 1000)
+            if turn in (1, 10, 200):
+                queries[turn] = (len(captured), elapsed * 1000)
+        warm = times[5:]
+        q = statistics.quantiles(warm, n=20)
+        print(f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
+        print(f"turn server time over {len(warm)} turns: p50 {statistics.median(warm):.1f} ms, p95 {q[18]:.1f} ms "
+              f"(targets: p50 < 10 ms, p95 < 25 ms)")
+        for turn, (count, ms) in queries.items():
+            print(f"turn {turn:>3}: {count} queries, {ms:.1f} ms")
+        print(f"turn 200 / turn 10 time: {queries[200][1] / queries[10][1]:.2f}x (target <= 1.2x)")
+    finally:
+        runner.teardown_databases(old)
+
+
+if __name__ == "__main__":
+    main()
