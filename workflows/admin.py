@@ -20,7 +20,7 @@ from config.errors import ApplicationError
 from . import services
 from .access import is_supervisor
 from .api import audit_response
-from .models import AuditEvent, ConsentRecord, Review, Run, RunDocument, WorkflowPlan
+from .models import AuditEvent, ConsentRecord, Review, Run, RunDocument, WebhookDelivery, WebhookEndpoint, WorkflowPlan
 
 
 def _pretty(value) -> str:  # noqa: ANN001
@@ -368,3 +368,41 @@ class WorkflowPlanAdmin(admin.ModelAdmin):
     @admin.display(description="definition")
     def definition_pretty(self, obj: WorkflowPlan) -> str:
         return _pretty(obj.definition)
+
+
+class DeliveryInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = WebhookDelivery
+    extra = 0
+    fields = ["created_at", "event", "status", "attempts", "last_status_code", "last_error", "delivered_at"]
+    readonly_fields = fields
+    ordering = ["-id"]
+    max_num = 0
+
+
+@admin.register(WebhookEndpoint)
+class WebhookEndpointAdmin(admin.ModelAdmin):
+    list_display = ["url", "owner", "events", "active", "created_at"]
+    list_filter = ["active"]
+    list_select_related = ["owner"]
+    exclude = ["secret"]
+    inlines = [DeliveryInline]
+
+
+@admin.register(WebhookDelivery)
+class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ["id", "event", "endpoint", "status", "attempts", "last_status_code", "created_at", "delivered_at"]
+    list_filter = ["status", "event"]
+    list_select_related = ["endpoint"]
+    readonly_fields = ["endpoint", "event", "event_id", "status", "attempts", "last_status_code", "last_error", "next_attempt_at", "delivered_at", "created_at", "payload"]
+    actions = ["retry_now"]
+
+    def get_actions(self, request):  # noqa: ANN001, ANN201
+        return {"retry_now": (WebhookDeliveryAdmin.retry_now, "retry_now", WebhookDeliveryAdmin.retry_now.short_description)}
+
+    @admin.action(description="Retry the selected pending deliveries now")
+    def retry_now(self, request, queryset):  # noqa: ANN001, ANN201
+        from .tasks import deliver_webhook
+
+        for delivery in queryset.filter(status=WebhookDelivery.Status.PENDING):
+            deliver_webhook.delay(delivery.pk)
+        self.message_user(request, "Queued.")

@@ -9,7 +9,7 @@ import json
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
-from rest_framework import status
+from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -18,7 +18,7 @@ from config.errors import ApplicationError, NotFound
 
 from . import services
 from .access import access_review, is_supervisor, require_supervisor
-from .models import AuditEvent, Review, WorkflowPlan
+from .models import AuditEvent, Review, WebhookEndpoint, WorkflowPlan
 from .serializers import (
     AUDIT_CSV_FIELDS,
     AuditEventSerializer,
@@ -147,3 +147,62 @@ class AuditEventListApi(APIView):
 
 
 __all__ = ["is_supervisor"]
+
+
+class WebhookIn(serializers.Serializer):
+    url = serializers.URLField(max_length=500)
+    events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEndpoint.EVENTS), required=False, default=list)
+    secret = serializers.CharField(required=False, min_length=16, max_length=128)
+
+
+def webhook_out(endpoint: WebhookEndpoint, *, with_secret: bool = False) -> dict:
+    body = {"id": endpoint.pk, "url": endpoint.url, "events": endpoint.events, "active": endpoint.active,
+            "created_at": endpoint.created_at.isoformat()}
+    if with_secret:
+        body["secret"] = endpoint.secret
+    return body
+
+
+class WebhookListApi(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your webhook endpoints")
+    def get(self, request: Request) -> Response:
+        rows = WebhookEndpoint.objects.filter(owner=request.user)
+        return Response({"count": rows.count(), "results": [webhook_out(e) for e in rows]})
+
+    @extend_schema(request=WebhookIn, responses={201: OpenApiTypes.OBJECT}, summary="Register an endpoint (the secret is shown once)")
+    def post(self, request: Request) -> Response:
+        data = WebhookIn(data=request.data)
+        data.is_valid(raise_exception=True)
+        from .webhooks import new_secret
+
+        endpoint = WebhookEndpoint.objects.create(
+            owner=request.user, url=data.validated_data["url"], events=sorted(set(data.validated_data["events"])),
+            secret=data.validated_data.get("secret") or new_secret(),
+        )
+        return Response(webhook_out(endpoint, with_secret=True), status=status.HTTP_201_CREATED)
+
+
+def _own_endpoint(user, endpoint_id: int) -> WebhookEndpoint:  # noqa: ANN001
+    endpoint = WebhookEndpoint.objects.filter(pk=endpoint_id, owner=user).first()
+    if endpoint is None:
+        raise NotFound(f"Webhook endpoint {endpoint_id} not found.")
+    return endpoint
+
+
+class WebhookDetailApi(APIView):
+    @extend_schema(responses={204: None}, summary="Remove an endpoint")
+    def delete(self, request: Request, endpoint_id: int) -> Response:
+        _own_endpoint(request.user, endpoint_id).delete()
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class WebhookDeliveryListApi(APIView):
+    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The delivery log of an endpoint")
+    def get(self, request: Request, endpoint_id: int) -> Response:
+        endpoint = _own_endpoint(request.user, endpoint_id)
+        rows = endpoint.deliveries.order_by("-id")[:200]
+        return Response({"results": [{
+            "id": d.pk, "event": d.event, "event_id": d.event_id, "status": d.status, "attempts": d.attempts,
+            "last_status_code": d.last_status_code, "last_error": d.last_error or None,
+            "delivered_at": d.delivered_at.isoformat() if d.delivered_at else None, "created_at": d.created_at.isoformat(),
+        } for d in rows]})

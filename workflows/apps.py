@@ -8,3 +8,8 @@ class WorkflowsConfig(AppConfig):
 
     def ready(self) -> None:
         from . import handlers  # noqa: F401  registers the built-in step handlers
+        from .services import on_event
+        from .webhooks import webhook_emit
+
+        # Domain events become signed webhooks; "run.completed" is a conversation completing.
+        on_event(lambda event, subject: webhook_emit("conversation.completed" if event == "run.completed" else event, subject))

@@ -194,3 +194,54 @@ class AuditEvent(models.Model):
 
     def delete(self, *args, **kwargs):  # noqa: ANN002, ANN003
         raise PermissionError("audit events are append-only")
+
+
+class WebhookEndpoint(models.Model):
+    """An integrator's URL that receives signed events about their conversations."""
+
+    EVENTS = ("review.pending", "review.decided", "conversation.completed", "action.executed")
+
+    owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhook_endpoints")
+    url = models.URLField(max_length=500)
+    secret = models.CharField(max_length=128)
+    events = models.JSONField(default=list, help_text="event names; empty means all")
+    active = models.BooleanField(default=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+
+    def __str__(self) -> str:
+        return self.url
+
+    def wants(self, event: str) -> bool:
+        return self.active and (not self.events or event in self.events)
+
+
+class WebhookDelivery(models.Model):
+    """One event sent (or being sent) to one endpoint, with every attempt's outcome."""
+
+    class Status(models.TextChoices):
+        PENDING = "pending"
+        SUCCEEDED = "succeeded"
+        FAILED = "failed"
+
+    endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
+    event = models.CharField(max_length=40)
+    event_id = models.CharField(max_length=64)
+    payload = models.JSONField()
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
+    attempts = models.PositiveIntegerField(default=0)
+    last_status_code = models.PositiveIntegerField(null=True, blank=True)
+    last_error = models.TextField(blank=True)
+    next_attempt_at = models.DateTimeField(null=True, blank=True)
+    delivered_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        constraints = [models.UniqueConstraint(fields=["endpoint", "event_id"], name="one_delivery_per_event_and_endpoint")]
+        indexes = [models.Index(fields=["status", "next_attempt_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.event} → {self.endpoint_id} ({self.status})"

@@ -254,6 +254,10 @@ class _RunTx:
         if handler is None:
             return
         self._apply(handler(self._context(node.id)), node.depends_on)
+        if node.type == "action":
+            _emit_after_commit("action.executed", {"run_id": self.run.pk, "action": node.action or node.id,
+                                                   "step_id": node.id, "owner_id": self.run.owner_id,
+                                                   "conversation_id": _conversation_id(self.run)})
 
     def _apply(self, effect, depends_on: tuple[str, ...]) -> None:  # noqa: ANN001
         if effect.signals:
@@ -272,6 +276,8 @@ class _RunTx:
         )
         if updated != 1:
             raise StaleRunState("The run was changed by someone else; try again.")
+        if self.state.status == engine.COMPLETED and self.run.status != engine.COMPLETED:
+            _emit_after_commit("run.completed", self.run)
         self.run.state, self.run.status = state, self.state.status
         self.run.current_step, self.run.version = self.state.current_step, self.start_version + 1
 
@@ -481,8 +487,6 @@ def _choose_in(
         tx.apply_edge_effect(choice, actor.user)
         tx.enter_current()
         _settle(tx, actor, signals, locale)
-        if choice.completed or tx.state.status == engine.COMPLETED:
-            _emit_after_commit("run.completed", tx.run)
     tx.save()
     return RunOutcome(tx.run, choice=choice, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
 
@@ -514,6 +518,10 @@ def run_document_add(*, run_id: int, key: str, content: Mapping[str, Any], depen
         tx = _RunTx(run_id)
         tx.add_document(key, content, depends_on)
         stale = engine.stale_documents(tx.state.documents)
+        if stale:
+            from .tasks import propagate_staleness
+
+            transaction.on_commit(lambda: propagate_staleness.delay(run_id))
         audit_record(
             "document_version", run=tx.run, actor=actor.user if actor else None, actor_label=actor.label if actor else "engine",
             payload={"key": key, "version": tx.state.documents[key].version, "stale_documents": stale},
