@@ -8,6 +8,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 from billing import api as billing_api
 from config.errors import api_not_found
 from conversations import api as conversation_api
+from conversations.knowledge.urls import api_urlpatterns as knowledge_api
 from workflows import api as workflow_api
 
 api_v1 = [
@@ -25,6 +26,7 @@ api_v1 = [
     path("conversations/<int:conversation_id>/messages", conversation_api.MessageApi.as_view(), name="conversation-messages"),
     path("conversations/<int:conversation_id>/choose", conversation_api.ChooseApi.as_view(), name="conversation-choose"),
     path("conversations/<int:conversation_id>/audit", conversation_api.AuditApi.as_view(), name="conversation-audit"),
+    path("", include(knowledge_api)),
     path("billing-rules", billing_api.BillingRuleListApi.as_view(), name="billing-rules"),
     path("billing-rules/simulate", billing_api.SimulateApi.as_view(), name="billing-simulate"),
     path("billing-rules/<slug:rule_code>", billing_api.BillingRuleDetailApi.as_view(), name="billing-rule"),

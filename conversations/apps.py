@@ -12,8 +12,10 @@ class ConversationsConfig(AppConfig):
 
         from . import handlers  # noqa: F401  registers the conversation-fed step handlers
         from .engine.config import validate_config
+        from .knowledge.apps_hooks import connect
         from .services import on_review_decided
 
         register_lookups()
         on_event(on_review_decided)
         register_plan_section("conversation", validate_config)
+        connect()  # billing rule versions regenerate their knowledge explanations

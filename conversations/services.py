@@ -290,7 +290,7 @@ def idempotency_store(user, key: str | None, endpoint: str, body: Mapping[str, A
 
 def conversation_turn(
     *, user, conversation_id: int, text: str, idempotency_key: str | None = None,
-    respond: Callable[[TurnResult], dict[str, Any]] | None = None,
+    respond: Callable[[TurnResult], dict[str, Any]] | None = None, pending: Message | None = None,
 ) -> tuple[int, dict[str, Any] | TurnResult]:  # noqa: ANN001
     """One user message: context engine, workflow signals and tools, reply, all or nothing.
 
@@ -310,7 +310,7 @@ def conversation_turn(
             return stored.status_code, stored.response
         if conversation.status == Conversation.Status.COMPLETED:
             raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
-        result = _turn_in(conversation, user, text)
+        result = _turn_in(conversation, user, text, pending=pending)
         if respond is None:
             return 201, result
         response = respond(result)
@@ -318,7 +318,7 @@ def conversation_turn(
     return 201, response
 
 
-def _turn_in(conversation: Conversation, user, text: str) -> TurnResult:  # noqa: ANN001
+def _turn_in(conversation: Conversation, user, text: str, pending: Message | None = None) -> TurnResult:  # noqa: ANN001
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
     config = conversation_config(plan)
@@ -363,7 +363,10 @@ def _turn_in(conversation: Conversation, user, text: str) -> TurnResult:  # noqa
         "retrieval_hits": hits, "backend": decided.backend, "contract_violations": decided.violations,
         "trace": list(outcome.trace),
     }
-    Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
+    if pending is not None:  # queued by the page: the person's message is already shown
+        Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
+    else:
+        Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
     Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
                            payload={"reply": reply.to_dict(), "intent": outcome.intent, "decision": outcome.decision,
                                     "submode": outcome.submode, "execution_path": path})
@@ -395,6 +398,41 @@ def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, too
     except ImportError:
         return (), []
     return citations_for_turn(outcome=outcome, plan=plan, state=state, tool_result=tool_result, lang=lang)
+
+
+# --- turns on a worker ---------------------------------------------------------------
+
+
+def conversation_turn_queue(*, user, conversation_id: int, text: str) -> Message:  # noqa: ANN001
+    """Store the person's message and hand the turn to a worker after commit."""
+    from .tasks import process_turn
+
+    text = (text or "").strip()
+    if not text or len(text) > MAX_TEXT:
+        raise ApplicationError("text must be 1 to 4000 characters.", code="validation_error", details={"text": ["invalid"]})
+    with transaction.atomic():
+        conversation = access_conversation(user, conversation_id, for_update=True)
+        if conversation.status == Conversation.Status.COMPLETED:
+            raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
+        message = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text,
+                                         turn_index=conversation.turn_count + 1, payload={"kind": "pending"})
+        Conversation.objects.filter(pk=conversation.pk).update(version=conversation.version + 1, updated_at=timezone.now())
+        transaction.on_commit(lambda: process_turn.delay(message.pk))
+    return message
+
+
+def conversation_turn_process(message_id: int) -> bool:
+    """Run a queued turn once: a redelivered task finds it done and does nothing."""
+    message = Message.objects.select_related("conversation__owner").filter(pk=message_id).first()
+    if message is None or message.payload.get("kind") != "pending":
+        return False
+    owner = message.conversation.owner
+    with transaction.atomic():
+        current = Message.objects.select_for_update().get(pk=message_id)
+        if current.payload.get("kind") != "pending":
+            return False
+        conversation_turn(user=owner, conversation_id=message.conversation_id, text=message.text, pending=current)
+    return True
 
 
 # --- choosing an option ------------------------------------------------------------

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.http import Http404, HttpRequest, HttpResponse
@@ -68,6 +69,7 @@ def _page_context(request: HttpRequest, conversation: Conversation, error: str |
         # People choose among user choices; automatic routes and the "keep talking" option need no button.
         "options": [o for o in state["options"] if not o["non_advancing"] and not o["automatic"]],
         "error": error,
+        "working": conversation.messages.filter(payload__kind="pending").exists(),
         "documents": documents.available(conversation),
         "lang": _lang(request, conversation),
     }
@@ -106,7 +108,11 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     _access(request, conversation_id)  # someone else's conversation is a 404, not an error message
     text = request.POST.get("text", "")
     try:
-        services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text)
+        if settings.CONCIERGE_ASYNC_TURNS:
+            # A worker runs the turn; the page shows the message now and the reply when it is ready.
+            services.conversation_turn_queue(user=request.user, conversation_id=conversation_id, text=text)
+        else:
+            services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text)
     except ApplicationError as error:
         return _after_post(request, conversation_id, error.message)
     return _after_post(request, conversation_id)

@@ -20,7 +20,16 @@ from config.errors import ApplicationError
 from . import services
 from .access import is_supervisor
 from .api import audit_response
-from .models import AuditEvent, ConsentRecord, Review, Run, RunDocument, WebhookDelivery, WebhookEndpoint, WorkflowPlan
+from .models import (
+    AuditEvent,
+    ConsentRecord,
+    Review,
+    Run,
+    RunDocument,
+    WebhookDelivery,
+    WebhookEndpoint,
+    WorkflowPlan,
+)
 
 
 def _pretty(value) -> str:  # noqa: ANN001

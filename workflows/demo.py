@@ -37,16 +37,21 @@ def load_shipped_plans() -> list[tuple[str, int, bool]]:
     return loaded
 
 
+SUPERVISOR_PERMISSIONS = (
+    "decide_review", "view_review", "view_auditevent", "view_run", "view_workflowplan", "add_workflowplan",
+    "view_webhookendpoint", "view_webhookdelivery", "view_conversation", "view_message",
+    "view_knowledgesource", "view_knowledgechunk", "add_knowledgesource", "change_knowledgesource",
+    "view_billingrule", "add_billingrule", "change_billingrule", "view_billingruleversion", "add_billingruleversion",
+    "view_parkingorder", "view_feeverification",
+)
+
+
 def supervisors_group() -> Group:
     """The Supervisors group with its permissions (made by a migration; remade if it was removed)."""
     from django.contrib.auth.models import Permission
 
-    group, created = Group.objects.get_or_create(name=SUPERVISORS_GROUP)
-    if created or not group.permissions.filter(codename="decide_review").exists():
-        group.permissions.add(*Permission.objects.filter(
-            content_type__app_label="workflows",
-            codename__in=["decide_review", "view_review", "view_auditevent", "view_run", "view_workflowplan", "add_workflowplan"],
-        ))
+    group, _ = Group.objects.get_or_create(name=SUPERVISORS_GROUP)
+    group.permissions.add(*Permission.objects.filter(codename__in=SUPERVISOR_PERMISSIONS))
     return group
 
 

@@ -147,6 +147,9 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+# A message a killed worker held comes back to the queue after this many seconds.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TIMEZONE = TIME_ZONE
@@ -157,6 +160,8 @@ OPENAI_BASE_URL = env("OPENAI_BASE_URL") or None
 CONCIERGE_LLM_MODEL = env("CONCIERGE_LLM_MODEL")
 CONCIERGE_LLM_TIMEOUT = env("CONCIERGE_LLM_TIMEOUT")
 CONCIERGE_TIMEZONE = TIME_ZONE
+# Chat pages hand the turn to a worker and show the reply when it is ready (needs a broker).
+CONCIERGE_ASYNC_TURNS = env.bool("CONCIERGE_ASYNC_TURNS", default=bool(CELERY_BROKER_URL))
 
 LOGGING = {
     "version": 1,

@@ -13,7 +13,9 @@ STORAGES = {
 }
 CELERY_BROKER_URL = env("CELERY_BROKER_URL")
 CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
-OPENAI_API_KEY = ""
+CONCIERGE_ASYNC_TURNS = False  # tests that need the worker path turn it on themselves
+# Tests never use a real key from the environment; a worker under test gets a fake one.
+OPENAI_API_KEY = env("CONCIERGE_TEST_OPENAI_API_KEY", default="")
 LOGGING = {"version": 1, "disable_existing_loggers": False, "root": {"level": "WARNING"}}
 
 if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
