@@ -417,8 +417,21 @@ def conversation_turn_queue(*, user, conversation_id: int, text: str) -> Message
         message = Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text,
                                          turn_index=conversation.turn_count + 1, payload={"kind": "pending"})
         Conversation.objects.filter(pk=conversation.pk).update(version=conversation.version + 1, updated_at=timezone.now())
-        transaction.on_commit(lambda: process_turn.delay(message.pk))
+        transaction.on_commit(lambda: _dispatch_turn(message.pk))
     return message
+
+
+def _dispatch_turn(message_id: int) -> None:
+    """Hand the turn to a worker; if the broker is down, answer inline instead of losing it."""
+    from .tasks import process_turn
+
+    try:
+        process_turn.apply_async((message_id,), retry=False)
+    except Exception as error:  # noqa: BLE001 - any broker failure: kombu, redis, socket
+        message = Message.objects.select_related("conversation").get(pk=message_id)
+        audit_record("broker_unavailable", run=message.conversation.run, conversation=message.conversation,
+                     actor_label="engine", payload={"error": f"{type(error).__name__}: {error}"[:300], "message_id": message_id})
+        conversation_turn_process(message_id)
 
 
 def conversation_turn_process(message_id: int) -> bool:

@@ -875,7 +875,11 @@ def knowledge_retrieve(
     embedder = knowledge_embedder()
     vector: np.ndarray | None = None
     if query_vector is not None:
-        vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        with np.errstate(over="ignore"):
+            vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
+        if not np.isfinite(vector).all():
+            raise InvalidKnowledge("query_embedding must hold finite numbers (float32 range).",
+                                   details={"query_embedding": ["not finite"]})
         if vector.shape[0] != embedder.dim:
             raise InvalidKnowledge(
                 f"query_embedding has dimension {vector.shape[0]}, expected {embedder.dim}.",
