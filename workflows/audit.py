@@ -39,7 +39,7 @@ def audit_record(
     snapshot: list[dict[str, Any]] = []
     if decision is not None:
         snapshot = decision.snapshot()
-        signals = dict(decision.signals)
+        signals = dict(decision.used_signals)
         step_id = step_id or decision.step_id
         body.setdefault("selection", decision.selection.to_dict())
         if decision.gate:

@@ -206,7 +206,8 @@ class _RunTx:
     """One locked run inside a transaction: engine state in memory, written back by CAS."""
 
     def __init__(self, run_id: int):
-        run = Run.objects.select_for_update().filter(pk=run_id).first()
+        # The conversation comes along (the audit names it) but only the run row is locked.
+        run = Run.objects.select_for_update(of=("self",)).select_related("conversation").filter(pk=run_id).first()
         if run is None:
             raise NotFound(f"Run {run_id} not found.")
         self.run = run

@@ -40,6 +40,7 @@ def test_broker_down_when_a_turn_arrives_answers_inline(client, person, demo, se
     settings.CONCIERGE_ASYNC_TURNS = True
     saved = (app.conf.broker_url, app.conf.task_always_eager, app.conf.broker_connection_timeout)
     app.conf.broker_url, app.conf.task_always_eager, app.conf.broker_connection_timeout = "redis://127.0.0.1:1/0", False, 1
+    app._pool, app.amqp._producer_pool = None, None  # pools are per broker URL: publish to the dead one
     try:
         client.force_login(person)
         cid = int(client.post("/c/start/parking_help_desk/", {"locale": "en"})["Location"].strip("/").split("/")[-1])
@@ -48,6 +49,7 @@ def test_broker_down_when_a_turn_arrives_answers_inline(client, person, demo, se
         assert response.status_code == 302
     finally:
         app.conf.broker_url, app.conf.task_always_eager, app.conf.broker_connection_timeout = saved
+        app._pool, app.amqp._producer_pool = None, None
     assert AuditEvent.objects.filter(event_type="broker_unavailable", conversation_id=cid).exists()
     texts = list(Message.objects.filter(conversation_id=cid).values_list("text", flat=True))
     assert any("13.00" in t for t in texts)

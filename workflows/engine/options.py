@@ -13,7 +13,7 @@ from typing import Any
 
 from .conditions import ConditionView, blockers_for
 from .documents import stale_documents
-from .gates import GateEvaluation, evaluate_gate
+from .gates import GATE_SIGNALS, GateEvaluation, evaluate_gate
 from .plan import Edge, Plan, localize
 from .state import ACTIVE, COMPLETED, RunState
 
@@ -120,6 +120,7 @@ class DecisionPoint:
     stale: Mapping[str, str] = field(default_factory=dict)
     needs_review: bool = False
     signals: Mapping[str, Any] = field(default_factory=dict)
+    used_signals: Mapping[str, Any] = field(default_factory=dict)  # what shaped eligibility (for the audit)
 
     def option(self, option_id: str) -> Option | None:
         return next((o for o in self.options if o.option_id == option_id), None)
@@ -240,7 +241,32 @@ def decision_point(
             _build_option(plan, edge, blockers, warnings, _edge_kind(edge, gate, node.gate.auto_outcome if node.gate else None), recommended, locale)
         )
     selection = select(tuple(options), gate)
-    return DecisionPoint(node.id, tuple(options), selection, gate, breaker, stale, needs_review, merged)
+    used = {key: merged[key] for key in _signal_keys(plan, node.id) if key in merged}
+    return DecisionPoint(node.id, tuple(options), selection, gate, breaker, stale, needs_review, merged, used)
+
+
+def _condition_keys(condition: Mapping[str, Any]) -> set[str]:
+    keys = set()
+    if "key" in condition:
+        keys.add(str(condition["key"]).split(".")[0])
+    if condition.get("type") == "action_allowed":
+        keys.add("action_blockers")
+    for inner in condition.get("conditions", ()) or ():
+        keys |= _condition_keys(inner)
+    if isinstance(condition.get("condition"), Mapping):
+        keys |= _condition_keys(condition["condition"])
+    return keys
+
+
+def _signal_keys(plan: Plan, node_id: str) -> list[str]:
+    """The signals an option at this step can depend on: its conditions' keys and the gate's."""
+    keys: set[str] = set()
+    for edge in plan.edges_from(node_id):
+        for condition in edge.conditions:
+            keys |= _condition_keys(condition)
+    if plan.node(node_id).gate is not None:
+        keys |= set(GATE_SIGNALS) | {"check_summary"}
+    return sorted(keys)
 
 
 def available_options(
