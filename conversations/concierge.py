@@ -117,6 +117,7 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
     reply = ComposedReply(
         text=reply_text, asks_question=bool(raw.get("asks_question")), kind=raw.get("type", "reply"),
         facts=draft.facts, evidence=draft.evidence, conclusion=draft.conclusion, sources=draft.sources,
+        citations=draft.citations,
     )
     option_id = raw.get("option_id")
     chosen = next((o for o in view.options if o["option_id"] == option_id), None)

@@ -405,7 +405,6 @@ def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, too
 
 def conversation_turn_queue(*, user, conversation_id: int, text: str) -> Message:  # noqa: ANN001
     """Store the person's message and hand the turn to a worker after commit."""
-    from .tasks import process_turn
 
     text = (text or "").strip()
     if not text or len(text) > MAX_TEXT:

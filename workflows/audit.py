@@ -32,8 +32,12 @@ def audit_record(
     actor_label: str = "",
     payload: dict[str, Any] | None = None,
     step_id: str = "",
+    buffer: list[AuditEvent] | None = None,
 ) -> AuditEvent:
-    """Append one audit row; a decision point contributes its full snapshot and signals."""
+    """Append one audit row; a decision point contributes its full snapshot and signals.
+
+    With a buffer the row is collected instead, for one bulk insert in the same transaction.
+    """
     body = dict(payload or {})
     signals: dict[str, Any] = {}
     snapshot: list[dict[str, Any]] = []
@@ -51,7 +55,7 @@ def audit_record(
         body.setdefault("consent_required", [o.option_id for o in decision.options if o.requires_consent])
     if conversation is None and run is not None:
         conversation = _conversation_of(run)
-    return AuditEvent.objects.create(
+    event = AuditEvent(
         event_type=event_type,
         run=run,
         conversation=conversation,
@@ -66,6 +70,11 @@ def audit_record(
         actor_label=actor_label or (getattr(actor, "username", "") or "system"),
         payload=_jsonable(body),
     )
+    if buffer is not None:
+        buffer.append(event)
+    else:
+        event.save()
+    return event
 
 
 def _conversation_of(run):  # noqa: ANN001, ANN202

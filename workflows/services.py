@@ -216,6 +216,7 @@ class _RunTx:
         self.start_version = run.version
         self.auto_choices: list[Choice] = []
         self.review: Review | None = None
+        self.audit: list = []  # rows written in one bulk insert when the run is saved
 
     @property
     def documents(self) -> Mapping[str, dict[str, Any]]:
@@ -266,7 +267,15 @@ class _RunTx:
         for key, content in effect.documents.items():
             self.add_document(key, content, depends_on)
 
+    def flush_audit(self) -> None:
+        if self.audit:
+            from .models import AuditEvent
+
+            AuditEvent.objects.bulk_create(self.audit)
+            self.audit = []
+
     def save(self) -> None:
+        self.flush_audit()
         state = self.state.to_dict()
         updated = Run.objects.filter(pk=self.run.pk, version=self.start_version).update(
             state=state,
@@ -307,6 +316,7 @@ def _settle(tx: _RunTx, actor: Actor, signals: Mapping[str, Any], locale: str) -
                 outcome=choice.outcome,
                 actor_label="engine",
                 payload=_choice_payload(choice),
+                buffer=tx.audit,
             )
             tx.state = choice.state
             tx.auto_choices.append(choice)
@@ -367,6 +377,7 @@ def _review_open_for_gate(tx: _RunTx, dp: DecisionPoint) -> None:
         reject_option_id=reject,
         subject={**dict(tx.state.signals.get("review_subject") or {}), "run_id": tx.run.pk, "conversation_id": _conversation_id(tx.run)},
     )
+    tx.flush_audit()  # keep the trail in order: the decisions that led here come first
     audit_record("review_opened", run=tx.run, review=tx.review, decision=supervisor_view, actor_label="engine")
     _emit_after_commit("review.pending", tx.review)
 
@@ -477,7 +488,7 @@ def _choose_in(
         )
     audit_record(
         "decision", run=tx.run, decision=dp, chosen_option_id=option_id, selection_mode=mode, outcome=choice.outcome,
-        actor=actor.user, actor_label=actor.label, payload={
+        actor=actor.user, actor_label=actor.label, buffer=tx.audit, payload={
             **_choice_payload(choice),
             "recommended_option_id": dp.selection.recommended_option_id,
             "overrode_recommendation": bool(dp.selection.recommended_option_id) and dp.selection.recommended_option_id != option_id,

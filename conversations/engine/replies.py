@@ -46,12 +46,13 @@ class ComposedReply:
     evidence: tuple[str, ...] = ()
     conclusion: str = ""
     sources: tuple[str, ...] = ()
+    citations: tuple[Mapping[str, Any], ...] = ()
 
     def to_dict(self) -> dict[str, Any]:
         return {
             "text": self.text, "kind": self.kind, "asks_question": self.asks_question,
             "facts": list(self.facts), "evidence": list(self.evidence), "conclusion": self.conclusion,
-            "sources": list(self.sources),
+            "sources": list(self.sources), "citations": [dict(c) for c in self.citations],
         }
 
 
@@ -74,6 +75,13 @@ def _money(value: Any) -> str:
 
 
 # --- billing tool results ---------------------------------------------------------
+
+
+def _cite(citation: Mapping[str, Any], lang: str) -> str:
+    """A citation as people read it: source, version, effective range, snippet."""
+    since = _hm(citation.get("effective_from")) or _t(lang, "always", "长期")
+    until = _hm(citation.get("effective_to")) or _t(lang, "open", "至今")
+    return f"[{citation['source_id']} v{citation['version']}, {since} – {until}] {citation['snippet']}"
 
 
 def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
@@ -262,11 +270,14 @@ def compose_reply(
     state = outcome.state
     parts: list[str] = []
     facts: list[str] = []
-    evidence = [f"[{c['source_id']} v{c['version']}] {c['snippet']}" for c in view.citations]
+    evidence = [_cite(c, lang) for c in view.citations]
     conclusion = ""
     sources: list[str] = []
     if outcome.side_question is not None and outcome.side_question.answer:
         parts.append(outcome.side_question.answer)
+        if view.citations:
+            first = view.citations[0]
+            parts.append(_t(lang, f"(Source: {first['source_id']} v{first['version']})", f"（来源：{first['source_id']} 第{first['version']}版）"))
     tool = _tool_reply(view, lang)
     if tool is not None:
         facts, conclusion, sources = tool
@@ -315,6 +326,7 @@ def compose_reply(
     return ComposedReply(
         text=text, asks_question=asks, kind="clarifying_question" if question and outcome.decision == "ask" else "reply",
         facts=tuple(facts), evidence=tuple(evidence), conclusion=conclusion, sources=tuple(sources),
+        citations=tuple(view.citations),
     )
 
 

@@ -1,0 +1,133 @@
+"""Load run on loopback: a real gunicorn server, wrk as the load generator, 60 s of turns.
+
+Prints turns per second, latency p50/p95/p99 and the error rate. By default it runs on
+PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/concierge_load, a
+scratch database it recreates) without the model. Needs `wrk` (apt-get install wrk).
+
+    python bench/load.py [--seconds 60] [--workers 4] [--connections 16] [--conversations 200]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+PHRASES = [
+    "Does plate 沪B88888 have unpaid parking?",
+    "How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?",
+    "what about on 2026-03-03 at 15:00?",
+    "verify order SCN-019",
+    "thanks, that helps",
+]
+
+LUA = r"""
+local ids = {%(ids)s}
+local phrases = {%(phrases)s}
+local counter = 0
+local errors = 0
+request = function()
+  counter = counter + 1
+  local id = ids[(counter %% #ids) + 1]
+  local body = '{"text": "' .. phrases[(counter %% #phrases) + 1] .. '"}'
+  return wrk.format("POST", "/api/v1/conversations/" .. id .. "/messages",
+                    {["Content-Type"] = "application/json", ["Authorization"] = "Token %(token)s"}, body)
+end
+response = function(status, headers, body)
+  if status ~= 201 then errors = errors + 1 end
+end
+done = function(summary, latency, requests)
+  io.write(string.format("RESULT requests=%%d duration_us=%%d p50_us=%%d p95_us=%%d p99_us=%%d non2xx=%%d connect=%%d read=%%d write=%%d timeout=%%d\n",
+    summary.requests, summary.duration, latency:percentile(50), latency:percentile(95), latency:percentile(99),
+    summary.errors.status, summary.errors.connect, summary.errors.read, summary.errors.write, summary.errors.timeout))
+end
+"""
+
+
+def run(cmd: list[str], env: dict[str, str]) -> str:
+    return subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+
+
+def prepare_database(url: str) -> None:
+    if url.startswith("postgres"):
+        name = url.rsplit("/", 1)[-1]
+        base = url.rsplit("/", 1)[0] + "/postgres"
+        import psycopg
+
+        with psycopg.connect(base.replace("postgres://", "postgresql://"), autocommit=True) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--workers", type=int, default=4)
+    parser.add_argument("--threads", type=int, default=2)
+    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--conversations", type=int, default=200)
+    parser.add_argument("--port", type=int, default=8799)
+    args = parser.parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is not installed: apt-get install wrk")
+    url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/concierge_load")
+    env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings.production",
+           "SECRET_KEY": "load-test-secret-key-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1,localhost",
+           "SECURE_SSL_REDIRECT": "false", "OPENAI_API_KEY": "", "CELERY_BROKER_URL": "", "CONN_MAX_AGE": "60",
+           "LOG_LEVEL": "WARNING"}
+    prepare_database(url)
+    run([PY, "manage.py", "migrate", "--noinput", "-v0"], env)
+    run([PY, "manage.py", "seed_demo"], env)
+    token = run([PY, "manage.py", "create_api_token", "loadtester"], env).strip().splitlines()[-1]
+    server = subprocess.Popen(
+        [PY, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{args.port}", "-w", str(args.workers),
+         "--threads", str(args.threads), "-k", "gthread", "--log-level", "warning"],
+        cwd=ROOT, env=env, start_new_session=True)
+    try:
+        base = f"http://127.0.0.1:{args.port}"
+        for _ in range(100):
+            try:
+                urllib.request.urlopen(f"{base}/healthz", timeout=1)
+                break
+            except OSError:
+                time.sleep(0.2)
+        ids = []
+        for _ in range(args.conversations):
+            request = urllib.request.Request(f"{base}/api/v1/conversations", data=json.dumps({"workflow_id": "parking_help_desk"}).encode(),
+                                             headers={"Content-Type": "application/json", "Authorization": f"Token {token}"})
+            ids.append(json.load(urllib.request.urlopen(request))["id"])
+        with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
+            script.write(LUA % {"ids": ", ".join(map(str, ids)), "token": token,
+                                "phrases": ", ".join(json.dumps(p, ensure_ascii=False) for p in PHRASES)})
+        out = subprocess.run(["wrk", "-t", "2", "-c", str(args.connections), "-d", f"{args.seconds}s", "--timeout", "10s",
+                              "-s", script.name, base], capture_output=True, text=True, check=True).stdout
+        os.unlink(script.name)
+        fields = dict(re.findall(r"(\w+)=(\d+)", out.split("RESULT", 1)[1]))
+        requests = int(fields["requests"])
+        seconds = int(fields["duration_us"]) / 1e6
+        errors = sum(int(fields[k]) for k in ("non2xx", "connect", "read", "write", "timeout"))
+        db = "PostgreSQL" if url.startswith("postgres") else "SQLite"
+        print(f"load run: {db}, gunicorn {args.workers} workers x {args.threads} threads, wrk {args.connections} connections, "
+              f"{args.conversations} conversations, {seconds:.0f} s, no model")
+        print(f"turns per second: {requests / seconds:.1f} (target >= 250)")
+        print(f"latency p50 {int(fields['p50_us']) / 1000:.1f} ms, p95 {int(fields['p95_us']) / 1000:.1f} ms "
+              f"(target < 100 ms), p99 {int(fields['p99_us']) / 1000:.1f} ms")
+        print(f"errors: {errors} of {requests} ({100 * errors / max(requests, 1):.2f} %) (target 0)")
+    finally:
+        os.killpg(server.pid, signal.SIGTERM)
+        server.wait(timeout=30)
+
+
+if __name__ == "__main__":
+    main()

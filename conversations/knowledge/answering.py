@@ -1,0 +1,71 @@
+"""Knowledge for a turn: which chunks the reply cites, chosen by what the turn is about.
+
+Tool answers cite the knowledge that explains them (a rule version's explanation, the
+arrears or verification FAQ); side questions and what / how / where questions cite the
+workflow's own knowledge pack. Retrieval is filtered, so a citation is always in scope.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime
+from functools import lru_cache
+from typing import Any
+
+from django.utils import timezone
+
+from .engine.packs import pack_names, pack_source_ids
+from .engine.search import RetrievalFilters
+from .services import citation_dict, knowledge_retrieve
+
+ASKING_INTENTS = ("EXPLAIN", "HOWTO", "LOCATE")
+
+
+@lru_cache(maxsize=16)
+def _pack_ids(workflow_id: str) -> tuple[str, ...]:
+    return pack_source_ids(workflow_id) if workflow_id in pack_names() else ()
+
+
+def _local(value: str | None) -> str | None:
+    """Effective times as people read them: in the product's time zone."""
+    if not value:
+        return value
+    return timezone.localtime(datetime.fromisoformat(value)).isoformat()
+
+
+def _retrieve(query: str, filters: RetrievalFilters, top_k: int = 2) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    result = knowledge_retrieve(query, filters=filters, top_k=top_k)
+    citations = [citation_dict(c) for c in result.citations]
+    for citation in citations:
+        citation["effective_from"], citation["effective_to"] = _local(citation["effective_from"]), _local(citation["effective_to"])
+    hits = [{"source_id": h.chunk.source_id, "version": h.chunk.source_version, "chunk_id": h.chunk.chunk_id,
+             "score": round(float(h.score), 4)} for h in result.hits]
+    return citations, hits
+
+
+def _tool_query(tool_result: dict[str, Any], text: str) -> tuple[str, RetrievalFilters] | None:
+    tool = tool_result.get("tool")
+    if tool_result.get("error"):
+        return None
+    if tool in ("rule_explain", "fee_verify"):
+        source = f"rule:{tool_result['rule_code']}:v{tool_result['version_no']}"
+        return text, RetrievalFilters(source_ids=(source,))
+    if tool == "arrears_check":
+        return text + " 欠费 arrears unpaid", RetrievalFilters(source_ids=_pack_ids("parking_help_desk") or None)
+    return None
+
+
+def citations_for_turn(*, outcome, plan, state, tool_result, lang: str) -> tuple[tuple[dict[str, Any], ...], list[dict[str, Any]]]:  # noqa: ANN001
+    """(citations for the reply, retrieval hits for the execution path)."""
+    text = state.latest_user_text or ""
+    if tool_result:
+        found = _tool_query(dict(tool_result), text)
+        if found is None:
+            return (), []
+        citations, hits = _retrieve(*found, top_k=1 if tool_result.get("tool") != "arrears_check" else 2)
+        return tuple(citations[:2]), hits
+    asking = outcome.intent in ASKING_INTENTS or outcome.side_question is not None
+    pack = _pack_ids(plan.workflow_id)
+    if not asking or not pack or not text:
+        return (), []
+    citations, hits = _retrieve(text, RetrievalFilters(source_ids=pack), top_k=2)
+    return tuple(citations[:1]), hits
