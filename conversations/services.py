@@ -12,7 +12,7 @@ import hashlib
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
@@ -165,6 +165,19 @@ def _question_text(spec, lang: str) -> str:  # noqa: ANN001
     return question.get(lang) or question.get("en") or next(iter(question.values()), "") if isinstance(question, Mapping) else str(question)
 
 
+def _stay(state: ContextState) -> dict[str, str]:
+    """A stay's entry and exit when the person gave one: a range in one message, or a length."""
+    at, until, minutes = (state.slots.get(k) for k in ("at_time", "until_time", "duration_minutes"))
+    if at is None:
+        return {}
+    start = datetime.fromisoformat(at.value)
+    if until is not None and until.source_turn == at.source_turn and datetime.fromisoformat(until.value) > start:
+        return {"entry_time": at.value, "exit_time": until.value}
+    if minutes is not None and minutes.value.isdigit():
+        return {"entry_time": at.value, "exit_time": (start + timedelta(minutes=int(minutes.value))).isoformat()}
+    return {}
+
+
 def _signals_for(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str, owner_name: str) -> dict[str, Any]:
     """Everything a plan's conditions may test, recomputed every turn (nothing goes stale)."""
     domain = {i.name for i in config.intents}
@@ -173,7 +186,7 @@ def _signals_for(outcome: TurnOutcome, state: ContextState, config: Conversation
     signals: dict[str, Any] = {
         "intent": intent,
         "slots": slots,
-        "validated": dict(outcome.usable_slots),
+        "validated": {**dict(outcome.usable_slots), **_stay(state)},
         "facts": {"system": state.primary_system, "complaint": state.complaint, "situation": state.situation},
         "isolation_complete": bool(state.isolation_complete),
         "replan_required": bool(outcome.replan),

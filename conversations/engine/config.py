@@ -92,6 +92,8 @@ KNOWN_EXTRACTORS = (
     "plate_no",
     "order_no",
     "at_time",
+    "until_time",
+    "duration_minutes",
     "date",
     "number",
     "email",

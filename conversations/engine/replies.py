@@ -258,6 +258,15 @@ def _action_offer(view: RunView, lang: str) -> str:
               f"如有需要，我可以帮您{option['label']}：{option['effects_summary']} 请点击“{option['label']}”按钮，执行前会先征得您的同意。")
 
 
+def _capabilities(config: ConversationConfig, lang: str) -> str:
+    """When a message matched nothing: say plainly what this concierge can do."""
+    labels = [(i.label.get(lang) or i.label.get("en") or i.name) for i in config.intents]
+    if not labels:
+        return ""
+    return _t(lang, "I can help you " + "; ".join(labels) + ". Which is it? Please include the lot code, plate number or order number.",
+              "我可以帮您" + "；".join(labels) + "。请问是哪一项？请附上车场编码、车牌号或订单号。")
+
+
 def compose_reply(
     outcome: TurnOutcome,
     view: RunView,
@@ -321,7 +330,7 @@ def compose_reply(
             parts.append(question)
     text = "\n\n".join(p for p in parts if p).strip()
     if not text:
-        text = _t(lang, "Noted. Tell me more, or choose one of the options.", "好的。请继续说明，或选择一个选项。")
+        text = _capabilities(config, lang) or _t(lang, "Noted. Tell me more, or choose one of the options.", "好的。请继续说明，或选择一个选项。")
     asks = asks_question(text) or bool(question)
     return ComposedReply(
         text=text, asks_question=asks, kind="clarifying_question" if question and outcome.decision == "ask" else "reply",

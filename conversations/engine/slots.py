@@ -19,7 +19,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import Any
 
 from ._serde import FrozenDict, Serializable
@@ -145,6 +145,76 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
     return Extraction(parsed.iso(), parsed.raw) if parsed else None
 
 
+# "8:00 to 9:05", "从早上8点停到9点", "21:00 - 7:30 next day", "until 20:30"
+_RANGE_SEP = re.compile(r"(?:\s+(?:to|until|till)\s+|\s*(?:-|–|—|~|～)\s*(?=\d)|停到|到|至|直到)", re.IGNORECASE)
+_NEXT_DAY = re.compile(r"next\s+(?:day|morning)|the\s+following\s+day|第二天|次日|隔天|翌日", re.IGNORECASE)
+_CN_NUM = {"零": 0, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+_DURATION = re.compile(
+    r"(?<![第\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
+    r"\s*-?\s*(?:个)?\s*(半|and\s+a\s+half\s+)?\s*"
+    r"(hours?|hrs?|h\b|小时|钟头|minutes?|mins?|分钟|days?|天)(\s*半|\s+and\s+a\s+half)?",
+    re.IGNORECASE,
+)
+
+
+_EN_NUM = {w: n for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
+
+
+def _number_of(token: str) -> float:
+    if token.lower() in _EN_NUM:
+        return float(_EN_NUM[token.lower()])
+    if re.fullmatch(r"\d+(?:\.\d+)?", token):
+        return float(token)
+    if token.startswith("十"):
+        return 10 + _CN_NUM.get(token[1:], 0) if len(token) > 1 else 10
+    if "十" in token:
+        tens, _, units = token.partition("十")
+        return _CN_NUM.get(tens, 1) * 10 + _CN_NUM.get(units, 0)
+    return float(_CN_NUM.get(token, 0))
+
+
+def _until(text: str, ctx: ExtractContext) -> Extraction | None:
+    """The end of a stay written as a range: the time after "to / 到 / -", on the start's day."""
+    for sep in _RANGE_SEP.finditer(text):
+        start = parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone)
+        tail = text[sep.end():]
+        if start is None:
+            continue
+        # "until 9:59: which version" - a colon after the time is punctuation, not seconds
+        end = parse_datetime(re.sub(r"(\d):(?=\s|$)", r"\1 ", tail), now=start.value, timezone=ctx.timezone)
+        if end is None:
+            continue
+        value = end.value
+        if _NEXT_DAY.search(tail) and value.date() == start.value.date():
+            value = value + timedelta(days=1)
+        elif value <= start.value and value.date() == start.value.date():
+            value = value + timedelta(days=1)  # "21:00 - 7:30" ends the next morning
+        return Extraction(value.isoformat(), tail.strip()[:40])
+    return None
+
+
+_WORDED_DURATIONS = (
+    (re.compile(r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), 90),
+    (re.compile(r"\bhalf\s+an\s+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时", re.IGNORECASE), 30),
+    (re.compile(r"\b(?:an|one)\s+hour\b", re.IGNORECASE), 60),
+)
+
+
+def _duration(text: str, ctx: ExtractContext) -> Extraction | None:
+    """A stay's length: "3 hours", "停3小时", "两个半小时", "90 minutes" -> minutes."""
+    for pattern, minutes in _WORDED_DURATIONS:
+        if worded := pattern.search(text):
+            return Extraction(str(minutes), worded.group(0))
+    m = _DURATION.search(text)
+    if not m:
+        return None
+    amount = _number_of(m.group(1)) + (0.5 if m.group(2) or m.group(4) else 0)
+    unit = m.group(3).lower()
+    factor = 1 if unit.startswith(("min", "分")) else 1440 if unit.startswith(("day", "天")) else 60
+    minutes = int(round(amount * factor))
+    return Extraction(str(minutes), m.group(0)) if minutes > 0 else None
+
+
 def _date(text: str, ctx: ExtractContext) -> Extraction | None:
     parsed = parse_date(text, now=ctx.now, timezone=ctx.timezone)
     return Extraction(parsed.isoformat(), parsed.isoformat()) if parsed else None
@@ -171,6 +241,8 @@ EXTRACTORS: dict[str, Extractor] = {
     "plate_no": _plate,
     "order_no": _order,
     "at_time": _at_time,
+    "until_time": _until,
+    "duration_minutes": _duration,
     "date": _date,
     "number": _number,
     "email": _email,

@@ -154,6 +154,30 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
     return value, raw
 
 
+_MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
+_MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+_MONTH_DAY_EN = re.compile(
+    rf"\b{_MONTH_NAME}\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?!\s*:)\b"
+    rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}(?:,?\s+(\d{{4}}))?\b",
+    re.IGNORECASE,
+)
+
+
+def _month_day_en(text: str, today: date) -> tuple[date, str] | None:
+    """ "April 1", "Mar 2nd, 2026", "1 April" """
+    m = _MONTH_DAY_EN.search(text)
+    if not m:
+        return None
+    if m.group(1):
+        month, day, year = m.group(1), m.group(2), m.group(3)
+    else:
+        day, month, year = m.group(4), m.group(5), m.group(6)
+    try:
+        return date(int(year) if year else today.year, _MONTHS.index(month.lower()[:3]) + 1, int(day)), m.group(0)
+    except ValueError:
+        return None
+
+
 def _date_part(text: str, today: date) -> tuple[date, str] | None:
     if m := _DATE.search(text):
         try:
@@ -165,6 +189,8 @@ def _date_part(text: str, today: date) -> tuple[date, str] | None:
             return date(today.year, int(m.group(1)), int(m.group(2))), m.group(0)
         except ValueError:
             return None
+    if found := _month_day_en(text, today):
+        return found
     for pattern, offset in _RELATIVE_DAYS:
         if m := pattern.search(text):
             return today + timedelta(days=offset), m.group(0)
