@@ -117,7 +117,7 @@ SCENARIOS: list[dict[str, Any]] = [
      "orders": [_order("SCN-011", "沪A10011", "SH-XH-001", "2026-03-02T10:00:00", "2026-03-02T10:31:00", "5.00", "5.00")],
      "expect": {"rule_code": "SH-XH-FREE30", "version_no": 1, "amount": "5.00"}, "note": "one chargeable minute rounds up to one hour"},
     {"id": "SCN-012", "tags": ["rule_explain"], "title": "日夜双时段各自封顶 / day and night caps",
-     "zh": "浦东二号停车场（SH-PD-002）停满24小时多少钱？", "en": "What does a full 24 hours at SH-PD-002 cost?",
+     "zh": "浦东二号停车场（SH-PD-002）3月2日早上8点起停满24小时多少钱？", "en": "What does a full 24 hours at SH-PD-002 cost from March 2 at 8:00?",
      "orders": [_order("SCN-012", "沪A10012", "SH-PD-002", "2026-03-02T08:00:00", "2026-03-03T08:00:00", "40.00", "40.00")],
      "expect": {"rule_code": "SH-PD2-DAYNIGHT", "version_no": 1, "amount": "40.00"}, "note": "day 36.00 capped at 30.00, night 12.00 capped at 10.00"},
     {"id": "SCN-013", "tags": ["rule_explain"], "title": "阶梯计费-2小时内 / tiered within 2 hours",
