@@ -132,6 +132,15 @@ def api_not_found(request, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, AN
     return JsonResponse(error_body("not_found", f"No API endpoint at {request.path}."), status=404)
 
 
+def _has_nul(request) -> bool:  # noqa: ANN001
+    if "\x00" in request.path or "%00" in request.META.get("QUERY_STRING", "") or "\x00" in request.META.get("QUERY_STRING", ""):
+        return True
+    if request.method in ("POST", "PUT", "PATCH") and request.content_type == "application/json":
+        body = request.body
+        return b"\\u0000" in body or b"\x00" in body
+    return False
+
+
 class ApiErrorMiddleware:
     """Unhandled exceptions under /api/ become the JSON 500 shape, even with DEBUG on."""
 
@@ -139,6 +148,9 @@ class ApiErrorMiddleware:
         self.get_response = get_response
 
     def __call__(self, request):  # noqa: ANN001, ANN204
+        if _wants_json(request) and _has_nul(request):
+            # PostgreSQL text cannot hold NUL; refuse it up front instead of failing deep inside.
+            return JsonResponse(error_body("invalid_characters", "The request contains a NUL character."), status=400)
         return self.get_response(request)
 
     def process_exception(self, request, exception):  # noqa: ANN001, ANN201

@@ -310,7 +310,7 @@ def conversation_turn(
     With an idempotency key, the first response is stored in the same transaction and a
     retry (even a concurrent one, which waits on the conversation lock) gets it back.
     """
-    text = (text or "").strip()
+    text = (text or "").replace("\x00", "").strip()  # NUL cannot be stored (PostgreSQL) and means nothing
     if not text:
         raise ApplicationError("text must not be empty.", code="validation_error", details={"text": ["required"]})
     if len(text) > MAX_TEXT:
@@ -419,7 +419,7 @@ def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, too
 def conversation_turn_queue(*, user, conversation_id: int, text: str) -> Message:  # noqa: ANN001
     """Store the person's message and hand the turn to a worker after commit."""
 
-    text = (text or "").strip()
+    text = (text or "").replace("\x00", "").strip()
     if not text or len(text) > MAX_TEXT:
         raise ApplicationError("text must be 1 to 4000 characters.", code="validation_error", details={"text": ["invalid"]})
     with transaction.atomic():

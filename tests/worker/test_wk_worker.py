@@ -69,10 +69,12 @@ def purge_queue(settings):  # noqa: ANN001, ANN201
     saved = (app.conf.broker_url, app.conf.task_always_eager)
     settings.CELERY_TASK_ALWAYS_EAGER = False
     app.conf.broker_url, app.conf.task_always_eager = BROKER, False
+    app._pool, app.amqp._producer_pool = None, None  # pools made earlier point at another broker
     app.control.purge()
     yield
     app.control.purge()
     app.conf.broker_url, app.conf.task_always_eager = saved
+    app._pool, app.amqp._producer_pool = None, None
 
 
 @pytest.fixture

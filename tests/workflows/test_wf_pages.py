@@ -37,3 +37,9 @@ def test_an_unexpected_api_failure_is_a_json_500(api, monkeypatch, plans) -> Non
     response = api.get("/api/v1/workflow-plans")
     assert response.status_code == 500
     assert response.json() == {"error": {"code": "server_error", "message": "An internal error occurred.", "details": {}}}
+
+
+def test_nul_characters_are_refused_as_bad_requests(api) -> None:  # noqa: ANN001
+    assert api.get("/api/v1/arrears-orders?plate_no=%00abc").status_code == 400
+    response = api.post("/api/v1/conversations", '{"workflow_id": "a\\u0000b"}', content_type="application/json")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_characters"
