@@ -73,9 +73,9 @@ def prepare_database(url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=60)
-    parser.add_argument("--workers", type=int, default=4)
-    parser.add_argument("--threads", type=int, default=2)
-    parser.add_argument("--connections", type=int, default=16)
+    parser.add_argument("--workers", type=int, default=3)
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--connections", type=int, default=6)
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--port", type=int, default=8799)
     args = parser.parse_args()
