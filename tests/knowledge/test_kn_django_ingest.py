@@ -3,6 +3,8 @@ content, metadata upserts, chunk batches, and background ingestion with progress
 
 from __future__ import annotations
 
+import os
+
 from datetime import UTC, datetime
 
 import numpy as np
@@ -205,6 +207,8 @@ def test_pgvector_backend_agrees_with_numpy() -> None:
 
     vectors.reset()
     if not vectors.column_available():
+        if os.environ.get("CONCIERGE_REQUIRE_PGVECTOR"):
+            pytest.fail("CONCIERGE_REQUIRE_PGVECTOR is set but the pgvector column is not available")
         pytest.skip("needs PostgreSQL with the pgvector extension")
     services.knowledge_ingest(
         [
