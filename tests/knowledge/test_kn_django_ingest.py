@@ -4,7 +4,6 @@ content, metadata upserts, chunk batches, and background ingestion with progress
 from __future__ import annotations
 
 import os
-
 from datetime import UTC, datetime
 
 import numpy as np
