@@ -89,6 +89,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
             "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
         }
     )
+if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
+    # DB_SERVER_SIDE_BINDING=true lets psycopg prepare repeated statements (parse and plan once).
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
+        "server_side_binding", env.bool("DB_SERVER_SIDE_BINDING", default=False)
+    )
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"

@@ -21,6 +21,8 @@ ELIGIBLE, BLOCKED = "eligible", "blocked"
 SUPERVISOR = "supervisor"
 SELECTION_MODES = ("auto", "recommended", "user_confirmed", "supervisor_override")
 
+MAX_PATH = 50  # recent steps only: the audit trail keeps the whole history, the state stays small
+
 # choose() outcomes
 ADVANCED = "advanced"
 NON_ADVANCING = "non_advancing"
@@ -341,7 +343,7 @@ def _advance(plan: Plan, state: RunState, edge: Edge, consented: bool) -> tuple[
             visits={**state.visits, target: state.visits.get(target, 0) + 1},
             qa_failures=failures,
             consents=consents,
-            path=state.path + (target,),
+            path=(state.path + (target,))[-MAX_PATH:],
         ),
         tripped,
     )
