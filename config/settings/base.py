@@ -165,6 +165,9 @@ OPENAI_BASE_URL = env("OPENAI_BASE_URL") or None
 CONCIERGE_LLM_MODEL = env("CONCIERGE_LLM_MODEL")
 CONCIERGE_LLM_TIMEOUT = env("CONCIERGE_LLM_TIMEOUT")
 CONCIERGE_TIMEZONE = TIME_ZONE
+# Knowledge: the embedder (offline hashing by default) and where vectors are searched.
+KNOWLEDGE_EMBEDDER = env("KNOWLEDGE_EMBEDDER", default="hash-ngram-v1")
+KNOWLEDGE_VECTOR_BACKEND = env("KNOWLEDGE_VECTOR_BACKEND", default="auto")
 # Chat pages hand the turn to a worker and show the reply when it is ready (needs a broker).
 CONCIERGE_ASYNC_TURNS = env.bool("CONCIERGE_ASYNC_TURNS", default=bool(CELERY_BROKER_URL))
 
