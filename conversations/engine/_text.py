@@ -169,3 +169,12 @@ def slugify(text: str, max_words: int = 4) -> str:
     """A short lowercase topic key from free text (keeps CJK characters)."""
     words = re.findall(r"[\w\u4e00-\u9fff]+", text.lower())
     return "_".join(words[:max_words])[:48]
+
+
+# Number words people type instead of digits (English, Russian, Spanish).
+NUMBER_WORDS = {
+    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
+    "ten": 10, "eleven": 11, "twelve": 12,
+    "один": 1, "два": 2, "три": 3, "четыре": 4, "пять": 5,
+    "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5,
+}

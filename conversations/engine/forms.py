@@ -14,7 +14,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ._serde import Serializable
-from ._text import first_match, is_non_answer, localize, normalize_patterns
+from ._text import NUMBER_WORDS, first_match, is_non_answer, localize, normalize_patterns
 from .config import FormQuestionSpec, FormSpec
 from .state import (
     VALID,
@@ -61,28 +61,6 @@ _ZH_NUMBERS = {
     "九": 9,
     "十": 10,
 }
-_WORD_NUMBERS = {
-    "one": 1,
-    "two": 2,
-    "three": 3,
-    "four": 4,
-    "five": 5,
-    "six": 6,
-    "seven": 7,
-    "eight": 8,
-    "nine": 9,
-    "ten": 10,
-    "один": 1,
-    "два": 2,
-    "три": 3,
-    "четыре": 4,
-    "пять": 5,
-    "uno": 1,
-    "dos": 2,
-    "tres": 3,
-    "cuatro": 4,
-    "cinco": 5,
-}
 
 
 @dataclass(frozen=True)
@@ -99,7 +77,7 @@ def _number_value(text: str) -> str | None:
         raw = m.group(1)
         return raw.replace(",", "") if _THOUSANDS.fullmatch(raw) else raw.replace(",", ".")
     lowered = text.lower()
-    for word, value in _WORD_NUMBERS.items():
+    for word, value in NUMBER_WORDS.items():
         if re.search(rf"(?<!\w){word}(?!\w)", lowered):
             return str(value)
     positions = [(text.index(ch), value) for ch, value in _ZH_NUMBERS.items() if ch in text]

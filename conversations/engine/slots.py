@@ -23,10 +23,10 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from ._serde import FrozenDict, Serializable
-from ._text import compile_pattern, first_match, is_non_answer, localize
+from ._text import NUMBER_WORDS, compile_pattern, first_match, is_non_answer, localize
 from .config import SlotSpec
 from .state import INVALID, UNVERIFIED, VALID, PendingClarification, SlotValue
-from .timeparse import parse_date, parse_datetime
+from .timeparse import parse_date, parse_datetime, zh_number
 
 CONTINUE, ASK, ABORT = "continue", "ask", "abort"
 
@@ -148,7 +148,6 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
 # "8:00 to 9:05", "从早上8点停到9点", "21:00 - 7:30 next day", "until 20:30"
 _RANGE_SEP = re.compile(r"(?:\s+(?:to|until|till)\s+|\s*(?:-|–|—|~|～)\s*(?=\d)|停到|到|至|直到)", re.IGNORECASE)
 _NEXT_DAY = re.compile(r"next\s+(?:day|morning)|the\s+following\s+day|第二天|次日|隔天|翌日", re.IGNORECASE)
-_CN_NUM = {"零": 0, "一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 _DURATION = re.compile(
     r"(?<![第\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
     r"\s*-?\s*(?:个)?\s*(半|and\s+a\s+half\s+)?\s*"
@@ -157,20 +156,14 @@ _DURATION = re.compile(
 )
 
 
-_EN_NUM = {w: n for n, w in enumerate(["zero", "one", "two", "three", "four", "five", "six", "seven", "eight", "nine", "ten", "eleven", "twelve"])}
 
 
 def _number_of(token: str) -> float:
-    if token.lower() in _EN_NUM:
-        return float(_EN_NUM[token.lower()])
+    if token.lower() in NUMBER_WORDS:
+        return float(NUMBER_WORDS[token.lower()])
     if re.fullmatch(r"\d+(?:\.\d+)?", token):
         return float(token)
-    if token.startswith("十"):
-        return 10 + _CN_NUM.get(token[1:], 0) if len(token) > 1 else 10
-    if "十" in token:
-        tens, _, units = token.partition("十")
-        return _CN_NUM.get(tens, 1) * 10 + _CN_NUM.get(units, 0)
-    return float(_CN_NUM.get(token, 0))
+    return float(zh_number(token))
 
 
 def _until(text: str, ctx: ExtractContext) -> Extraction | None:

@@ -82,7 +82,8 @@ class ParsedTime:
         return self.value.isoformat()
 
 
-def _zh_number(token: str) -> int:
+def zh_number(token: str) -> int:
+    """A Chinese numeral (or digits) as an int: 三 -> 3, 十二 -> 12, 二十五 -> 25."""
     if token.isdigit():
         return int(token)
     if token == "十":
@@ -127,7 +128,7 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
         minute = {"半": 30, "一刻": 15, "三刻": 45}.get(minute_token or "")
         if minute is None:
             minute = int(minute_token) if minute_token else 0
-        hour = _pm_adjust(_zh_number(m.group(2)), m.group(1))
+        hour = _pm_adjust(zh_number(m.group(2)), m.group(1))
         found.append((m.start(), time(hour % 24, minute % 60), m.group(0)))
     if m := _AMPM.search(text):
         hour = _pm_adjust(int(m.group(1)), m.group(3))
