@@ -207,7 +207,8 @@ class _RunTx:
 
     def __init__(self, run_id: int):
         # The conversation comes along (the audit names it) but only the run row is locked.
-        run = Run.objects.select_for_update(of=("self",)).select_related("conversation").filter(pk=run_id).first()
+        run = (Run.objects.select_for_update(of=("self",)).select_related("conversation")
+               .defer("conversation__context").filter(pk=run_id).first())
         if run is None:
             raise NotFound(f"Run {run_id} not found.")
         self.run = run
