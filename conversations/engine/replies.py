@@ -282,6 +282,9 @@ def compose_reply(
     evidence = [_cite(c, lang) for c in view.citations]
     conclusion = ""
     sources: list[str] = []
+    if outcome.side_question is not None and not outcome.side_question.answer and evidence:
+        # No prepared answer for this side question: answer briefly from the cited knowledge.
+        parts.append(_t(lang, "From the knowledge base:", "知识库中的说明：") + "\n- " + "\n- ".join(evidence))
     if outcome.side_question is not None and outcome.side_question.answer:
         parts.append(outcome.side_question.answer)
         if view.citations:

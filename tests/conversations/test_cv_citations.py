@@ -46,3 +46,12 @@ def test_form_requirement_cites_the_code_book(chat) -> None:  # noqa: ANN001
     c = chat("permit_form")
     r = c.say("What are the setback requirements for the side yard?")
     assert r["reply"]["citations"] and _sources(r)[0] == "permit_form.setbacks"
+
+
+def test_a_side_question_mid_form_is_answered_from_the_code_book(chat) -> None:  # noqa: ANN001
+    c = chat("permit_form")
+    c.say("It's for my business")
+    c.say("Mostly offices, about 50 people")
+    r = c.say("What are the setback requirements?")
+    assert _sources(r)[0] == "permit_form.setbacks"
+    assert "permit_form.setbacks" in r["reply"]["text"] and "storeys" in r["reply"]["text"]  # then back to the question
