@@ -344,7 +344,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor)
-    before_actions = _eligible_action_ids(run, plan)
+    before_actions = _eligible_action_ids(run, plan) if config.actions else set()
     signals = _signals_for(outcome, state, config, lang, user.get_username())
     progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang)
     run = progress.run
@@ -376,13 +376,16 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         "retrieval_hits": hits, "backend": decided.backend, "contract_violations": decided.violations,
         "trace": list(outcome.trace),
     }
+    answer = Message(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
+                     payload={"reply": reply.to_dict(), "intent": outcome.intent, "decision": outcome.decision,
+                              "submode": outcome.submode, "execution_path": path})
     if pending is not None:  # queued by the page: the person's message is already shown
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
+        answer.save()
     else:
-        Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
-    Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
-                           payload={"reply": reply.to_dict(), "intent": outcome.intent, "decision": outcome.decision,
-                                    "submode": outcome.submode, "execution_path": path})
+        Message.objects.bulk_create([
+            Message(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index), answer,
+        ])
     _save_conversation(conversation, state, run, turn_index)
     audit_record("turn", run=run, conversation=conversation, actor=user, step_id=run.current_step,
                  outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind})
