@@ -25,6 +25,7 @@ from .state import (
     SlotValue,
     with_key,
 )
+from .timeparse import CN_DIGITS
 
 YES_NO = {
     "yes": normalize_patterns(
@@ -48,19 +49,7 @@ _NUM = re.compile(
     r"(?<![A-Za-z0-9_.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![A-Za-z0-9_])"
 )
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_ZH_NUMBERS = {
-    "一": 1,
-    "二": 2,
-    "两": 2,
-    "三": 3,
-    "四": 4,
-    "五": 5,
-    "六": 6,
-    "七": 7,
-    "八": 8,
-    "九": 9,
-    "十": 10,
-}
+_ZH_NUMBERS = {**CN_DIGITS, "十": 10}
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ _RELATIVE_DAYS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     )
 )
 
-_CN_DIGITS = {
+CN_DIGITS = {
     "零": 0,
     "一": 1,
     "二": 2,
@@ -89,11 +89,11 @@ def zh_number(token: str) -> int:
     if token == "十":
         return 10
     if token.startswith("十"):
-        return 10 + _CN_DIGITS.get(token[1:], 0)
+        return 10 + CN_DIGITS.get(token[1:], 0)
     if "十" in token:
         tens, _, ones = token.partition("十")
-        return _CN_DIGITS.get(tens, 1) * 10 + (_CN_DIGITS.get(ones, 0) if ones else 0)
-    return _CN_DIGITS.get(token, 0)
+        return CN_DIGITS.get(tens, 1) * 10 + (CN_DIGITS.get(ones, 0) if ones else 0)
+    return CN_DIGITS.get(token, 0)
 
 
 def _pm_adjust(hour: int, period: str | None) -> int:
