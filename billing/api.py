@@ -8,7 +8,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApplicationError
+from config.errors import ApplicationError, validated_input
 
 from . import services
 from .models import BillingRule, ParkingOrder
@@ -17,12 +17,6 @@ from .models import BillingRule, ParkingOrder
 def money(value) -> str:  # noqa: ANN001
     return f"{value:.2f}"
 
-
-def local_iso(value) -> str | None:  # noqa: ANN001
-    """Times are ISO 8601 with the product's offset (Asia/Shanghai by default)."""
-    from django.utils import timezone
-
-    return timezone.localtime(value).isoformat() if value else None
 
 
 class ScopeIn(serializers.Serializer):
@@ -47,8 +41,8 @@ class RuleIn(serializers.Serializer):
 def version_out(version) -> dict:  # noqa: ANN001
     return {
         "version_no": version.version_no,
-        "effective_from": local_iso(version.effective_from),
-        "effective_to": local_iso(version.effective_to),
+        "effective_from": services.local_iso(version.effective_from),
+        "effective_to": services.local_iso(version.effective_to),
         "priority": version.priority,
         "rule_payload": version.rule_payload,
     }
@@ -65,16 +59,10 @@ def order_out(order: ParkingOrder) -> dict:
     return {
         "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
         "billing_rule_code": order.billing_rule_code or None, "billing_rule_version_no": order.billing_rule_version_no,
-        "entry_time": local_iso(order.entry_time), "exit_time": local_iso(order.exit_time),
+        "entry_time": services.local_iso(order.entry_time), "exit_time": services.local_iso(order.exit_time),
         "total_amount": money(order.total_amount), "paid_amount": money(order.paid_amount),
         "arrears_amount": money(order.arrears_amount), "status": order.status,
     }
-
-
-def _valid(serializer_class, data) -> dict:  # noqa: ANN001
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 class BillingRuleListApi(APIView):
@@ -92,7 +80,7 @@ class BillingRuleListApi(APIView):
 
     @extend_schema(request=RuleIn, summary="Create a rule or append a version (409 on overlap)")
     def post(self, request: Request) -> Response:
-        data = _valid(RuleIn, request.data)
+        data = validated_input(RuleIn, request.data)
         rule, version = services.billing_rule_version_add(data=data, user=request.user)
         body = rule_out(BillingRule.objects.prefetch_related("versions").get(pk=rule.pk))
         body["created_version_no"] = version.version_no
@@ -125,7 +113,7 @@ class SimulateIn(serializers.Serializer):
 class SimulateApi(APIView):
     @extend_schema(request=SimulateIn, summary="Simulate a stay's fee")
     def post(self, request: Request) -> Response:
-        simulation = services.fee_simulate(**_valid(SimulateIn, request.data))
+        simulation = services.fee_simulate(**validated_input(SimulateIn, request.data))
         return Response(simulation.to_dict())
 
 
@@ -145,7 +133,7 @@ class OrderIn(serializers.Serializer):
 class OrderListApi(APIView):
     @extend_schema(request=OrderIn, summary="Create a parking order (total computed when missing)")
     def post(self, request: Request) -> Response:
-        order = services.parking_order_create(data=_valid(OrderIn, request.data), user=request.user)
+        order = services.parking_order_create(data=validated_input(OrderIn, request.data), user=request.user)
         return Response(order_out(order), status=status.HTTP_201_CREATED)
 
 

@@ -32,15 +32,10 @@ def _failure(tool: str, error: ApplicationError) -> StepEffect:
     return StepEffect(signals={"tool_result": {"tool": tool, "error": {"code": error.code, "message": error.message}}, "tool_error": True})
 
 
-def _local(value) -> str | None:  # noqa: ANN001
-    """ISO 8601 in the product's time zone (what people read), never UTC."""
-    return timezone.localtime(value).isoformat() if value else None
-
-
 def _order_dict(order: ParkingOrder) -> dict[str, Any]:
     return {
         "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
-        "entry_time": _local(order.entry_time), "exit_time": _local(order.exit_time),
+        "entry_time": services.local_iso(order.entry_time), "exit_time": services.local_iso(order.exit_time),
         "total_amount": str(order.total_amount), "paid_amount": str(order.paid_amount),
         "arrears_amount": str(order.arrears_amount), "status": order.status,
         "billing_rule_code": order.billing_rule_code, "billing_rule_version_no": order.billing_rule_version_no,
@@ -66,14 +61,14 @@ def rule_explain(ctx: StepContext) -> StepEffect:
         simulations = []
         for entry, exit_ in stays:
             sim = services.simulate_with_version(version, entry, exit_)
-            simulations.append({"entry_time": _local(entry), "exit_time": _local(exit_), **sim.to_dict()})
+            simulations.append({"entry_time": services.local_iso(entry), "exit_time": services.local_iso(exit_), **sim.to_dict()})
     except ApplicationError as error:
         return _failure("rule_explain", error)
     rule = version.rule
     return StepEffect(signals={"tool_error": False, "tool_result": {
         "tool": "rule_explain", "rule_code": rule.rule_code, "rule_name": rule.name, "version_no": version.version_no,
-        "effective_from": _local(version.effective_from), "effective_to": _local(version.effective_to),
-        "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": _local(at),
+        "effective_from": services.local_iso(version.effective_from), "effective_to": services.local_iso(version.effective_to),
+        "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": services.local_iso(at),
         "segments": version.rule_payload, "simulations": simulations,
     }})
 
@@ -149,8 +144,7 @@ def order_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
 
 def lot_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
     lot = value.strip().upper()
-    in_rules = any(lot in (scope.get("lot_codes") or []) for scope in BillingRule.objects.values_list("scope", flat=True))
-    return lot if in_rules or ParkingOrder.objects.filter(lot_code=lot).exists() else False
+    return lot if services.city_of_lot(lot) else False
 
 
 def city_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001

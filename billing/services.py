@@ -54,6 +54,11 @@ def parse_time(value: Any, field: str) -> datetime:
     return parsed
 
 
+def local_iso(value: datetime | None) -> str | None:
+    """ISO 8601 in the product's time zone (what people read and the API returns), never UTC."""
+    return timezone.localtime(value).isoformat() if value else None
+
+
 def parse_money(value: Any, field: str) -> Decimal:
     try:
         amount = Decimal(str(value))

@@ -50,6 +50,13 @@ class Conflict(ApplicationError):
     code = "conflict"
 
 
+def validated_input(serializer_class: Any, data: Any) -> dict[str, Any]:
+    """Validate a request body with a DRF serializer; problems become a 400 in the error shape."""
+    serializer = serializer_class(data=data)
+    serializer.is_valid(raise_exception=True)
+    return serializer.validated_data
+
+
 def error_body(code: str, message: str, details: Any = None) -> dict[str, Any]:
     return {"error": {"code": code, "message": message, "details": details if details is not None else {}}}
 

@@ -12,6 +12,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from config.errors import validated_input
 from workflows.access import is_supervisor
 from workflows.api import audit_response
 from workflows.models import AuditEvent
@@ -39,12 +40,6 @@ class ChooseIn(serializers.Serializer):
 def message_out(message: Message) -> dict[str, Any]:
     return {"id": message.pk, "role": message.role, "text": message.text, "turn_index": message.turn_index,
             "created_at": message.created_at.isoformat(), "kind": message.payload.get("kind", "message")}
-
-
-def _valid(serializer_class, data) -> dict:  # noqa: ANN001
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 def turn_response(result: services.TurnResult) -> dict[str, Any]:
@@ -75,7 +70,7 @@ class ConversationListApi(APIView):
 
     @extend_schema(request=StartIn, responses={201: OpenApiTypes.OBJECT}, summary="Start a conversation on a workflow")
     def post(self, request: Request) -> Response:
-        data = _valid(StartIn, request.data)
+        data = validated_input(StartIn, request.data)
         conversation = services.conversation_start(user=request.user, **data)
         body = services.conversation_state(conversation)
         body["messages"] = [message_out(m) for m in services.conversation_messages(conversation)]
@@ -98,7 +93,7 @@ class MessageApi(APIView):
 
     @extend_schema(request=MessageIn, responses={201: OpenApiTypes.OBJECT}, summary="Send one message (honours Idempotency-Key)")
     def post(self, request: Request, conversation_id: int) -> Response:
-        data = _valid(MessageIn, request.data)
+        data = validated_input(MessageIn, request.data)
         code, body = services.conversation_turn(
             user=request.user, conversation_id=conversation_id, text=data["text"],
             idempotency_key=request.META.get(IDEMPOTENCY_HEADER), respond=turn_response,
@@ -109,7 +104,7 @@ class MessageApi(APIView):
 class ChooseApi(APIView):
     @extend_schema(request=ChooseIn, responses=OpenApiTypes.OBJECT, summary="Choose an offered option (409 when not available or consent is missing)")
     def post(self, request: Request, conversation_id: int) -> Response:
-        data = _valid(ChooseIn, request.data)
+        data = validated_input(ChooseIn, request.data)
         key = request.META.get(IDEMPOTENCY_HEADER)
         endpoint = f"conversations/{conversation_id}/choose"
         stored = services.idempotent(request.user, key, endpoint, data)

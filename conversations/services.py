@@ -37,6 +37,7 @@ from .engine import (
     record_reply,
     with_slot_candidates,
 )
+from .engine._text import localize
 from .engine.intake import classify_intake
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
 from .engine.turn import final_report_for, initial_state, opening_question
@@ -140,7 +141,7 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
         questions = {q.id: q for q in config.form.questions}
         prepared["completed_form"] = {
             "title": config.form.title.get(lang) or config.form.title.get("en", ""),
-            "answers": [{"id": a.question_id, "question": _question_text(questions.get(a.question_id), lang), "answer": a.answer}
+            "answers": [{"id": a.question_id, "question": localize(questions[a.question_id].question, lang) if a.question_id in questions else "", "answer": a.answer}
                         for a in state.finalized_answers],
         }
     if config.actions:
@@ -156,13 +157,6 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
         prepared["calendar_invite"] = {"title": f"Check-in with {name}", "attendee": name, "duration_minutes": 30,
                                        "description": situation[:200]}
     return prepared
-
-
-def _question_text(spec, lang: str) -> str:  # noqa: ANN001
-    if spec is None:
-        return ""
-    question = spec.question
-    return question.get(lang) or question.get("en") or next(iter(question.values()), "") if isinstance(question, Mapping) else str(question)
 
 
 def _stay(state: ContextState) -> dict[str, str]:
@@ -244,8 +238,7 @@ def _run_view(run: Run, plan: wf.Plan, lang: str, *, tool_ran: bool = False, rev
     state = wf.RunState.from_dict(run.state)
     dp = runs.run_decision_point(run, locale=lang)
     options = tuple(o.to_dict() for o in dp.options)
-    action_ids = {e.option_id for e in plan.edges_from(dp.step_id) if e.target and plan.node(e.target).type == "action"}
-    eligible_actions = {o["option_id"] for o in options if o["option_id"] in action_ids and o["eligibility"] == "eligible"}
+    eligible_actions = _eligible_actions(dp, plan)
     return RunView(
         step_id=dp.step_id, step_label=wf.localize(plan.node(dp.step_id).label, lang), status=run.status, options=options,
         recommended_option_id=dp.selection.recommended_option_id, recommendation_reasons=tuple(dp.selection.reasons),
@@ -256,8 +249,8 @@ def _run_view(run: Run, plan: wf.Plan, lang: str, *, tool_ran: bool = False, rev
     )
 
 
-def _eligible_action_ids(run: Run, plan: wf.Plan) -> set[str]:
-    dp = runs.run_decision_point(run)
+def _eligible_actions(dp: wf.DecisionPoint, plan: wf.Plan) -> set[str]:
+    """The eligible options that lead to an action step (what ask-then-act governs)."""
     return {o.option_id for o in dp.options if o.eligible and o.target_step_id and plan.node(o.target_step_id).type == "action"}
 
 
@@ -344,7 +337,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor)
-    before_actions = _eligible_action_ids(run, plan) if config.actions else set()
+    before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     signals = _signals_for(outcome, state, config, lang, user.get_username())
     progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang)
     run = progress.run

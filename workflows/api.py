@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApplicationError, NotFound
+from config.errors import ApplicationError, NotFound, validated_input
 
 from . import services
 from .access import access_review, is_supervisor, require_supervisor
@@ -102,9 +102,8 @@ class ReviewDecisionApi(APIView):
     @extend_schema(request=ReviewDecisionInputSerializer, responses=ReviewSerializer, summary="Decide a review")
     def post(self, request: Request, review_id: int) -> Response:
         require_supervisor(request.user)
-        data = ReviewDecisionInputSerializer(data=request.data)
-        data.is_valid(raise_exception=True)
-        review = services.review_decide(review_id=review_id, user=request.user, **data.validated_data)
+        data = validated_input(ReviewDecisionInputSerializer, request.data)
+        review = services.review_decide(review_id=review_id, user=request.user, **data)
         return Response(ReviewSerializer(review).data)
 
 
@@ -171,13 +170,11 @@ class WebhookListApi(APIView):
 
     @extend_schema(request=WebhookIn, responses={201: OpenApiTypes.OBJECT}, summary="Register an endpoint (the secret is shown once)")
     def post(self, request: Request) -> Response:
-        data = WebhookIn(data=request.data)
-        data.is_valid(raise_exception=True)
+        data = validated_input(WebhookIn, request.data)
         from .webhooks import new_secret
 
         endpoint = WebhookEndpoint.objects.create(
-            owner=request.user, url=data.validated_data["url"], events=sorted(set(data.validated_data["events"])),
-            secret=data.validated_data.get("secret") or new_secret(),
+            owner=request.user, url=data["url"], events=sorted(set(data["events"])), secret=data.get("secret") or new_secret(),
         )
         return Response(webhook_out(endpoint, with_secret=True), status=status.HTTP_201_CREATED)
 

@@ -54,7 +54,7 @@ def audit_record(
             body.setdefault("stale_documents", dict(decision.stale))
         body.setdefault("consent_required", [o.option_id for o in decision.options if o.requires_consent])
     if conversation is None and run is not None:
-        conversation = _conversation_of(run)
+        conversation = conversation_of(run)
     event = AuditEvent(
         event_type=event_type,
         run=run,
@@ -77,7 +77,7 @@ def audit_record(
     return event
 
 
-def _conversation_of(run):  # noqa: ANN001, ANN202
+def conversation_of(run):  # noqa: ANN001, ANN202
     """The run's conversation, looked up once per run instance (cached on it, even when absent)."""
     from django.core.exceptions import ObjectDoesNotExist
 

@@ -21,7 +21,7 @@ from config.errors import ApplicationError, Conflict, NotFound
 
 from . import engine
 from .access import access_review, is_supervisor
-from .audit import audit_record
+from .audit import audit_record, conversation_of
 from .engine import Choice, DecisionPoint, Plan, RunState
 from .handlers import StepContext, effect_for, handler_for
 from .models import ConsentRecord, Review, Run, RunDocument, WorkflowPlan
@@ -294,12 +294,8 @@ class _RunTx:
 
 
 def _conversation_id(run: Run) -> int | None:
-    from django.core.exceptions import ObjectDoesNotExist
-
-    try:
-        return run.conversation.pk  # cached on the instance after the first access
-    except ObjectDoesNotExist:
-        return None
+    conversation = conversation_of(run)
+    return conversation.pk if conversation is not None else None
 
 
 def _settle(tx: _RunTx, actor: Actor, signals: Mapping[str, Any], locale: str) -> DecisionPoint:
