@@ -9,7 +9,7 @@ from __future__ import annotations
 import logging
 from typing import Any
 
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
 from rest_framework import exceptions as drf_exceptions
@@ -79,6 +79,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
     """DRF exception handler: every error in the product's JSON shape."""
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
+    if isinstance(exc, SuspiciousOperation):  # too many fields, body too big, bad host...
+        return Response(error_body("bad_request", str(exc) or "The request was refused."), status=400)
     if isinstance(exc, Http404):
         exc = drf_exceptions.NotFound()
     elif isinstance(exc, PermissionDenied):

@@ -43,3 +43,10 @@ def test_nul_characters_are_refused_as_bad_requests(api) -> None:  # noqa: ANN00
     assert api.get("/api/v1/arrears-orders?plate_no=%00abc").status_code == 400
     response = api.post("/api/v1/conversations", '{"workflow_id": "a\\u0000b"}', content_type="application/json")
     assert response.status_code == 400 and response.json()["error"]["code"] == "invalid_characters"
+
+
+def test_a_form_body_with_too_many_fields_is_a_400(api, settings) -> None:  # noqa: ANN001
+    settings.DATA_UPLOAD_MAX_NUMBER_FIELDS = 5
+    body = "&".join(f"f{i}=x" for i in range(20))
+    response = api.post("/api/v1/retrieve", body, content_type="application/x-www-form-urlencoded")
+    assert response.status_code == 400 and response.json()["error"]["code"] == "bad_request"
