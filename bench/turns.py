@@ -43,6 +43,7 @@ def main() -> None:
     from django.test.runner import DiscoverRunner
     from rest_framework.test import APIClient
 
+    from config.runtime import tune_gc
     from workflows.demo import ensure_demo_users
 
     setup_test_environment()
@@ -53,8 +54,12 @@ def main() -> None:
         ensure_demo_users()
         from django.contrib.auth import get_user_model
 
-        client = APIClient()
-        client.force_authenticate(get_user_model().objects.get(username="alice"))
+        tune_gc()  # as config/wsgi.py does once the server has loaded the project
+        from rest_framework.authtoken.models import Token
+
+        token, _ = Token.objects.get_or_create(user=get_user_model().objects.get(username="alice"))
+        client = APIClient()  # authenticated per request by its token, as integrators are
+        client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
         cid = client.post("/api/v1/conversations", {"workflow_id": "parking_help_desk"}, format="json").json()["id"]
         times, queries = [], {}
         for turn in range(1, 201):

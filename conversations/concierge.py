@@ -76,8 +76,12 @@ def _extra_violations(data: dict[str, Any], *, view, state, config, draft: Compo
     return problems
 
 
-def concierge_reply(*, conversation, run, plan, config, state, outcome, view, draft: ComposedReply, lang: str, user_text: str) -> Decision:  # noqa: ANN001
-    """The reply that counts for this turn: the model's when it keeps every contract, else the rules'."""
+def concierge_reply(*, conversation, run, plan, config, state, outcome, view, draft: ComposedReply, lang: str, user_text: str,  # noqa: ANN001
+                    audit: list | None = None) -> Decision:
+    """The reply that counts for this turn: the model's when it keeps every contract, else the rules'.
+
+    Audit rows go to `audit` when given (the turn writes its rows in one insert).
+    """
     model = model_from_settings()
     if model is None:
         return Decision(draft)
@@ -95,7 +99,8 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
         broken = error.kind in ("malformed_json", "empty")
         audit_record("contract_violation" if broken else "model_fallback", run=run, conversation=conversation,
                      actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
-                     payload={"kind": error.kind, "detail": error.detail[:500], "violations": [f"{error.kind}: {error.detail[:200]}"]})
+                     payload={"kind": error.kind, "detail": error.detail[:500], "violations": [f"{error.kind}: {error.detail[:200]}"]},
+                     buffer=audit)
         return Decision(draft, backend="rules", violations=[f"{error.kind}"])
     ctx = ResponseContext.from_options(
         view.options, form=config.form is not None, current_question_id=outcome.form_question_id,
@@ -109,7 +114,7 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
     if violations:
         audit_record("contract_violation", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
                      decision=None, chosen_option_id=str(raw.get("option_id") or "")[:64], outcome="fallback_to_rules",
-                     payload={"violations": violations, "model_answer": raw})
+                     payload={"violations": violations, "model_answer": raw}, buffer=audit)
         return Decision(draft, backend="rules", violations=violations)
     reply_text = str(raw["reply"]).strip()
     if draft.sources:

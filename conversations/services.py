@@ -23,7 +23,7 @@ from config.errors import ApplicationError, Conflict, NotFound
 from workflows import engine as wf
 from workflows import services as runs
 from workflows.access import is_supervisor
-from workflows.audit import audit_record
+from workflows.audit import audit_record, audit_write
 from workflows.models import Review, Run
 from workflows.services import Actor
 
@@ -336,10 +336,11 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     actor = Actor.of(user, label=f"{'supervisor' if is_supervisor(user) else 'participant'}:{user.username}")
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
-        runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor)
+        run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     signals = _signals_for(outcome, state, config, lang, user.get_username())
-    progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang)
+    audit_rows: list = []  # the run's decisions and this turn's row, written in one insert
+    progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run, audit=audit_rows)
     run = progress.run
     tool_ran = _entered_tool(progress, plan)
     tool_result = wf.RunState.from_dict(run.state).signals.get("tool_result") if tool_ran else None
@@ -353,9 +354,10 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     from .concierge import concierge_reply  # the model backend, checked against the contracts
 
     decided = concierge_reply(conversation=conversation, run=run, plan=plan, config=config, state=state, outcome=outcome,
-                              view=view, draft=reply, lang=lang, user_text=text)
+                              view=view, draft=reply, lang=lang, user_text=text, audit=audit_rows)
     reply = decided.reply
     if decided.option_id:
+        audit_write(audit_rows)  # the choice's own rows come after this turn's decisions
         chosen = runs.run_option_choose(run_id=run.pk, option_id=decided.option_id, actor=Actor(user=None, role="engine", label=f"concierge:{decided.backend}"),
                                         selection_mode="recommended", locale=lang)
         run = chosen.run
@@ -381,7 +383,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         ])
     _save_conversation(conversation, state, run, turn_index)
     audit_record("turn", run=run, conversation=conversation, actor=user, step_id=run.current_step,
-                 outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind})
+                 outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind},
+                 buffer=audit_rows)
+    audit_write(audit_rows)
     conversation._parsed_context = state
     return TurnResult(conversation, reply, outcome, decided.backend, path, decided.violations)
 

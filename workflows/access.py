@@ -2,19 +2,31 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Permission
 
 from config.errors import Forbidden, NotFound
 
+from .authentication import DECIDE_REVIEW_PERM, holds_decide_review
 from .models import Review, Run
 
 SUPERVISORS_GROUP = "Supervisors"
-DECIDE_REVIEW_PERM = "workflows.decide_review"
 
 
 def is_supervisor(user: AbstractBaseUser | AnonymousUser | None) -> bool:
-    """Supervisors hold the decide_review permission (directly or through the group)."""
-    return bool(user and user.is_authenticated and user.is_active and user.has_perm(DECIDE_REVIEW_PERM))
+    """Supervisors hold the decide_review permission (directly or through the group).
+
+    Answered with one query and remembered on the user object for the request (the same
+    lifetime as Django's own permission cache); token authentication answers it for free.
+    """
+    if not (user and user.is_authenticated and user.is_active):
+        return False
+    known = getattr(user, "_is_supervisor", None)
+    if known is None:
+        known = user.is_superuser or Permission.objects.filter(holds_decide_review(user_ref=user.pk)).exists()
+        user._is_supervisor = known
+    return known
+
+
 
 
 def role_of(user: AbstractBaseUser) -> str:

@@ -77,6 +77,13 @@ def audit_record(
     return event
 
 
+def audit_write(rows: list[AuditEvent]) -> None:
+    """Write buffered rows in one insert, in the order they were recorded, and empty the buffer."""
+    if rows:
+        AuditEvent.objects.bulk_create(rows)
+        rows.clear()
+
+
 def conversation_of(run):  # noqa: ANN001, ANN202
     """The run's conversation, looked up once per run instance (cached on it, even when absent)."""
     from django.core.exceptions import ObjectDoesNotExist

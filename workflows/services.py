@@ -21,7 +21,7 @@ from config.errors import ApplicationError, Conflict, NotFound
 
 from . import engine
 from .access import access_review, is_supervisor
-from .audit import audit_record, conversation_of
+from .audit import audit_record, audit_write, conversation_of
 from .engine import Choice, DecisionPoint, Plan, RunState
 from .handlers import StepContext, effect_for, handler_for
 from .models import ConsentRecord, Review, Run, RunDocument, WorkflowPlan
@@ -205,10 +205,16 @@ class _LatestDocuments(Mapping):
 class _RunTx:
     """One locked run inside a transaction: engine state in memory, written back by CAS."""
 
-    def __init__(self, run_id: int):
-        # The conversation comes along (the audit names it) but only the run row is locked.
-        run = (Run.objects.select_for_update(of=("self",)).select_related("conversation")
-               .defer("conversation__context").filter(pk=run_id).first())
+    def __init__(self, run_id: int, *, locked: Run | None = None, audit: list | None = None):
+        """Lock the run, or take one the caller already locked in this transaction.
+
+        With an audit list the caller owns the rows and writes them (with its own) later.
+        """
+        run = locked
+        if run is None:
+            # The conversation comes along (the audit names it) but only the run row is locked.
+            run = (Run.objects.select_for_update(of=("self",)).select_related("conversation")
+                   .defer("conversation__context").filter(pk=run_id).first())
         if run is None:
             raise NotFound(f"Run {run_id} not found.")
         self.run = run
@@ -217,7 +223,8 @@ class _RunTx:
         self.start_version = run.version
         self.auto_choices: list[Choice] = []
         self.review: Review | None = None
-        self.audit: list = []  # rows written in one bulk insert when the run is saved
+        self.owns_audit = audit is None
+        self.audit: list = [] if audit is None else audit  # rows written in one bulk insert
 
     @property
     def documents(self) -> Mapping[str, dict[str, Any]]:
@@ -269,14 +276,11 @@ class _RunTx:
             self.add_document(key, content, depends_on)
 
     def flush_audit(self) -> None:
-        if self.audit:
-            from .models import AuditEvent
-
-            AuditEvent.objects.bulk_create(self.audit)
-            self.audit = []
+        audit_write(self.audit)
 
     def save(self) -> None:
-        self.flush_audit()
+        if self.owns_audit:
+            self.flush_audit()
         state = self.state.to_dict()
         updated = Run.objects.filter(pk=self.run.pk, version=self.start_version).update(
             state=state,
@@ -418,11 +422,17 @@ def _run_settle(run_id: int, actor: Actor, signals: Mapping[str, Any], locale: s
 
 
 def run_signals_update(
-    *, run_id: int, signals: Mapping[str, Any], actor: Actor, locale: str = "en", transient: Mapping[str, Any] | None = None
+    *, run_id: int, signals: Mapping[str, Any], actor: Actor, locale: str = "en", transient: Mapping[str, Any] | None = None,
+    locked: Run | None = None, audit: list | None = None,
 ) -> RunOutcome:
-    """Publish new signals (slots, facts, intent...) to a run and take any automatic steps."""
-    with transaction.atomic():
-        tx = _RunTx(run_id)
+    """Publish new signals (slots, facts, intent...) to a run and take any automatic steps.
+
+    A caller that already holds the run's row lock passes the run as `locked` (no second
+    read) and may pass an `audit` list to write the rows together with its own. Inside the
+    caller's transaction no savepoint is taken: a failure here fails the caller's work too.
+    """
+    with transaction.atomic(savepoint=False):
+        tx = _RunTx(run_id, locked=locked, audit=audit)
         tx.state = tx.state.with_signals(**signals)
         dp = _settle(tx, actor, transient or {}, locale)
         tx.save()

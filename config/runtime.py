@@ -1,0 +1,25 @@
+"""Process-level tuning applied once a server or worker process has loaded the project."""
+
+from __future__ import annotations
+
+import gc
+
+# A turn allocates tens of thousands of short-lived objects (ORM queries, engine state);
+# with CPython's default threshold of 700 the collector runs dozens of times per turn and
+# each time walks every long-lived object Django loaded (measured: a third of a turn).
+YOUNG_GENERATION_THRESHOLD = 50_000
+
+
+def tune_gc() -> None:
+    """Move everything loaded so far out of the collector's sight and collect less often.
+
+    Call after the application is loaded (and before forking workers, so the frozen
+    objects' pages stay shared). Cycles are still collected, just in larger batches.
+    """
+    from django.urls import get_resolver
+
+    get_resolver().url_patterns  # import every view and service now, so they are frozen too
+    gc.collect()
+    gc.freeze()
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(YOUNG_GENERATION_THRESHOLD, older, oldest)
