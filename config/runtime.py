@@ -18,7 +18,7 @@ def tune_gc() -> None:
     """
     from django.urls import get_resolver
 
-    get_resolver().url_patterns  # import every view and service now, so they are frozen too
+    _ = get_resolver().url_patterns  # import every view and service now, so they are frozen too
     gc.collect()
     gc.freeze()
     _, older, oldest = gc.get_threshold()

@@ -6,7 +6,7 @@ from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Permissi
 
 from config.errors import Forbidden, NotFound
 
-from .authentication import DECIDE_REVIEW_PERM, holds_decide_review
+from .authentication import holds_decide_review
 from .models import Review, Run
 
 SUPERVISORS_GROUP = "Supervisors"
