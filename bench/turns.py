@@ -55,6 +55,10 @@ def main() -> None:
         from django.contrib.auth import get_user_model
 
         tune_gc()  # as config/wsgi.py does once the server has loaded the project
+        from config.settings import base
+
+        # The test settings recheck knowledge on every retrieval (tests roll back writes); a server does not.
+        settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = base.KNOWLEDGE_INDEX_RECHECK_SECONDS
         from rest_framework.authtoken.models import Token
 
         token, _ = Token.objects.get_or_create(user=get_user_model().objects.get(username="alice"))

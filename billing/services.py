@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -134,32 +135,26 @@ def _version_added_listeners(row: BillingRuleVersion) -> None:
         listener(row)
 
 
-def _in_force(versions, at: datetime) -> list[BillingRuleVersion]:  # noqa: ANN001
-    return [v for v in versions if v.effective_from <= at and (v.effective_to is None or at < v.effective_to)]
-
-
 def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: str | None = None, lot_code: str | None = None) -> BillingRuleVersion:
     """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
+    in_force = (BillingRuleVersion.objects.select_related("rule").filter(effective_from__lte=at)
+                .filter(Q(effective_to__isnull=True) | Q(effective_to__gt=at)))
     if rule_code:
-        rule = BillingRule.objects.filter(rule_code=rule_code).first()
-        if rule is None:
-            raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
-        candidates = _in_force(rule.versions.select_related("rule"), at)
+        candidates = list(in_force.filter(rule__rule_code=rule_code))
         if not candidates:
+            if not BillingRule.objects.filter(rule_code=rule_code).exists():
+                raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
             raise NotFound(f"No version of {rule_code} is in force at {at.isoformat()}.", code="no_rule_in_force")
         return max(candidates, key=lambda v: (v.priority, v.effective_from, v.version_no))
     if not city_code:
         raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
-    rules = BillingRule.objects.filter(city_code=city_code, status=BillingRule.Status.ACTIVE).prefetch_related("versions")
     scored = []
-    for rule in rules:
-        lots = rule.lot_codes
+    for version in in_force.filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE):
+        lots = version.rule.lot_codes
         if lot_code and lots and lot_code not in lots:
             continue
         specific = 1 if lot_code and lot_code in lots else 0
-        for version in _in_force(rule.versions.all(), at):
-            version.rule = rule
-            scored.append(((specific, version.priority, version.effective_from, rule.rule_code), version))
+        scored.append(((specific, version.priority, version.effective_from, version.rule.rule_code), version))
     if not scored:
         where = f"{city_code}/{lot_code}" if lot_code else city_code
         raise NotFound(f"No billing rule is in force for {where} at {at.isoformat()}.", code="no_rule_in_force")

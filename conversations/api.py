@@ -44,7 +44,7 @@ def message_out(message: Message) -> dict[str, Any]:
 
 def turn_response(result: services.TurnResult) -> dict[str, Any]:
     """The body of a turn: the reply and the new state (also under "state")."""
-    state = services.conversation_state(result.conversation, state=getattr(result.conversation, "_parsed_context", None))
+    state = services.conversation_state(result.conversation)
     reply = {
         **result.reply.to_dict(),
         "intent": result.outcome.resolved_intent or result.outcome.intent,

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from config.fields import ValuesInsertJSONField
+
 
 class Conversation(models.Model):
     """A person's conversation on a workflow; one run of that workflow's plan drives it."""
@@ -47,7 +49,7 @@ class Message(models.Model):
     role = models.CharField(max_length=16, choices=Role.choices)
     text = models.TextField()
     turn_index = models.PositiveIntegerField()
-    payload = models.JSONField(default=dict, blank=True)
+    payload = ValuesInsertJSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
+from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict, NotFound
@@ -67,11 +68,18 @@ def conversation_config(plan: wf.Plan) -> ConversationConfig:
     return config
 
 
-def access_conversation(user, conversation_id: int, *, for_update: bool = False) -> Conversation:  # noqa: ANN001
-    """The conversation if the user owns it or supervises; 404 otherwise (no existence leak)."""
+def access_conversation(user, conversation_id: int, *, for_update: bool = False, latest_review: bool = False) -> Conversation:  # noqa: ANN001
+    """The conversation if the user owns it or supervises; 404 otherwise (no existence leak).
+
+    With `latest_review`, the id of the run's newest review comes along (`latest_review_id`),
+    so a turn reads the review row only when there is one.
+    """
     rows = Conversation.objects.select_related("run")
     if for_update:
         rows = rows.select_for_update()
+    if latest_review:
+        newest = Review.objects.filter(run=OuterRef("run")).order_by("-created_at", "-pk").values("pk")[:1]
+        rows = rows.annotate(latest_review_id=Subquery(newest))
     conversation = rows.filter(pk=conversation_id).first()
     if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
         raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
@@ -235,7 +243,7 @@ def _entered_tool(outcome: runs.RunOutcome, plan: wf.Plan) -> bool:
 
 def _run_view(run: Run, plan: wf.Plan, lang: str, *, tool_ran: bool = False, review_opened: bool = False,
               previous_actions: set[str] | None = None, citations: tuple = (), entered: tuple[str, ...] = ()) -> RunView:  # noqa: ANN001
-    state = wf.RunState.from_dict(run.state)
+    state = runs.run_state_of(run)
     dp = runs.run_decision_point(run, locale=lang)
     options = tuple(o.to_dict() for o in dp.options)
     eligible_actions = _eligible_actions(dp, plan)
@@ -310,7 +318,7 @@ def conversation_turn(
         raise ApplicationError(f"text is at most {MAX_TEXT} characters.", code="validation_error", details={"text": ["too long"]})
     endpoint, body = f"conversations/{conversation_id}/messages", {"text": text}
     with transaction.atomic():
-        conversation = access_conversation(user, conversation_id, for_update=True)
+        conversation = access_conversation(user, conversation_id, for_update=True, latest_review=True)
         stored = idempotent(user, idempotency_key, endpoint, body)
         if stored is not None:
             return stored.status_code, stored.response
@@ -343,7 +351,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run, audit=audit_rows)
     run = progress.run
     tool_ran = _entered_tool(progress, plan)
-    tool_result = wf.RunState.from_dict(run.state).signals.get("tool_result") if tool_ran else None
+    review = progress.review or _review_by_id(getattr(conversation, "latest_review_id", None))
+    tool_result = runs.run_state_of(run).signals.get("tool_result") if tool_ran else None
     if tool_result and tool_result.get("tool") == "arrears_check":
         state = with_slot_candidates(state, "order_no", [o["order_no"] for o in tool_result.get("orders", [])])
     citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang)
@@ -361,6 +370,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         chosen = runs.run_option_choose(run_id=run.pk, option_id=decided.option_id, actor=Actor(user=None, role="engine", label=f"concierge:{decided.backend}"),
                                         selection_mode="recommended", locale=lang)
         run = chosen.run
+        review = chosen.review or review
     state = record_reply(state, text=reply.text, action=outcome.proposed_action, asks_question=reply.asks_question,
                          clarifying_question_id=outcome.clarify_form_question_id)
     path = {
@@ -386,8 +396,12 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
                  outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind},
                  buffer=audit_rows)
     audit_write(audit_rows)
-    conversation._parsed_context = state
+    conversation._parsed_context, conversation._latest_review = state, review
     return TurnResult(conversation, reply, outcome, decided.backend, path, decided.violations)
+
+
+def _review_by_id(review_id: int | None) -> Review | None:
+    return Review.objects.filter(pk=review_id).first() if review_id else None
 
 
 def _save_conversation(conversation: Conversation, state: ContextState, run: Run, turn_index: int | None = None) -> None:
@@ -535,11 +549,15 @@ def _choice_note(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> str:
 
 
 def conversation_state(conversation: Conversation, *, lang: str | None = None, state: ContextState | None = None) -> dict[str, Any]:
-    """The conversation's state in the SPEC's shape (pass the parsed context when you have it)."""
+    """The conversation's state in the SPEC's shape (pass the parsed context when you have it).
+
+    After a turn, the parsed context and the run's newest review ride on the conversation.
+    """
+    state = state or getattr(conversation, "_parsed_context", None)
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
     state = state or ContextState.from_dict(conversation.context)
-    run_state = wf.RunState.from_dict(run.state)
+    run_state = runs.run_state_of(run)
     lang = lang or ("zh" if conversation.locale.startswith("zh") else "en")
     dp = runs.run_decision_point(run, locale=lang)
     done = set(run_state.completed_steps)
@@ -548,7 +566,10 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
          "status": "current" if sid == run.current_step and run.status != Run.Status.COMPLETED else ("done" if sid in done else "ahead")}
         for sid in plan.step_order()
     ]
-    review = Review.objects.filter(run=run).order_by("-created_at").first()
+    if hasattr(conversation, "_latest_review"):
+        review = conversation._latest_review
+    else:
+        review = Review.objects.filter(run=run).order_by("-created_at", "-pk").first()
     estimate = state.estimate.to_dict() | {"total_hours": state.estimate.total_hours}
     return {
         "id": conversation.pk,
@@ -609,7 +630,7 @@ def on_review_decided(event: str, review: Review) -> None:
             return
         run = conversation.run
         lang = "zh" if conversation.locale.startswith("zh") else "en"
-        signals = wf.RunState.from_dict(run.state).signals
+        signals = runs.run_state_of(run).signals
         decision = signals.get("fee_decision")
         option = next((o for o in review.options if o["option_id"] == review.decided_option_id), {})
         if decision and decision.get("outcome") == option.get("outcome"):

@@ -5,6 +5,8 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
+from config.fields import ValuesInsertJSONField
+
 
 class WorkflowPlan(models.Model):
     """One immutable version of a workflow plan document."""
@@ -168,14 +170,14 @@ class AuditEvent(models.Model):
     )
     review = models.ForeignKey(Review, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events")
     step_id = models.CharField(max_length=64, blank=True)
-    options_snapshot = models.JSONField(default=list, blank=True)
+    options_snapshot = ValuesInsertJSONField(default=list, blank=True)
     chosen_option_id = models.CharField(max_length=64, blank=True)
     selection_mode = models.CharField(max_length=24, choices=SelectionMode.choices, blank=True)
     outcome = models.CharField(max_length=40, blank=True)
-    signals = models.JSONField(default=dict, blank=True)
+    signals = ValuesInsertJSONField(default=dict, blank=True)
     actor = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.PROTECT)
     actor_label = models.CharField(max_length=120, blank=True)
-    payload = models.JSONField(default=dict, blank=True)
+    payload = ValuesInsertJSONField(default=dict, blank=True)
     created_at = models.DateTimeField(auto_now_add=True, db_index=True)
 
     objects = AuditEventQuerySet.as_manager()

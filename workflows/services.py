@@ -174,7 +174,7 @@ class RunOutcome:
 
     @property
     def state(self) -> RunState:
-        return RunState.from_dict(self.run.state)
+        return run_state_of(self.run)
 
 
 class _LatestDocuments(Mapping):
@@ -219,7 +219,7 @@ class _RunTx:
             raise NotFound(f"Run {run_id} not found.")
         self.run = run
         self.plan = plan_by_id(run.plan_id)
-        self.state = RunState.from_dict(run.state)
+        self.state = run_state_of(run)
         self.start_version = run.version
         self.auto_choices: list[Choice] = []
         self.review: Review | None = None
@@ -439,9 +439,29 @@ def run_signals_update(
     return RunOutcome(tx.run, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
 
 
+def run_state_of(run: Run) -> RunState:
+    """The run's engine state, parsed once per stored state (a turn reads it several times)."""
+    parsed = run.__dict__.get("_parsed_state")
+    if parsed is None or parsed[0] is not run.state:
+        parsed = run._parsed_state = (run.state, RunState.from_dict(run.state))
+    return parsed[1]
+
+
 def run_decision_point(run: Run, *, actor_role: str = "participant", locale: str = "en", signals=None) -> DecisionPoint:  # noqa: ANN001
-    """The current options of a run, as the given role sees them (read-only)."""
-    return engine.decision_point(plan_by_id(run.plan_id), RunState.from_dict(run.state), signals, actor=actor_role, locale=locale)
+    """The current options of a run, as the given role sees them (read-only).
+
+    Without transient signals the answer depends only on the stored state, so it is worked
+    out once per state, role and locale.
+    """
+    if signals is not None:
+        return engine.decision_point(plan_by_id(run.plan_id), run_state_of(run), signals, actor=actor_role, locale=locale)
+    memo = run.__dict__.get("_decision_points")
+    if memo is None or memo[0] is not run.state:
+        memo = run._decision_points = (run.state, {})
+    key = (actor_role, locale)
+    if key not in memo[1]:
+        memo[1][key] = engine.decision_point(plan_by_id(run.plan_id), run_state_of(run), None, actor=actor_role, locale=locale)
+    return memo[1][key]
 
 
 def run_option_choose(

@@ -91,10 +91,15 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
         }
     )
 if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # DB_SERVER_SIDE_BINDING=true lets psycopg prepare repeated statements (parse and plan once).
-    DATABASES["default"].setdefault("OPTIONS", {}).setdefault(
-        "server_side_binding", env.bool("DB_SERVER_SIDE_BINDING", default=False)
-    )
+    # Server-side binding lets psycopg prepare a statement once it has run DB_PREPARE_THRESHOLD
+    # times on a connection: PostgreSQL then skips parsing and planning it (a turn repeats the
+    # same dozen statements). Behind a pooler without prepared-statement support (PgBouncer in
+    # transaction mode before 1.21), set DB_PREPARE_THRESHOLD=off or DB_SERVER_SIDE_BINDING=false.
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    _options.setdefault("server_side_binding", env.bool("DB_SERVER_SIDE_BINDING", default=True))
+    _threshold = env("DB_PREPARE_THRESHOLD", default="2").strip().lower()
+    if _options["server_side_binding"] and _threshold not in ("", "off", "none"):
+        _options.setdefault("prepare_threshold", int(_threshold))
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
@@ -172,6 +177,9 @@ CONCIERGE_TIMEZONE = TIME_ZONE
 # Knowledge: the embedder (offline hashing by default) and where vectors are searched.
 KNOWLEDGE_EMBEDDER = env("KNOWLEDGE_EMBEDDER", default="hash-ngram-v1")
 KNOWLEDGE_VECTOR_BACKEND = env("KNOWLEDGE_VECTOR_BACKEND", default="auto")
+# How long a process trusts its retrieval index before checking the database for knowledge
+# written by other processes (its own writes take effect at once). 0 checks every retrieval.
+KNOWLEDGE_INDEX_RECHECK_SECONDS = env.float("KNOWLEDGE_INDEX_RECHECK_SECONDS", default=1.0)
 # Chat pages hand the turn to a worker and show the reply when it is ready (needs a broker).
 CONCIERGE_ASYNC_TURNS = env.bool("CONCIERGE_ASYNC_TURNS", default=bool(CELERY_BROKER_URL))
 

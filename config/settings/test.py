@@ -27,3 +27,5 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
     DATABASES["default"]["TEST"] = {  # noqa: F405
         "NAME": os.path.join(tempfile.gettempdir(), f"concierge-test-{os.getpid()}.sqlite3")
     }
+# Tests roll back knowledge writes; a retrieval index must not outlive them for a second.
+KNOWLEDGE_INDEX_RECHECK_SECONDS = 0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 import types
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, TypeVar
 
@@ -44,13 +44,22 @@ def freeze(value: Any) -> Any:
 
 def to_jsonable(value: Any) -> Any:
     """Plain JSON data (dict, list, str, int, float, bool, None) from engine values."""
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: to_jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    names = _dataclass_field_names(type(value))
+    if names is not None:
+        return {name: to_jsonable(getattr(value, name)) for name in names}
     if isinstance(value, Mapping):
         return {str(k): to_jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [to_jsonable(v) for v in value]
     return value
+
+
+@lru_cache(maxsize=512)
+def _dataclass_field_names(cls: type) -> tuple[str, ...] | None:
+    """The field names of a dataclass type, None for any other type (looked up once per type)."""
+    if not dataclasses.is_dataclass(cls):
+        return None
+    return tuple(f.name for f in dataclasses.fields(cls))
 
 
 @lru_cache(maxsize=256)
@@ -60,35 +69,49 @@ def _hints(cls: type) -> dict[str, Any]:
 
 def from_jsonable(tp: Any, data: Any) -> Any:
     """Rebuild a value of type `tp` from JSON data (tolerant of missing optional keys)."""
-    if data is None:
-        return None
+    return _decoder(tp)(data)
+
+
+def _none_safe(decode: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    return lambda data: None if data is None else decode(data)
+
+
+@lru_cache(maxsize=512)
+def _decoder(tp: Any) -> Callable[[Any], Any]:
+    """A function rebuilding values of type `tp`, worked out once per type (a state has thousands of values)."""
     origin = typing.get_origin(tp)
     if origin in (typing.Union, types.UnionType):
         args = [a for a in typing.get_args(tp) if a is not type(None)]
-        return from_jsonable(args[0], data) if len(args) == 1 else data
+        return _decoder(args[0]) if len(args) == 1 else _none_safe(lambda data: data)
     if dataclasses.is_dataclass(tp):
-        return tp.from_dict(data) if hasattr(tp, "from_dict") else data
+        return _none_safe(tp.from_dict) if hasattr(tp, "from_dict") else _none_safe(lambda data: data)
     if origin in (tuple, list, set, frozenset) or tp in (tuple, list):
         args = typing.get_args(tp)
-        item = args[0] if args else Any
-        return tuple(from_jsonable(item, v) for v in data)
+        item = _decoder(args[0] if args else Any)
+        return _none_safe(lambda data: tuple(item(v) for v in data))
     if origin in (dict, Mapping) or tp is dict:
         args = typing.get_args(tp)
-        item = args[1] if len(args) == 2 else Any
-        return FrozenDict({str(k): from_jsonable(item, v) for k, v in data.items()})
-    if tp is float and isinstance(data, int | float) and not isinstance(data, bool):
-        return float(data)
-    return freeze(data)
+        value = _decoder(args[1] if len(args) == 2 else Any)
+        return _none_safe(lambda data: FrozenDict({str(k): value(v) for k, v in data.items()}))
+    if tp is float:
+        return _none_safe(lambda data: float(data) if isinstance(data, int | float) and not isinstance(data, bool) else freeze(data))
+    return _none_safe(freeze)
+
+
+@lru_cache(maxsize=256)
+def _field_decoders(cls: type) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+    hints = _hints(cls)
+    return tuple((f.name, _decoder(hints[f.name])) for f in dataclasses.fields(cls))
 
 
 class Serializable:
     """Mixin: to_dict()/from_dict() for frozen dataclasses, and freezing of list/dict fields."""
 
     def __post_init__(self) -> None:
-        for f in dataclasses.fields(self):  # type: ignore[arg-type]
-            value = getattr(self, f.name)
+        for name in _dataclass_field_names(type(self)):
+            value = getattr(self, name)
             if isinstance(value, list | dict) and not isinstance(value, FrozenDict):
-                object.__setattr__(self, f.name, freeze(value))
+                object.__setattr__(self, name, freeze(value))
 
     def to_dict(self) -> dict[str, Any]:
         """Plain JSON-ready dict."""
@@ -98,9 +121,4 @@ class Serializable:
     def from_dict(cls: type[T], data: Mapping[str, Any] | None) -> T:
         """Rebuild from to_dict() output; unknown keys are ignored, missing ones defaulted."""
         data = data or {}
-        hints = _hints(cls)
-        kwargs = {}
-        for f in dataclasses.fields(cls):  # type: ignore[arg-type]
-            if f.name in data:
-                kwargs[f.name] = from_jsonable(hints[f.name], data[f.name])
-        return cls(**kwargs)
+        return cls(**{name: decode(data[name]) for name, decode in _field_decoders(cls) if name in data})

@@ -745,6 +745,7 @@ class _Cached:
     position: dict[int, int]
     mismatched: int
     built_ms: float
+    checked_at: float = 0.0  # time.monotonic() of the last fingerprint check
 
 
 _cache: dict[tuple[str, str, bool], _Cached] = {}
@@ -818,16 +819,21 @@ def knowledge_index(
     embedder = knowledge_embedder()
     with_matrix = backend == "numpy"
     slot = (using, str(connections[using].settings_dict.get("NAME")), with_matrix)
+    now = time.monotonic()
+    cached = _cache.get(slot)
+    if cached is not None and cached.key[1] == embedder.name and now - cached.checked_at < settings.KNOWLEDGE_INDEX_RECHECK_SECONDS:
+        return cached, False  # this process's own writes invalidate at once; others' show within the interval
     key = (knowledge_fingerprint(using), embedder.name)
     with _cache_lock:
         cached = _cache.get(slot)
         if cached is not None and cached.key == key:
+            cached.checked_at = now
             return cached, False
         started = time.perf_counter()
         index, pks, mismatched = _build(using, embedder, with_matrix)
         cached = _Cached(
             key=key, index=index, pks=pks, position={int(pk): i for i, pk in enumerate(pks)},
-            mismatched=mismatched, built_ms=(time.perf_counter() - started) * 1000,
+            mismatched=mismatched, built_ms=(time.perf_counter() - started) * 1000, checked_at=now,
         )
         _cache[slot] = cached
         return cached, True

@@ -181,6 +181,28 @@ def test_retrieval_index_is_cached_until_knowledge_changes() -> None:
     assert third.trace["index_rebuilt"] is True and third.trace["corpus_chunks"] == 2
 
 
+def test_other_processes_writes_show_after_the_recheck_interval_own_writes_at_once(settings) -> None:  # noqa: ANN001
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 3600
+    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    assert services.knowledge_retrieve("capacitor").trace["index_rebuilt"] is True
+    with CaptureQueriesContext(connection) as captured:
+        assert services.knowledge_retrieve("capacitor").trace["index_rebuilt"] is False
+    assert not [q for q in captured.captured_queries if "conversations_knowledgesource" in q["sql"]]
+    # This process's own write is seen at once, whatever the interval.
+    services.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
+    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
+    # Another process's write (no invalidation here) is seen once the interval has passed.
+    KnowledgeChunk.objects.filter(source_key="kb.other").delete()
+    KnowledgeSource.objects.filter(source_id="kb.other").delete()
+    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
+    settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 0
+    after = services.knowledge_retrieve("capacitor")
+    assert after.trace["index_rebuilt"] is True and after.trace["corpus_chunks"] == 1
+
+
 def test_retrieval_filters_effective_time_and_rejects_bad_input() -> None:
     services.knowledge_ingest(
         [
