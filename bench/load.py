@@ -37,10 +37,20 @@ local ids = {%(ids)s}
 local phrases = {%(phrases)s}
 local counter = 0
 local errors = 0
+local started = 0
+-- Each wrk thread starts on its own stretch of conversations, so two threads do not queue
+-- on the same conversation's lock; every conversation cycles through the phrases.
+setup = function(thread)
+  thread:set("first", started * 97)
+  started = started + 1
+end
+init = function(args)
+  counter = first
+end
 request = function()
   counter = counter + 1
   local id = ids[(counter %% #ids) + 1]
-  local body = '{"text": "' .. phrases[(counter %% #phrases) + 1] .. '"}'
+  local body = '{"text": "' .. phrases[(math.floor(counter / #ids) %% #phrases) + 1] .. '"}'
   return wrk.format("POST", "/api/v1/conversations/" .. id .. "/messages",
                     {["Content-Type"] = "application/json", ["Authorization"] = "Token %(token)s"}, body)
 end
@@ -73,8 +83,10 @@ def prepare_database(url: str) -> None:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--seconds", type=int, default=60)
+    parser.add_argument("--warmup", type=int, default=5, help="seconds of load before the measured run")
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument("--worker-class", default="gthread", help="gunicorn worker class: gthread or sync")
     parser.add_argument("--connections", type=int, default=6)
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--port", type=int, default=8799)
@@ -92,7 +104,7 @@ def main() -> None:
     token = run([PY, "manage.py", "create_api_token", "loadtester"], env).strip().splitlines()[-1]
     server = subprocess.Popen(
         [PY, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{args.port}", "-w", str(args.workers),
-         "--threads", str(args.threads), "-k", "gthread", "--log-level", "warning"],
+         "--threads", str(args.threads), "-k", args.worker_class, "--log-level", "warning"],
         cwd=ROOT, env=env, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{args.port}"
@@ -110,15 +122,21 @@ def main() -> None:
         with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
             script.write(LUA % {"ids": ", ".join(map(str, ids)), "token": token,
                                 "phrases": ", ".join(json.dumps(p, ensure_ascii=False) for p in PHRASES)})
-        out = subprocess.run(["wrk", "-t", "2", "-c", str(args.connections), "-d", f"{args.seconds}s", "--timeout", "10s",
-                              "-s", script.name, base], capture_output=True, text=True, check=True).stdout
+        def wrk(seconds: int) -> str:
+            return subprocess.run(["wrk", "-t", "2", "-c", str(args.connections), "-d", f"{seconds}s", "--timeout", "10s",
+                                   "-s", script.name, base], capture_output=True, text=True, check=True).stdout
+
+        # Warm-up, not counted: each worker imports the model client and builds its
+        # retrieval index on its first turns, once per process lifetime.
+        wrk(args.warmup)
+        out = wrk(args.seconds)
         os.unlink(script.name)
         fields = dict(re.findall(r"(\w+)=(\d+)", out.split("RESULT", 1)[1]))
         requests = int(fields["requests"])
         seconds = int(fields["duration_us"]) / 1e6
         errors = sum(int(fields[k]) for k in ("non2xx", "connect", "read", "write", "timeout"))
         db = "PostgreSQL" if url.startswith("postgres") else "SQLite"
-        print(f"load run: {db}, gunicorn {args.workers} workers x {args.threads} threads, wrk {args.connections} connections, "
+        print(f"load run: {db}, gunicorn {args.workers} {args.worker_class} workers x {args.threads} threads, wrk {args.connections} connections, "
               f"{args.conversations} conversations, {seconds:.0f} s, no model")
         print(f"turns per second: {requests / seconds:.1f} (target >= 250)")
         print(f"latency p50 {int(fields['p50_us']) / 1000:.1f} ms, p95 {int(fields['p95_us']) / 1000:.1f} ms "

@@ -9,10 +9,10 @@ are ignored and missing ones take their defaults, so older rows keep loading.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields
 from typing import Any
 
-from ._serde import FrozenDict, Serializable
+from ._serde import FrozenDict, Serializable, freeze
 
 STATE_SCHEMA_VERSION = 1
 
@@ -240,8 +240,19 @@ class ContextState(Serializable):
         return next((a for a in self.finalized_answers if a.question_id == question_id), None)
 
     def evolve(self, **changes: Any) -> ContextState:
-        """A copy with some fields changed."""
-        return replace(self, **changes)
+        """A copy with some fields changed.
+
+        Like dataclasses.replace, but only the changed values are frozen: a turn evolves the
+        state dozens of times, and re-running __init__ over every field each time showed up.
+        """
+        unknown = changes.keys() - _CONTEXT_FIELDS
+        if unknown:
+            raise TypeError(f"ContextState has no field(s) {sorted(unknown)}")
+        copy = object.__new__(ContextState)
+        copy.__dict__.update(self.__dict__)
+        for name, value in changes.items():
+            object.__setattr__(copy, name, freeze(value) if isinstance(value, list | dict) else value)
+        return copy
 
 
 def with_mapping(mapping: Mapping[str, Any], **changes: Any) -> FrozenDict:
@@ -263,3 +274,6 @@ def with_key(mapping: Mapping[str, Any], key: str, value: Any) -> FrozenDict:
     else:
         data[key] = value
     return FrozenDict(data)
+
+
+_CONTEXT_FIELDS = frozenset(f.name for f in fields(ContextState))
