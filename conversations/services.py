@@ -17,7 +17,6 @@ from typing import Any
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import OuterRef, Subquery
 from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict, NotFound
@@ -68,18 +67,11 @@ def conversation_config(plan: wf.Plan) -> ConversationConfig:
     return config
 
 
-def access_conversation(user, conversation_id: int, *, for_update: bool = False, latest_review: bool = False) -> Conversation:  # noqa: ANN001
-    """The conversation if the user owns it or supervises; 404 otherwise (no existence leak).
-
-    With `latest_review`, the id of the run's newest review comes along (`latest_review_id`),
-    so a turn reads the review row only when there is one.
-    """
+def access_conversation(user, conversation_id: int, *, for_update: bool = False) -> Conversation:  # noqa: ANN001
+    """The conversation if the user owns it or supervises; 404 otherwise (no existence leak)."""
     rows = Conversation.objects.select_related("run")
     if for_update:
         rows = rows.select_for_update()
-    if latest_review:
-        newest = Review.objects.filter(run=OuterRef("run")).order_by("-created_at", "-pk").values("pk")[:1]
-        rows = rows.annotate(latest_review_id=Subquery(newest))
     conversation = rows.filter(pk=conversation_id).first()
     if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
         raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
@@ -318,7 +310,7 @@ def conversation_turn(
         raise ApplicationError(f"text is at most {MAX_TEXT} characters.", code="validation_error", details={"text": ["too long"]})
     endpoint, body = f"conversations/{conversation_id}/messages", {"text": text}
     with transaction.atomic():
-        conversation = access_conversation(user, conversation_id, for_update=True, latest_review=True)
+        conversation = access_conversation(user, conversation_id, for_update=True)
         stored = idempotent(user, idempotency_key, endpoint, body)
         if stored is not None:
             return stored.status_code, stored.response
@@ -351,7 +343,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run, audit=audit_rows)
     run = progress.run
     tool_ran = _entered_tool(progress, plan)
-    review = progress.review or _review_by_id(getattr(conversation, "latest_review_id", None))
+    review = progress.review
     tool_result = runs.run_state_of(run).signals.get("tool_result") if tool_ran else None
     if tool_result and tool_result.get("tool") == "arrears_check":
         state = with_slot_candidates(state, "order_no", [o["order_no"] for o in tool_result.get("orders", [])])
@@ -371,6 +363,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
                                         selection_mode="recommended", locale=lang)
         run = chosen.run
         review = chosen.review or review
+    if review is None:
+        review = latest_review(run, plan)
     state = record_reply(state, text=reply.text, action=outcome.proposed_action, asks_question=reply.asks_question,
                          clarifying_question_id=outcome.clarify_form_question_id)
     path = {
@@ -400,8 +394,12 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     return TurnResult(conversation, reply, outcome, decided.backend, path, decided.violations)
 
 
-def _review_by_id(review_id: int | None) -> Review | None:
-    return Review.objects.filter(pk=review_id).first() if review_id else None
+def latest_review(run: Run, plan: wf.Plan) -> Review | None:
+    """The run's newest review; a run that never entered a gate has none, and costs no query."""
+    visited = runs.run_state_of(run).visits
+    if not any(step in plan.nodes and plan.node(step).type == "gate" for step in visited):
+        return None
+    return Review.objects.filter(run=run).order_by("-created_at", "-pk").first()
 
 
 def _save_conversation(conversation: Conversation, state: ContextState, run: Run, turn_index: int | None = None) -> None:
@@ -566,10 +564,7 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
          "status": "current" if sid == run.current_step and run.status != Run.Status.COMPLETED else ("done" if sid in done else "ahead")}
         for sid in plan.step_order()
     ]
-    if hasattr(conversation, "_latest_review"):
-        review = conversation._latest_review
-    else:
-        review = Review.objects.filter(run=run).order_by("-created_at", "-pk").first()
+    review = conversation._latest_review if hasattr(conversation, "_latest_review") else latest_review(run, plan)
     estimate = state.estimate.to_dict() | {"total_hours": state.estimate.total_hours}
     return {
         "id": conversation.pk,

@@ -399,11 +399,15 @@ def _slots(
 
 
 def _pick_ambiguous(state: ContextState, t: _Turn, config: ConversationConfig) -> str | None:
-    """Among equally matched domain intents, the single one whose required slots are all valid."""
+    """Among equally matched domain intents, the single one whose required slots are all valid;
+    if several are, the single one whose slot this very message gave (fresh evidence wins)."""
     domain = [config.intent(name) for name in t.routed.candidates if config.intent(name)]
     usable = state.usable_slots()
-    complete = [i.name for i in domain if i and all(s in usable for s in i.required_slots)]
-    return complete[0] if len(complete) == 1 else None
+    complete = [i for i in domain if i and all(s in usable for s in i.required_slots)]
+    if len(complete) == 1:
+        return complete[0].name
+    fresh = [i.name for i in complete if any(state.slots[s].source_turn == t.turn for s in i.required_slots)]
+    return fresh[0] if len(fresh) == 1 else None
 
 
 def _domain_intent(state: ContextState, t: _Turn, config: ConversationConfig) -> ContextState:

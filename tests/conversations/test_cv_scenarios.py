@@ -183,3 +183,23 @@ def test_mismatch_in_conversation_reaches_review_and_decision_changes_the_order(
     last = c.client.get(f"/api/v1/conversations/{c.id}/messages").json()["results"][-1]
     assert "14.00" in last["text"] and last["kind"] == "review_decided"
     assert Review.objects.get(pk=review["id"]).decided_option_id == "adjust_to_simulated"
+
+
+@pytest.mark.parametrize(("locale", "first", "second", "expected"), [
+    ("en", "How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?", "Order SCN-020 charged 18, is that too much?", "fee_verify"),
+    ("en", "verify order SCN-019", "How much is parking at lot SH-PD-001 on 2026-03-02 at 10:00?", "rule_explain"),
+    ("zh-hans", "SH-PD-001 停车场 2026-03-02 10:00 怎么收费？", "订单SCN-020收了18块，是不是收多了？", "fee_verify"),
+])
+def test_when_remembered_slots_allow_two_intents_the_detail_given_now_decides(chat, locale, first, second, expected) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk", locale)
+    c.say(first)
+    reply = c.say(second)["reply"]
+    assert reply["intent"] == expected and reply["decision"] == "continue", reply["text"]
+
+
+def test_with_nothing_new_in_the_message_the_person_is_asked_which(chat) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk")
+    c.say("How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?")
+    c.say("verify order SCN-019")
+    reply = c.say("is the charge too much?")["reply"]
+    assert reply["decision"] == "ask" and "verify" in reply["text"]
