@@ -72,7 +72,8 @@ def access_conversation(user, conversation_id: int, *, for_update: bool = False)
     rows = Conversation.objects.select_related("run")
     if for_update:
         rows = rows.select_for_update()
-    conversation = rows.filter(pk=conversation_id).first()
+    # [:1] rather than first(): a primary key needs no ORDER BY, whose compilation costs here.
+    conversation = next(iter(rows.filter(pk=conversation_id)[:1]), None)
     if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
         raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
     return conversation

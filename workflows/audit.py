@@ -8,12 +8,17 @@ from .engine import DecisionPoint
 from .models import AuditEvent
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def _jsonable(value: Any) -> Any:
+    if type(value) in _SCALARS:  # most values: checked first, by exact type
+        return value
     if isinstance(value, dict):
         return {str(k): _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
         return [_jsonable(v) for v in value]
-    if isinstance(value, str | int | float | bool) or value is None:
+    if isinstance(value, str | int | float | bool):
         return value
     return str(value)
 

@@ -307,7 +307,7 @@ def _settle(tx: _RunTx, actor: Actor, signals: Mapping[str, Any], locale: str) -
     for _ in range(MAX_AUTO_STEPS):
         dp = engine.decision_point(tx.plan, tx.state, signals, locale=locale)
         if dp.selection.mode == "auto":
-            choice = engine.choose(tx.plan, tx.state, dp.selection.option_id, signals, locale=locale)
+            choice = engine.choose(tx.plan, tx.state, dp.selection.option_id, signals, locale=locale, decision=dp)
             audit_record(
                 "decision",
                 run=tx.run,

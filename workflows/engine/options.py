@@ -358,9 +358,14 @@ def choose(
     consent: bool = False,
     actor: str = "participant",
     locale: str = "en",
+    decision: DecisionPoint | None = None,
 ) -> Choice:
-    """Choose an option: advanced, non_advancing, needs_consent, refused or needs_system_intervention."""
-    dp = decision_point(plan, state, signals, actor=actor, locale=locale)
+    """Choose an option: advanced, non_advancing, needs_consent, refused or needs_system_intervention.
+
+    `decision` is the decision point the caller just computed for the same plan, state,
+    signals, actor and locale (it is not computed again).
+    """
+    dp = decision if decision is not None else decision_point(plan, state, signals, actor=actor, locale=locale)
     option = dp.option(option_id)
     if option is None or not option.eligible:
         if not any(o.eligible for o in dp.options):
