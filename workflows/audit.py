@@ -7,7 +7,6 @@ from typing import Any
 from .engine import DecisionPoint
 from .models import AuditEvent
 
-
 _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
