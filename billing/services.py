@@ -13,7 +13,6 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import IntegrityError, transaction
-from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -137,10 +136,13 @@ def _version_added_listeners(row: BillingRuleVersion) -> None:
 
 def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: str | None = None, lot_code: str | None = None) -> BillingRuleVersion:
     """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
-    in_force = (BillingRuleVersion.objects.select_related("rule").filter(effective_from__lte=at)
-                .filter(Q(effective_to__isnull=True) | Q(effective_to__gt=at)))
+    versions = BillingRuleVersion.objects.select_related("rule")  # a rule has few versions: filter the range here
+
+    def in_force(rows) -> list[BillingRuleVersion]:  # noqa: ANN001
+        return [v for v in rows if v.effective_from <= at and (v.effective_to is None or at < v.effective_to)]
+
     if rule_code:
-        candidates = list(in_force.filter(rule__rule_code=rule_code))
+        candidates = in_force(versions.filter(rule__rule_code=rule_code))
         if not candidates:
             if not BillingRule.objects.filter(rule_code=rule_code).exists():
                 raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
@@ -149,7 +151,7 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
     if not city_code:
         raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
     scored = []
-    for version in in_force.filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE):
+    for version in in_force(versions.filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)):
         lots = version.rule.lot_codes
         if lot_code and lots and lot_code not in lots:
             continue

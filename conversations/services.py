@@ -396,10 +396,12 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
 
 
 def latest_review(run: Run, plan: wf.Plan) -> Review | None:
-    """The run's newest review; a run that never entered a gate has none, and costs no query."""
-    visited = runs.run_state_of(run).visits
-    if not any(step in plan.nodes and plan.node(step).type == "gate" for step in visited):
+    """The run's newest review; a run whose state counts none opened costs no query."""
+    state = runs.run_state_of(run)
+    if state.reviews_opened == 0:
         return None
+    if state.reviews_opened is None and not any(step in plan.nodes and plan.node(step).type == "gate" for step in state.visits):
+        return None  # stored before reviews were counted, and never at a gate
     return Review.objects.filter(run=run).order_by("-created_at", "-pk").first()
 
 

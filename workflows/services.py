@@ -362,6 +362,7 @@ def _review_open_for_gate(tx: _RunTx, dp: DecisionPoint) -> None:
     if existing is not None:
         tx.review = existing
         return
+    tx.state = replace(tx.state, reviews_opened=(tx.state.reviews_opened or 0) + 1)
     supervisor_view = engine.decision_point(tx.plan, tx.state, dp.signals, actor="supervisor")
     node = tx.plan.node(dp.step_id)
     reject = next((o.option_id for o in supervisor_view.options if o.outcome == node.gate.reject_outcome), "")

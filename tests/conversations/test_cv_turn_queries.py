@@ -1,4 +1,4 @@
-"""A turn's database work: no query grows with history, and review rows are read only when a run can have one."""
+"""A turn's database work: no query grows with history, and review rows are read only when a run has one."""
 
 from __future__ import annotations
 
@@ -15,9 +15,13 @@ def _queries(chat_, text: str) -> tuple[list[str], dict]:  # noqa: ANN001
     return [q["sql"] for q in captured.captured_queries], body
 
 
-def test_a_turn_reads_reviews_only_once_the_run_has_entered_a_gate(chat, supervisor_api, django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
+def test_a_turn_reads_reviews_only_once_the_run_has_had_one(chat, supervisor_api, django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
     c = chat("parking_help_desk")
     sql, body = _queries(c, "How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?")
+    assert body["review"] is None and not [q for q in sql if "workflows_review" in q]
+    # A matching fee passes the review gate without a supervisor: still no review to read.
+    c.say("verify order SCN-019")
+    sql, body = _queries(c, "thanks")
     assert body["review"] is None and not [q for q in sql if "workflows_review" in q]
     body = c.say("Order SCN-020 charged 18, is that too much?")
     assert body["status"] == "waiting_review" and body["review"]["status"] == "pending"
@@ -42,3 +46,14 @@ def test_the_same_turn_costs_the_same_queries_late_in_a_conversation(chat) -> No
             c.say(p)
     late = [len(_queries(c, p)[0]) for p in phrases]
     assert late == early
+
+
+def test_runs_stored_before_reviews_were_counted_still_show_their_review(chat) -> None:  # noqa: ANN001
+    from workflows.models import Run
+
+    c = chat("parking_help_desk")
+    review_id = c.say("verify order SCN-020")["review"]["id"]
+    run = Run.objects.get(conversation__pk=c.id)
+    run.state = {k: v for k, v in run.state.items() if k != "reviews_opened"}
+    Run.objects.filter(pk=run.pk).update(state=run.state)
+    assert c.get()["review"]["id"] == review_id

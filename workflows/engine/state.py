@@ -39,10 +39,13 @@ class RunState:
     documents: Mapping[str, DocumentState] = field(default_factory=dict)
     consents: tuple[str, ...] = ()
     path: tuple[str, ...] = ()
+    # Supervisor reviews opened for this run's gates; None for runs stored before it was
+    # counted (unknown: look them up). Lets readers skip the review table for most runs.
+    reviews_opened: int | None = None
 
     @classmethod
     def start(cls, start_step: str) -> RunState:
-        return cls(current_step=start_step, visits={start_step: 1}, path=(start_step,))
+        return cls(current_step=start_step, visits={start_step: 1}, path=(start_step,), reviews_opened=0)
 
     def with_signals(self, **signals: Any) -> RunState:
         """A copy whose persisted signals include these values."""
@@ -59,6 +62,7 @@ class RunState:
             "documents": {k: d.to_dict() for k, d in self.documents.items()},
             "consents": list(self.consents),
             "path": list(self.path),
+            "reviews_opened": self.reviews_opened,
         }
 
     @classmethod
@@ -73,4 +77,5 @@ class RunState:
             documents={k: DocumentState.from_dict(d) for k, d in data.get("documents", {}).items()},
             consents=tuple(data.get("consents", ())),
             path=tuple(data.get("path", ())),
+            reviews_opened=data.get("reviews_opened"),
         )
