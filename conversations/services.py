@@ -400,7 +400,7 @@ def latest_review(run: Run, plan: wf.Plan) -> Review | None:
     state = runs.run_state_of(run)
     if state.reviews_opened == 0:
         return None
-    if state.reviews_opened is None and not any(step in plan.nodes and plan.node(step).type == "gate" for step in state.visits):
+    if state.reviews_opened is None and not any(step in plan.nodes and plan.node(step).gate is not None for step in state.visits):
         return None  # stored before reviews were counted, and never at a gate
     return Review.objects.filter(run=run).order_by("-created_at", "-pk").first()
 

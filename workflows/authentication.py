@@ -11,6 +11,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import AbstractBaseUser, Group, Permission
 from django.contrib.contenttypes.models import ContentType
 from django.db.models import Q
+from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
@@ -35,8 +36,10 @@ def _user_by_token_sql() -> str:
         "ct": ContentType._meta.db_table, "user_perm": user.user_permissions.through._meta.db_table,
         "user_group": user.groups.through._meta.db_table, "group_perm": Group.permissions.through._meta.db_table,
     }
+    columns = ", ".join(f'u."{f.column}"' for f in user._meta.concrete_fields)
+    # Columns named, not u.*: a prepared statement must not change shape when a migration adds one.
     return f"""
-        SELECT u.*, EXISTS (
+        SELECT {columns}, EXISTS (
             SELECT 1 FROM {table['perm']} p JOIN {table['ct']} ct ON ct.id = p.content_type_id
             WHERE ct.app_label = %s AND p.codename = %s AND (
                 EXISTS (SELECT 1 FROM {table['user_perm']} up WHERE up.permission_id = p.id AND up.user_id = u.id)
@@ -55,8 +58,8 @@ class TokenAuthentication(authentication.TokenAuthentication):
         app_label, codename = DECIDE_REVIEW_PERM.split(".")
         user = next(iter(get_user_model().objects.raw(_user_by_token_sql(), [app_label, codename, key])), None)
         if user is None:
-            raise exceptions.AuthenticationFailed("Invalid token.")
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
         if not user.is_active:
-            raise exceptions.AuthenticationFailed("User inactive or deleted.")
+            raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
         user._is_supervisor = user.is_superuser or bool(user.holds_decide_review)
         return user, Token(key=key, user=user)

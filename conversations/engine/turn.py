@@ -392,7 +392,7 @@ def _slots(
             t.trace.append(f"slot {name} resolved from reference")
     merged, changed = merge_slots(state.slots, found, t.turn)
     merged = validate_slots(merged, changed, lookups, t.turn)
-    t.set(slots_changed=changed)
+    t.set(slots_changed=changed, slots_mentioned=tuple(found))
     if changed:
         t.trace.append("slots changed: " + ", ".join(changed))
     return state.evolve(slots=merged)
@@ -406,7 +406,8 @@ def _pick_ambiguous(state: ContextState, t: _Turn, config: ConversationConfig) -
     complete = [i for i in domain if i and all(s in usable for s in i.required_slots)]
     if len(complete) == 1:
         return complete[0].name
-    fresh = [i.name for i in complete if any(state.slots[s].source_turn == t.turn for s in i.required_slots)]
+    mentioned = set(t.values.get("slots_mentioned", ()))  # given in this message, new or restated
+    fresh = [i.name for i in complete if mentioned & set(i.required_slots)]
     return fresh[0] if len(fresh) == 1 else None
 
 

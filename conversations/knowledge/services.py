@@ -758,10 +758,13 @@ def invalidate_index() -> None:
         _cache.clear()
 
 
-def _invalidate_now_and_on_commit() -> None:
+def _invalidate_now_and_on_commit(using: str = "default") -> None:
     # Now, so this transaction's own later reads rebuild; after commit, for everyone else here.
     invalidate_index()
-    transaction.on_commit(invalidate_index)
+    transaction.on_commit(invalidate_index, using=using)
+    # An index built before this transaction ends may hold rows a rollback removes: it is
+    # rechecked on every use until the transaction is over (see knowledge_index).
+    connections[using].knowledge_written_in_transaction = True
 
 
 def knowledge_fingerprint(using: str = "default") -> tuple[Any, ...]:
@@ -820,6 +823,10 @@ def knowledge_index(
     with_matrix = backend == "numpy"
     slot = (using, str(connections[using].settings_dict.get("NAME")), with_matrix)
     now = time.monotonic()
+    connection = connections[using]
+    if not connection.in_atomic_block:
+        connection.knowledge_written_in_transaction = False
+    provisional = getattr(connection, "knowledge_written_in_transaction", False)
     cached = _cache.get(slot)
     if cached is not None and cached.key[1] == embedder.name and now - cached.checked_at < settings.KNOWLEDGE_INDEX_RECHECK_SECONDS:
         return cached, False  # this process's own writes invalidate at once; others' show within the interval
@@ -827,13 +834,13 @@ def knowledge_index(
     with _cache_lock:
         cached = _cache.get(slot)
         if cached is not None and cached.key == key:
-            cached.checked_at = now
+            cached.checked_at = 0.0 if provisional else now
             return cached, False
         started = time.perf_counter()
         index, pks, mismatched = _build(using, embedder, with_matrix)
         cached = _Cached(
             key=key, index=index, pks=pks, position={int(pk): i for i, pk in enumerate(pks)},
-            mismatched=mismatched, built_ms=(time.perf_counter() - started) * 1000, checked_at=now,
+            mismatched=mismatched, built_ms=(time.perf_counter() - started) * 1000, checked_at=0.0 if provisional else now,
         )
         _cache[slot] = cached
         return cached, True

@@ -181,6 +181,7 @@ def test_retrieval_index_is_cached_until_knowledge_changes() -> None:
     assert third.trace["index_rebuilt"] is True and third.trace["corpus_chunks"] == 2
 
 
+@pytest.mark.django_db(transaction=True)  # real commits: an index built after a commit is trusted
 def test_other_processes_writes_show_after_the_recheck_interval_own_writes_at_once(settings) -> None:  # noqa: ANN001
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -201,6 +202,22 @@ def test_other_processes_writes_show_after_the_recheck_interval_own_writes_at_on
     settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 0
     after = services.knowledge_retrieve("capacitor")
     assert after.trace["index_rebuilt"] is True and after.trace["corpus_chunks"] == 1
+
+
+def test_an_index_built_inside_a_rolled_back_write_is_not_trusted_afterwards(settings) -> None:  # noqa: ANN001
+    from django.db import transaction
+
+    class Rollback(Exception):
+        pass
+
+    settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 3600
+    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
+    with pytest.raises(Rollback), transaction.atomic():
+        services.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
+        assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
+        raise Rollback
+    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
 
 
 def test_retrieval_filters_effective_time_and_rejects_bad_input() -> None:

@@ -63,3 +63,13 @@ def test_authentication_and_role_cost_one_query(supervisor) -> None:  # noqa: AN
         assert api.get("/api/v1/reviews").status_code == 200
     permission_queries = [q["sql"] for q in captured.captured_queries if "auth_permission" in q["sql"]]
     assert len(permission_queries) == 1 and "authtoken_token" in permission_queries[0]
+
+
+def test_a_refused_token_is_explained_in_the_clients_language() -> None:
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    english = client.get("/api/v1/conversations", HTTP_ACCEPT_LANGUAGE="en").json()["error"]["message"]
+    chinese = client.get("/api/v1/conversations", HTTP_ACCEPT_LANGUAGE="zh-hans").json()["error"]["message"]
+    assert english == "Invalid token." and chinese != english
