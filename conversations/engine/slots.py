@@ -59,6 +59,7 @@ _LOT_KEYWORD = re.compile(
 _LOT_SHAPED = re.compile(
     r"(?<![A-Za-z0-9])(?!(?:SCN|ORD|ORDER|PO|PK|INV)-)([A-Z]{2,4}-(?:[A-Z]{1,3}-?)?\d{1,4})(?![A-Za-z0-9])"
 )
+_DATE_LIKE = re.compile(r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?$|\d{1,2}[-/.]\d{1,2}(?:[-/.]\d{2,4})?$")
 _CITY_KEYWORD = re.compile(
     r"(?:city(?:\s*code)?|城市(?:编码|代码)?|город|ciudad)\s*[:：=]?\s*([A-Za-z]{2,6}|\d{4,6})",
     re.IGNORECASE,
@@ -124,11 +125,18 @@ def _order(text: str, ctx: ExtractContext) -> Extraction | None:
 
 
 def _lot(text: str, ctx: ExtractContext) -> Extraction | None:
+    shaped = _LOT_SHAPED.search(text)
     m = _LOT_KEYWORD.search(text)
-    if m and (any(ch.isdigit() for ch in m.group(1)) or m.group(1).isupper()):
-        return Extraction(m.group(1).upper(), m.group(0))
-    if m := _LOT_SHAPED.search(text):
-        return Extraction(m.group(1), m.group(0))
+    # The word after "lot" / "停车场" is the code, unless it is a date ("停车场 2026-03-02")
+    # or a lot-shaped code elsewhere in the message says which lot is meant.
+    if m is not None:
+        word = m.group(1)
+        code_like = any(ch.isdigit() for ch in word) or word.isupper()
+        dated = _DATE_LIKE.match(word) or re.match(r"[/.]\d", text[m.end(1):])
+        if code_like and not dated and (shaped is None or _LOT_SHAPED.fullmatch(word.upper())):
+            return Extraction(word.upper(), m.group(0))
+    if shaped:
+        return Extraction(shaped.group(1), shaped.group(0))
     return None
 
 

@@ -192,7 +192,8 @@ def test_mismatch_in_conversation_reaches_review_and_decision_changes_the_order(
 ])
 def test_when_remembered_slots_allow_two_intents_the_detail_given_now_decides(chat, locale, first, second, expected) -> None:  # noqa: ANN001
     c = chat("parking_help_desk", locale)
-    c.say(first)
+    opening = c.say(first)["reply"]
+    assert opening["decision"] == "continue" and opening["intent"] != expected, opening["text"]
     reply = c.say(second)["reply"]
     assert reply["intent"] == expected and reply["decision"] == "continue", reply["text"]
 

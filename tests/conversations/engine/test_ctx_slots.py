@@ -46,6 +46,9 @@ def spec(name: str, **kw) -> SlotSpec:
         ("lot_code", "rules at lot SH-A01 please", "SH-A01"),
         ("lot_code", "车场A01怎么收费", "A01"),
         ("lot_code", "what about SZ-B12?", "SZ-B12"),
+        ("lot_code", "SH-PD-001 停车场 2026-03-02 10:00 怎么收费？", "SH-PD-001"),
+        ("lot_code", "停车场 B2-07 今天收费吗", "B2-07"),
+        ("lot_code", "the lot on 2026-03-02, SH-A01", "SH-A01"),
         ("city_code", "city code: sh", "SH"),
         ("city_code", "arrears in BJ", "BJ"),
         ("email", "write to Anna.Lee+hr@Example.com", "anna.lee+hr@example.com"),
@@ -75,6 +78,8 @@ def test_extractors(name: str, text: str, value: str) -> None:
         ("number", "沪A12345"),
         ("plate_no", "a lot of money"),
         ("lot_code", "a lot of cars"),
+        ("lot_code", "停车场 2026-03-02 10:00 怎么收费"),
+        ("lot_code", "车场 12/3 收费吗"),
         ("order_no", "order soon"),
     ],
 )
