@@ -8,6 +8,7 @@ invents one. English and Chinese are first-class; other languages fall back to E
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -235,6 +236,9 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
     return lines
 
 
+_THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢啦|спасибо|gracias", re.IGNORECASE)
+
+
 def _options_line(view: RunView, lang: str) -> str:
     eligible = [o for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
     if not eligible or view.status != "active":
@@ -323,6 +327,8 @@ def compose_reply(
     offer = _action_offer(view, lang)
     if offer and not question:
         parts.append(offer)
+    if not question and tool is None and outcome.resolved_intent is None and _THANKS.search(state.latest_user_text or ""):
+        parts.insert(0, _t(lang, "You're welcome! Is there anything else I can help with?", "不客气！还有其他可以帮您的吗？"))
     options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions else ""
     if options_line:
         parts.append(options_line)

@@ -411,6 +411,20 @@ def _pick_ambiguous(state: ContextState, t: _Turn, config: ConversationConfig) -
     return fresh[0] if len(fresh) == 1 else None
 
 
+def _switched_by_slot(state: ContextState, t: _Turn, config: ConversationConfig) -> tuple[str, str] | None:
+    """A follow-up that gives a detail only another intent uses ("check order SCN-019" while a
+    rule was being explained) moves to that intent, when it is the only one and is complete."""
+    active = config.intent(state.active_intent)
+    if active is None:
+        return None
+    used = set(active.required_slots) | set(active.optional_slots)
+    new = set(t.values.get("slots_mentioned", ())) - used
+    usable = state.usable_slots()
+    takers = [i.name for i in config.intents if i.name != active.name and new & set(i.required_slots)
+              and all(s in usable for s in i.required_slots)]
+    return (takers[0], "slots") if len(takers) == 1 else None
+
+
 def _domain_intent(state: ContextState, t: _Turn, config: ConversationConfig) -> ContextState:
     """Which domain intent this turn serves: explicit, pending clarification, or follow-up."""
     pending = state.pending_clarification
@@ -429,7 +443,7 @@ def _domain_intent(state: ContextState, t: _Turn, config: ConversationConfig) ->
     elif state.active_intent and (
         t.meaning == FOLLOW_UP or (t.meaning == ANSWER and t.values.get("slots_changed"))
     ):
-        resolved, source = state.active_intent, "follow_up"
+        resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
     t.set(resolved_intent=resolved, intent_source=source)
     if resolved:
         t.trace.append(f"intent {resolved} ({source})")

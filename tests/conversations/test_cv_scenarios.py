@@ -204,3 +204,25 @@ def test_with_nothing_new_in_the_message_the_person_is_asked_which(chat) -> None
     c.say("verify order SCN-019")
     reply = c.say("is the charge too much?")["reply"]
     assert reply["decision"] == "ask" and "verify" in reply["text"]
+
+
+@pytest.mark.parametrize(("locale", "switch"), [
+    ("en", "can you check order SCN-019 is correct"),
+    ("zh-hans", "订单SCN-019帮我看一下"),
+])
+def test_a_detail_only_another_intent_uses_moves_the_conversation_there(chat, locale, switch) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk", locale)
+    assert c.say("How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?")["reply"]["intent"] == "rule_explain"
+    body = c.say(switch)
+    assert body["reply"]["intent"] == "fee_verify" and "fee_verify" in body["execution_path"]["tools_called"][0]
+    assert "SCN-019" in body["reply"]["text"] and "12.00" in body["reply"]["text"]
+
+
+@pytest.mark.parametrize(("locale", "thanks", "welcome"), [
+    ("en", "thanks, that helps", "You're welcome"), ("zh-hans", "谢谢", "不客气"), ("en", "Thank you!", "You're welcome"),
+])
+def test_thanks_gets_a_welcome_and_the_next_options(chat, locale, thanks, welcome) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk", locale)
+    c.say("verify order SCN-019")
+    text = c.say(thanks)["reply"]["text"]
+    assert text.startswith(welcome) and ("Finish" in text or "结束" in text)
