@@ -69,6 +69,22 @@ def run(cmd: list[str], env: dict[str, str]) -> str:
     return subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
 
 
+def cpu_seconds() -> dict[str, float]:
+    """CPU time used so far by the web server's and the database's processes (Linux /proc)."""
+    totals = {"gunicorn": 0.0, "postgres": 0.0}
+    tick = os.sysconf("SC_CLK_TCK")
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            command = (stat.parent / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        name = "gunicorn" if "-m gunicorn" in command else "postgres" if command.startswith("postgres") else None
+        if name is not None:
+            totals[name] += (int(fields[11]) + int(fields[12])) / tick  # utime + stime
+    return totals
+
+
 def prepare_database(url: str) -> None:
     if url.startswith("postgres"):
         name = url.rsplit("/", 1)[-1]
@@ -129,7 +145,9 @@ def main() -> None:
         # Warm-up, not counted: each worker imports the model client and builds its
         # retrieval index on its first turns, once per process lifetime.
         wrk(args.warmup)
+        before = cpu_seconds()
         out = wrk(args.seconds)
+        spent = {name: cpu_seconds()[name] - before[name] for name in before}
         os.unlink(script.name)
         fields = dict(re.findall(r"(\w+)=(\d+)", out.split("RESULT", 1)[1]))
         requests = int(fields["requests"])
@@ -142,6 +160,9 @@ def main() -> None:
         print(f"latency p50 {int(fields['p50_us']) / 1000:.1f} ms, p95 {int(fields['p95_us']) / 1000:.1f} ms "
               f"(target < 100 ms), p99 {int(fields['p99_us']) / 1000:.1f} ms")
         print(f"errors: {errors} of {requests} ({100 * errors / max(requests, 1):.2f} %) (target 0)")
+        per_turn = {name: 1000 * value / max(requests, 1) for name, value in spent.items()}
+        print(f"CPU per turn: web server {per_turn['gunicorn']:.1f} ms, database {per_turn['postgres']:.1f} ms "
+              f"({os.cpu_count()} CPUs: at most {1000 * (os.cpu_count() or 1) / sum(per_turn.values()):.0f} turns/s at this cost)")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
