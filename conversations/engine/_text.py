@@ -32,10 +32,15 @@ _CLAUSE_SPLIT = re.compile(
     re.IGNORECASE,
 )
 
-# Messages that carry no answer at all: fillers, "I don't know", a bare "?".
+# Messages that carry no answer at all: fillers, "I don't know", a bare "?", and a greeting,
+# thanks or plea for help on its own (none of them answers a form question).
 _NON_ANSWER = re.compile(
     r"^(?:h+m+|u+m+|u+h+|e+r+m*|a+h+|o+h+|idk|dunno|no idea|not sure|i'?m not sure|"
     r"i don'?t know|don'?t know|no clue|what|huh|sorry|pardon|eh|"
+    r"(?:hi|hello|hey|good (?:morning|afternoon|evening))(?: there)?|(?:ok(?:ay)? )?(?:thanks|thank you|thx)(?: a lot| so much)?|"
+    r"(?:i need |please |can you |could you )?help(?: me)?(?: please)?|"
+    r"你好|您好|嗨|哈喽|谢谢(?:你|您)?|多谢|感谢|帮帮我|我需要帮助|请帮帮我|"
+    r"привет|здравствуйте|спасибо|помогите|hola|buenos d[ií]as|gracias|ayuda|"
     r"не знаю|не уверен[а]?|без понятия|хз|что|э+|м+|"
     r"no s[eé]|ni idea|no estoy segur[oa]|qu[eé]|"
     r"不知道|不清楚|不确定|不晓得|啥|什么|嗯+|啊+|呃+|额+|哦+)?$",

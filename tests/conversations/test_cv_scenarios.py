@@ -226,3 +226,12 @@ def test_thanks_gets_a_welcome_and_the_next_options(chat, locale, thanks, welcom
     c.say("verify order SCN-019")
     text = c.say(thanks)["reply"]["text"]
     assert text.startswith(welcome) and ("Finish" in text or "结束" in text)
+
+
+@pytest.mark.parametrize("workflow_id", ["manager_assistant", "permit_form", "project_intake"])
+@pytest.mark.parametrize(("locale", "filler"), [("en", "hello"), ("en", "I need help"), ("en", "thanks"), ("zh-hans", "你好"), ("zh-hans", "谢谢")])
+def test_a_greeting_thanks_or_plea_is_never_recorded_as_a_form_answer(chat, workflow_id, locale, filler) -> None:  # noqa: ANN001
+    c = chat(workflow_id, locale)
+    body = c.say(filler)
+    assert body["form"]["finalized_answers"] == [] and not body["reply"]["text"].startswith(("Recorded", "已记录"))
+    assert body["reply"]["asks_question"]
