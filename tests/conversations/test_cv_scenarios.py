@@ -235,3 +235,14 @@ def test_a_greeting_thanks_or_plea_is_never_recorded_as_a_form_answer(chat, work
     body = c.say(filler)
     assert body["form"]["finalized_answers"] == [] and not body["reply"]["text"].startswith(("Recorded", "已记录"))
     assert body["reply"]["asks_question"]
+
+
+@pytest.mark.parametrize(("locale", "text", "intent"), [
+    ("zh-hans", "我的车沪B88888还欠多少钱", "arrears_check"),
+    ("en", "how much do I owe for plate 沪B88888", "arrears_check"),
+    ("en", "I parked at SH-PD-002 from 8pm, what's the fee?", "rule_explain"),
+])
+def test_everyday_phrasings_reach_the_right_tool(chat, locale, text, intent) -> None:  # noqa: ANN001
+    body = chat("parking_help_desk", locale).say(text)
+    assert body["reply"]["intent"] == intent and body["reply"]["decision"] == "continue", body["reply"]["text"]
+    assert body["execution_path"]["tools_called"] == [f"billing.{intent}"]
