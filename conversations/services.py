@@ -554,10 +554,9 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
 
     After a turn, the parsed context and the run's newest review ride on the conversation.
     """
-    state = state or getattr(conversation, "_parsed_context", None)
+    state = state or getattr(conversation, "_parsed_context", None) or ContextState.from_dict(conversation.context)
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
-    state = state or ContextState.from_dict(conversation.context)
     run_state = runs.run_state_of(run)
     lang = lang or ("zh" if conversation.locale.startswith("zh") else "en")
     dp = runs.run_decision_point(run, locale=lang)

@@ -27,8 +27,6 @@ def is_supervisor(user: AbstractBaseUser | AnonymousUser | None) -> bool:
     return known
 
 
-
-
 def role_of(user: AbstractBaseUser) -> str:
     return "supervisor" if is_supervisor(user) else "participant"
 

@@ -56,7 +56,7 @@ from .forms import (
     open_thread,
     prefill_from_slots,
 )
-from .intents import CONFIRMATION, DISPUTE, NEW_EVIDENCE, IntentResult, route_intent
+from .intents import CONFIRMATION, DISPUTE, NEW_EVIDENCE, DomainIntent, IntentResult, route_intent
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback, record_action
 from .procedure import (
     detect_procedure,
@@ -403,7 +403,7 @@ def _pick_ambiguous(state: ContextState, t: _Turn, config: ConversationConfig) -
     if several are, the single one whose slot this very message gave (fresh evidence wins)."""
     domain = [config.intent(name) for name in t.routed.candidates if config.intent(name)]
     usable = state.usable_slots()
-    complete = [i for i in domain if i and all(s in usable for s in i.required_slots)]
+    complete = [i for i in domain if i and _has_required_slots(i, usable)]
     if len(complete) == 1:
         return complete[0].name
     mentioned = set(t.values.get("slots_mentioned", ()))  # given in this message, new or restated
@@ -421,8 +421,12 @@ def _switched_by_slot(state: ContextState, t: _Turn, config: ConversationConfig)
     new = set(t.values.get("slots_mentioned", ())) - used
     usable = state.usable_slots()
     takers = [i.name for i in config.intents if i.name != active.name and new & set(i.required_slots)
-              and all(s in usable for s in i.required_slots)]
+              and _has_required_slots(i, usable)]
     return (takers[0], "slots") if len(takers) == 1 else None
+
+
+def _has_required_slots(intent: DomainIntent, usable: Mapping[str, str]) -> bool:
+    return all(name in usable for name in intent.required_slots)
 
 
 def _domain_intent(state: ContextState, t: _Turn, config: ConversationConfig) -> ContextState:

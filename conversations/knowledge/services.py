@@ -821,9 +821,9 @@ def knowledge_index(
     """This process's index for the database, rebuilt when the fingerprint changed; (index, rebuilt)."""
     embedder = knowledge_embedder()
     with_matrix = backend == "numpy"
-    slot = (using, str(connections[using].settings_dict.get("NAME")), with_matrix)
-    now = time.monotonic()
     connection = connections[using]
+    slot = (using, str(connection.settings_dict.get("NAME")), with_matrix)
+    now = time.monotonic()
     if not connection.in_atomic_block:
         connection.knowledge_written_in_transaction = False
     provisional = getattr(connection, "knowledge_written_in_transaction", False)
