@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
+import math
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -745,7 +746,9 @@ class _Cached:
     position: dict[int, int]
     mismatched: int
     built_ms: float
-    checked_at: float = 0.0  # time.monotonic() of the last fingerprint check
+    # time.monotonic() of the last fingerprint check; -inf: recheck on next use (monotonic
+    # time starts near zero at boot, so 0.0 would read as a recent check on a fresh machine)
+    checked_at: float = -math.inf
 
 
 _cache: dict[tuple[str, str, bool], _Cached] = {}
@@ -834,13 +837,13 @@ def knowledge_index(
     with _cache_lock:
         cached = _cache.get(slot)
         if cached is not None and cached.key == key:
-            cached.checked_at = 0.0 if provisional else now
+            cached.checked_at = -math.inf if provisional else now
             return cached, False
         started = time.perf_counter()
         index, pks, mismatched = _build(using, embedder, with_matrix)
         cached = _Cached(
             key=key, index=index, pks=pks, position={int(pk): i for i, pk in enumerate(pks)},
-            mismatched=mismatched, built_ms=(time.perf_counter() - started) * 1000, checked_at=0.0 if provisional else now,
+            mismatched=mismatched, built_ms=(time.perf_counter() - started) * 1000, checked_at=-math.inf if provisional else now,
         )
         _cache[slot] = cached
         return cached, True
