@@ -764,10 +764,16 @@ def invalidate_index() -> None:
 def _invalidate_now_and_on_commit(using: str = "default") -> None:
     # Now, so this transaction's own later reads rebuild; after commit, for everyone else here.
     invalidate_index()
-    transaction.on_commit(invalidate_index, using=using)
     # An index built before this transaction ends may hold rows a rollback removes: it is
-    # rechecked on every use until the transaction is over (see knowledge_index).
-    connections[using].knowledge_written_in_transaction = True
+    # rechecked on every use until the transaction commits (see knowledge_index).
+    connection = connections[using]
+    connection.knowledge_written_in_transaction = True
+
+    def committed() -> None:
+        connection.knowledge_written_in_transaction = False
+        invalidate_index()
+
+    transaction.on_commit(committed, using=using)
 
 
 def knowledge_fingerprint(using: str = "default") -> tuple[Any, ...]:

@@ -204,6 +204,21 @@ def test_other_processes_writes_show_after_the_recheck_interval_own_writes_at_on
     assert after.trace["index_rebuilt"] is True and after.trace["corpus_chunks"] == 1
 
 
+@pytest.mark.django_db(transaction=True)  # real commits
+def test_a_committed_write_leaves_later_transactions_trusting_the_index(settings) -> None:  # noqa: ANN001
+    """Turns retrieve inside their own transaction: once the write committed, the index is trusted there."""
+    from django.db import connection, transaction
+    from django.test.utils import CaptureQueriesContext
+
+    settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 3600
+    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    with transaction.atomic():
+        assert services.knowledge_retrieve("capacitor").trace["index_rebuilt"] is True
+    with transaction.atomic(), CaptureQueriesContext(connection) as captured:
+        assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
+    assert not [q for q in captured.captured_queries if "conversations_knowledgesource" in q["sql"]]
+
+
 def test_an_index_built_inside_a_rolled_back_write_is_not_trusted_afterwards(settings) -> None:  # noqa: ANN001
     from django.db import transaction
 
