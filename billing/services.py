@@ -12,13 +12,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, models, transaction
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
 from billing.engine import FeeResult, quantize_money, simulate_fee, validate_rule_payload
 from billing.engine.orders import order_standing, ranges_overlap
 from config.errors import ApplicationError, Conflict, NotFound
+from config.queries import compiled_rows
 from workflows.audit import audit_record
 from workflows.models import Review
 
@@ -134,15 +135,23 @@ def _version_added_listeners(row: BillingRuleVersion) -> None:
         listener(row)
 
 
+def _versions_by_code(rule_code: str) -> models.QuerySet:
+    return BillingRuleVersion.objects.select_related("rule").filter(rule__rule_code=rule_code)
+
+
+def _active_versions_by_city(city_code: str) -> models.QuerySet:
+    return BillingRuleVersion.objects.select_related("rule").filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)
+
+
 def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: str | None = None, lot_code: str | None = None) -> BillingRuleVersion:
     """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
-    versions = BillingRuleVersion.objects.select_related("rule")  # a rule has few versions: filter the range here
-
+    # A rule has few versions: the query takes them all and the range is filtered here. It
+    # runs on most parking turns, so its SQL is compiled once (config.queries).
     def in_force(rows) -> list[BillingRuleVersion]:  # noqa: ANN001
         return [v for v in rows if v.effective_from <= at and (v.effective_to is None or at < v.effective_to)]
 
     if rule_code:
-        candidates = in_force(versions.filter(rule__rule_code=rule_code))
+        candidates = in_force(compiled_rows("rule versions by code", _versions_by_code, str(rule_code)))
         if not candidates:
             if not BillingRule.objects.filter(rule_code=rule_code).exists():
                 raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
@@ -151,7 +160,7 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
     if not city_code:
         raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
     scored = []
-    for version in in_force(versions.filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)):
+    for version in in_force(compiled_rows("active rule versions by city", _active_versions_by_city, str(city_code))):
         lots = version.rule.lot_codes
         if lot_code and lots and lot_code not in lots:
             continue

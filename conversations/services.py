@@ -20,6 +20,8 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict, NotFound
+from config.queries import compiled_rows
+from config.writes import WriteBatch
 from workflows import engine as wf
 from workflows import services as runs
 from workflows.access import is_supervisor
@@ -69,14 +71,26 @@ def conversation_config(plan: wf.Plan) -> ConversationConfig:
 
 def access_conversation(user, conversation_id: int, *, for_update: bool = False) -> Conversation:  # noqa: ANN001
     """The conversation if the user owns it or supervises; 404 otherwise (no existence leak)."""
-    rows = Conversation.objects.select_related("run")
-    if for_update:
-        rows = rows.select_for_update()
-    # [:1] rather than first(): a primary key needs no ORDER BY, whose compilation costs here.
-    conversation = next(iter(rows.filter(pk=conversation_id)[:1]), None)
+    try:
+        pk = int(conversation_id)
+    except (TypeError, ValueError):
+        pk = 0
+    conversation = None
+    if 0 < pk < 2**63:  # a key beyond the column's range finds nothing (the database would refuse it)
+        key = "conversation+run for update" if for_update else "conversation+run"
+        found = compiled_rows(key, _conversation_with_run(for_update), pk)  # every turn: compiled once
+        conversation = found[0] if found else None
     if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
         raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
     return conversation
+
+
+def _conversation_with_run(for_update: bool) -> Callable[[int], Any]:
+    def build(pk: int) -> Any:
+        rows = Conversation.objects.select_related("run").order_by()
+        return (rows.select_for_update() if for_update else rows).filter(pk=pk)
+
+    return build
 
 
 def _locale(value: str | None) -> str:
@@ -341,7 +355,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     signals = _signals_for(outcome, state, config, lang, user.get_username())
     audit_rows: list = []  # the run's decisions and this turn's row, written in one insert
-    progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run, audit=audit_rows)
+    writes = WriteBatch()  # the turn's updates and inserts, sent together at the end
+    progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run,
+                                       audit=audit_rows, batch=writes)
     run = progress.run
     tool_ran = _entered_tool(progress, plan)
     review = progress.review
@@ -359,7 +375,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
                               view=view, draft=reply, lang=lang, user_text=text, audit=audit_rows)
     reply = decided.reply
     if decided.option_id:
-        audit_write(audit_rows)  # the choice's own rows come after this turn's decisions
+        audit_write(audit_rows, writes)  # the choice's own rows come after this turn's decisions
+        writes.flush()  # the choice reads the run back
         chosen = runs.run_option_choose(run_id=run.pk, option_id=decided.option_id, actor=Actor(user=None, role="engine", label=f"concierge:{decided.backend}"),
                                         selection_mode="recommended", locale=lang)
         run = chosen.run
@@ -381,16 +398,15 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
                               "submode": outcome.submode, "execution_path": path})
     if pending is not None:  # queued by the page: the person's message is already shown
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
-        answer.save()
+        writes.insert([answer])
     else:
-        Message.objects.bulk_create([
-            Message(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index), answer,
-        ])
-    _save_conversation(conversation, state, run, turn_index)
+        writes.insert([Message(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index), answer])
+    _save_conversation(conversation, state, run, turn_index, batch=writes)
     audit_record("turn", run=run, conversation=conversation, actor=user, step_id=run.current_step,
                  outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind},
                  buffer=audit_rows)
-    audit_write(audit_rows)
+    audit_write(audit_rows, writes)
+    writes.flush()
     conversation._parsed_context, conversation._latest_review = state, review
     return TurnResult(conversation, reply, outcome, decided.backend, path, decided.violations)
 
@@ -405,15 +421,19 @@ def latest_review(run: Run, plan: wf.Plan) -> Review | None:
     return Review.objects.filter(run=run).order_by("-created_at", "-pk").first()
 
 
-def _save_conversation(conversation: Conversation, state: ContextState, run: Run, turn_index: int | None = None) -> None:
+def _save_conversation(conversation: Conversation, state: ContextState, run: Run, turn_index: int | None = None,
+                       batch: WriteBatch | None = None) -> None:
+    """Write the context back if the conversation still has the version it was read at (with a batch: at its flush)."""
     status = {Run.Status.WAITING_REVIEW: Conversation.Status.WAITING_REVIEW, Run.Status.COMPLETED: Conversation.Status.COMPLETED}.get(
         run.status, Conversation.Status.ACTIVE)
     updates = {"context": state.to_dict(), "status": status, "version": conversation.version + 1, "updated_at": timezone.now()}
     if turn_index is not None:
         updates["turn_count"] = turn_index
-    won = Conversation.objects.filter(pk=conversation.pk, version=conversation.version).update(**updates)
-    if won != 1:
-        raise Conflict("The conversation changed meanwhile; send the message again.", code="concurrent_update")
+    stale = Conflict("The conversation changed meanwhile; send the message again.", code="concurrent_update")
+    writes = batch if batch is not None else WriteBatch()
+    writes.update(Conversation, conversation.pk, version=conversation.version, values=updates, stale=stale)
+    if batch is None:
+        writes.flush()
     for name, value in updates.items():
         setattr(conversation, name, value)
     conversation.run = run

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from config.writes import WriteBatch
+
 from .engine import DecisionPoint
 from .models import AuditEvent
 
@@ -81,10 +83,16 @@ def audit_record(
     return event
 
 
-def audit_write(rows: list[AuditEvent]) -> None:
-    """Write buffered rows in one insert, in the order they were recorded, and empty the buffer."""
+def audit_write(rows: list[AuditEvent], batch: WriteBatch | None = None) -> None:
+    """Write buffered rows in one insert, in the order they were recorded, and empty the buffer.
+
+    With a batch the insert joins the batch's other writes, sent at its flush.
+    """
     if rows:
-        AuditEvent.objects.bulk_create(rows)
+        if batch is not None:
+            batch.insert(rows)
+        else:
+            AuditEvent.objects.bulk_create(rows)
         rows.clear()
 
 

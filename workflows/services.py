@@ -18,6 +18,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict, NotFound
+from config.writes import WriteBatch
 
 from . import engine
 from .access import access_review, is_supervisor
@@ -278,19 +279,21 @@ class _RunTx:
     def flush_audit(self) -> None:
         audit_write(self.audit)
 
-    def save(self) -> None:
+    def save(self, batch: WriteBatch | None = None) -> None:
+        """Write the state back if the run still has the version it was read at.
+
+        With a batch the update joins the caller's other writes (sent together at its flush).
+        """
         if self.owns_audit:
             self.flush_audit()
         state = self.state.to_dict()
-        updated = Run.objects.filter(pk=self.run.pk, version=self.start_version).update(
-            state=state,
-            status=self.state.status,
-            current_step=self.state.current_step,
-            version=self.start_version + 1,
-            updated_at=timezone.now(),
-        )
-        if updated != 1:
-            raise StaleRunState("The run was changed by someone else; try again.")
+        values = {"state": state, "status": self.state.status, "current_step": self.state.current_step,
+                  "version": self.start_version + 1, "updated_at": timezone.now()}
+        stale = StaleRunState("The run was changed by someone else; try again.")
+        writes = batch if batch is not None else WriteBatch()
+        writes.update(Run, self.run.pk, version=self.start_version, values=values, stale=stale)
+        if batch is None:
+            writes.flush()
         if self.state.status == engine.COMPLETED and self.run.status != engine.COMPLETED:
             _emit_after_commit("run.completed", self.run)
         self.run.state, self.run.status = state, self.state.status
@@ -424,19 +427,20 @@ def _run_settle(run_id: int, actor: Actor, signals: Mapping[str, Any], locale: s
 
 def run_signals_update(
     *, run_id: int, signals: Mapping[str, Any], actor: Actor, locale: str = "en", transient: Mapping[str, Any] | None = None,
-    locked: Run | None = None, audit: list | None = None,
+    locked: Run | None = None, audit: list | None = None, batch: WriteBatch | None = None,
 ) -> RunOutcome:
     """Publish new signals (slots, facts, intent...) to a run and take any automatic steps.
 
     A caller that already holds the run's row lock passes the run as `locked` (no second
-    read) and may pass an `audit` list to write the rows together with its own. Inside the
-    caller's transaction no savepoint is taken: a failure here fails the caller's work too.
+    read) and may pass an `audit` list to write the rows together with its own, and a
+    `batch` that takes the run's update to send with its other writes. Inside the caller's
+    transaction no savepoint is taken: a failure here fails the caller's work too.
     """
     with transaction.atomic(savepoint=False):
         tx = _RunTx(run_id, locked=locked, audit=audit)
         tx.state = tx.state.with_signals(**signals)
         dp = _settle(tx, actor, transient or {}, locale)
-        tx.save()
+        tx.save(batch)
     return RunOutcome(tx.run, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
 
 

@@ -1,0 +1,125 @@
+"""The writes that end a transaction's work, sent together.
+
+A conversation turn ends with two compare-and-set updates (the run and the conversation,
+each guarded by its version) and inserts (the transcript and the audit trail). On
+PostgreSQL they go as one statement of data-modifying CTEs: one round trip instead of
+four, and no ORM compilation on the hot path. On other databases the ORM sends them one by
+one. Either way they run inside the caller's transaction, so a stale version rolls back
+everything the turn wrote.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import connections, models
+
+
+@dataclass(frozen=True)
+class _Update:
+    model: type[models.Model]
+    pk: Any
+    version: int
+    values: Mapping[str, Any]
+    stale: Exception
+
+
+class WriteBatch:
+    """Collects version-checked updates and inserts; `flush` sends them, in one statement where it can."""
+
+    def __init__(self, using: str = "default") -> None:
+        self.using = using
+        self._updates: list[_Update] = []
+        self._inserts: dict[type[models.Model], list[models.Model]] = {}
+
+    def update(self, model: type[models.Model], pk: Any, *, version: int, values: Mapping[str, Any], stale: Exception) -> None:
+        """Set `values` on the row if its `version` column still holds `version`; else raise `stale` at flush."""
+        self._updates.append(_Update(model, pk, version, dict(values), stale))
+
+    def insert(self, objs: list[models.Model]) -> None:
+        """Insert new model instances (each gets its primary key at flush), in list order."""
+        for obj in objs:
+            self._inserts.setdefault(type(obj), []).append(obj)
+
+    def __bool__(self) -> bool:
+        return bool(self._updates or self._inserts)
+
+    def flush(self) -> None:
+        """Send everything collected and empty the batch; raises the `stale` of the first update that missed."""
+        if not self:
+            return
+        updates, inserts = self._updates, self._inserts
+        self._updates, self._inserts = [], {}
+        connection = connections[self.using]
+        if connection.vendor == "postgresql":
+            counts = _flush_postgresql(connection, updates, inserts)
+        else:
+            counts = _flush_orm(self.using, updates, inserts)
+        for update, count in zip(updates, counts, strict=True):
+            if count != 1:
+                raise update.stale
+
+
+def _flush_orm(using: str, updates: list[_Update], inserts: dict[type[models.Model], list[models.Model]]) -> list[int]:
+    counts = [u.model._base_manager.using(using).filter(pk=u.pk, version=u.version).update(**u.values) for u in updates]
+    for model, objs in inserts.items():
+        model._base_manager.using(using).bulk_create(objs)
+    return counts
+
+
+# SQL text per statement shape (tables, columns, row counts): built once, then reused, so
+# PostgreSQL prepares it like any other repeated statement.
+_SQL_CACHE: dict[tuple, str] = {}
+
+
+def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[models.Model], list[models.Model]]) -> list[int]:  # noqa: ANN001
+    params: list[Any] = []
+    shape: list[tuple] = []
+    insert_fields: list[list[models.Field]] = []
+    for u in updates:
+        fields = [u.model._meta.get_field(name) for name in u.values]
+        params.extend(f.get_db_prep_save(u.values[f.name], connection) for f in fields)
+        params.extend((u.pk, u.version))
+        shape.append(("update", u.model, tuple(f.column for f in fields)))
+    for model, objs in inserts.items():
+        fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        insert_fields.append(fields)
+        for obj in objs:
+            obj._prepare_related_fields_for_save(operation_name="bulk_create")
+            params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
+        shape.append(("insert", model, tuple(f.column for f in fields), len(objs)))
+    key = tuple(shape)
+    sql = _SQL_CACHE.get(key)
+    if sql is None:
+        sql = _SQL_CACHE[key] = _postgresql_sql(connection, shape)
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    counts, id_lists = list(row[: len(updates)]), row[len(updates):]
+    for objs, ids in zip(inserts.values(), id_lists, strict=True):
+        for obj, pk in zip(objs, ids, strict=True):
+            obj.pk = pk
+            obj._state.adding, obj._state.db = False, connection.alias
+    return counts
+
+
+def _postgresql_sql(connection, shape: list[tuple]) -> str:  # noqa: ANN001
+    """WITH w0 AS (UPDATE ... RETURNING 1), w1 AS (INSERT ... RETURNING pk) SELECT counts, ids."""
+    qn = connection.ops.quote_name
+    ctes, results = [], []
+    for i, (kind, model, columns, *rows) in enumerate(shape):
+        table, pk = qn(model._meta.db_table), qn(model._meta.pk.column)
+        if kind == "update":
+            assignments = ", ".join(f"{qn(c)} = %s" for c in columns)
+            ctes.append(f"w{i} AS (UPDATE {table} SET {assignments} WHERE {pk} = %s AND {qn('version')} = %s RETURNING 1)")
+            results.append(f"(SELECT count(*) FROM w{i})")
+        else:
+            row = "(" + ", ".join(["%s"] * len(columns)) + ")"
+            values = ", ".join([row] * rows[0])
+            ctes.append(f"w{i} AS (INSERT INTO {table} ({', '.join(qn(c) for c in columns)}) VALUES {values} RETURNING {pk})")
+            # One INSERT ... VALUES takes its serial keys in row order, so ordering by key
+            # pairs each key with its object.
+            results.append(f"ARRAY(SELECT {pk} FROM w{i} ORDER BY {pk})")
+    return f"WITH {', '.join(ctes)} SELECT {', '.join(results)}"

@@ -1,0 +1,103 @@
+"""The turn's batched writes (config.writes) and compiled hot reads (config.queries), on the real database."""
+
+from __future__ import annotations
+
+import pytest
+from django.db import connection, transaction
+from django.test.utils import CaptureQueriesContext
+
+from config.errors import Conflict
+from config.queries import compiled_rows
+from config.writes import WriteBatch
+from conversations.models import Conversation, Message
+from workflows.models import AuditEvent, Run
+
+pytestmark = pytest.mark.django_db
+
+
+class Stale(Exception):
+    pass
+
+
+def _conversation(chat) -> Conversation:  # noqa: ANN001
+    return Conversation.objects.select_related("run").get(pk=chat("parking_help_desk").id)
+
+
+def test_a_batch_sends_updates_and_inserts_and_gives_keys_in_order(chat) -> None:  # noqa: ANN001
+    conversation = _conversation(chat)
+    run = conversation.run
+    batch = WriteBatch()
+    batch.update(Run, run.pk, version=run.version, values={"current_step": "somewhere", "version": run.version + 1}, stale=Stale())
+    batch.update(Conversation, conversation.pk, version=conversation.version,
+                 values={"title": "批量 title", "version": conversation.version + 1}, stale=Stale())
+    messages = [Message(conversation=conversation, role="user", text=f"m{i} 你好", turn_index=90 + i, payload={"i": i, "zh": "好"})
+                for i in range(3)]
+    events = [AuditEvent(event_type="test", run=run, conversation=conversation, payload={"n": i}) for i in range(4)]
+    batch.insert(messages)
+    batch.insert(events)
+    with CaptureQueriesContext(connection) as captured:
+        batch.flush()
+    assert len(captured) == (1 if connection.vendor == "postgresql" else 4)
+    assert not batch
+    for obj in messages + events:
+        assert obj.pk is not None and not obj._state.adding
+    stored = list(Message.objects.filter(turn_index__gte=90).order_by("pk"))
+    assert [m.pk for m in stored] == [m.pk for m in messages]
+    assert [m.payload for m in stored] == [{"i": i, "zh": "好"} for i in range(3)]
+    assert [e.payload["n"] for e in AuditEvent.objects.filter(event_type="test").order_by("pk")] == [0, 1, 2, 3]
+    assert Run.objects.get(pk=run.pk).current_step == "somewhere"
+    assert Conversation.objects.get(pk=conversation.pk).title == "批量 title"
+
+
+def test_a_stale_version_raises_and_the_transaction_keeps_nothing(chat) -> None:  # noqa: ANN001
+    conversation = _conversation(chat)
+    before = (Message.objects.count(), AuditEvent.objects.count(), conversation.run.version)
+    batch = WriteBatch()
+    batch.update(Run, conversation.run.pk, version=conversation.run.version, values={"version": conversation.run.version + 1}, stale=Stale())
+    batch.update(Conversation, conversation.pk, version=conversation.version + 7, values={"title": "lost"},
+                 stale=Conflict("changed", code="concurrent_update"))
+    batch.insert([Message(conversation=conversation, role="user", text="lost", turn_index=99)])
+    batch.insert([AuditEvent(event_type="lost", run=conversation.run)])
+    with pytest.raises(Conflict), transaction.atomic():
+        batch.flush()
+    assert (Message.objects.count(), AuditEvent.objects.count(), Run.objects.get(pk=conversation.run.pk).version) == before
+    assert Conversation.objects.get(pk=conversation.pk).title != "lost"
+
+
+def test_an_empty_batch_sends_nothing() -> None:
+    with CaptureQueriesContext(connection) as captured:
+        WriteBatch().flush()
+    assert len(captured) == 0
+
+
+def _with_run(pk: int):  # noqa: ANN202
+    return Conversation.objects.select_related("run").order_by().filter(pk=pk)
+
+
+def test_compiled_rows_match_the_orm_and_reuse_their_sql(chat) -> None:  # noqa: ANN001
+    first, second = _conversation(chat), _conversation(chat)
+    compiled = []
+    for conversation in (first, second):
+        [row] = compiled_rows("test: conversation with run", _with_run, conversation.pk)
+        assert row.pk == conversation.pk and row.context == conversation.context and row.created_at == conversation.created_at
+        with CaptureQueriesContext(connection) as captured:
+            assert row.run.state == conversation.run.state and row.run.pk == conversation.run_id
+        assert len(captured) == 0  # the run came with the conversation
+        assert not row._state.adding and row._state.db == "default"
+        compiled.append(connection._compiled_querysets["test: conversation with run"])
+    assert compiled[0] is compiled[1]  # compiled once, run twice
+    assert compiled_rows("test: conversation with run", _with_run, 2**40) == []
+
+
+def test_compiled_rows_refuse_arguments_they_cannot_place() -> None:
+    with pytest.raises(TypeError):
+        compiled_rows("test: float", _with_run, 1.5)
+    with pytest.raises(ValueError, match="unchanged"):
+        compiled_rows("test: transformed", lambda pk: _with_run(pk + 1), 5)
+
+
+def test_conversation_ids_beyond_the_key_range_are_not_found(api, demo) -> None:  # noqa: ANN001
+    for cid in (2**63, 10**30):
+        response = api.post(f"/api/v1/conversations/{cid}/messages", {"text": "hi"}, format="json")
+        assert response.status_code == 404 and response.json()["error"]["code"] == "conversation_not_found"
+        assert api.get(f"/api/v1/conversations/{cid}").status_code == 404
