@@ -67,7 +67,7 @@ def compiled_rows(key: str, build: Callable[..., models.QuerySet], *args: int | 
 
 def _instances(compiler: Any, rows: list[tuple], using: str) -> list[Any]:
     """Rows to model instances as Django's ModelIterable builds them (with select_related)."""
-    select, klass_info = compiler.select, compiler.klass_info
+    select, klass_info, annotations = compiler.select, compiler.klass_info, compiler.annotation_col_map
     model_cls = klass_info["model"]
     start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
     init_list = [f[0].target.attname for f in select[start:end]]
@@ -77,5 +77,7 @@ def _instances(compiler: Any, rows: list[tuple], using: str) -> list[Any]:
         obj = model_cls.from_db(using, init_list, row[start:end])
         for populator in populators:
             populator.populate(row, obj)
+        for name, position in (annotations or {}).items():
+            setattr(obj, name, row[position])
         instances.append(obj)
     return instances

@@ -10,9 +10,13 @@ everything the turn wrote.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date, datetime, time
+from decimal import Decimal
 from typing import Any
+from uuid import UUID
 
 from django.db import connections, models
 
@@ -69,27 +73,45 @@ def _flush_orm(using: str, updates: list[_Update], inserts: dict[type[models.Mod
     return counts
 
 
-# SQL text per statement shape (tables, columns, row counts): built once, then reused, so
-# PostgreSQL prepares it like any other repeated statement.
+# SQL text per statement shape (tables and columns): built once, then reused, so psycopg
+# and PostgreSQL parse and prepare it like any other repeated statement.
 _SQL_CACHE: dict[tuple, str] = {}
+
+
+def _json_default(value: Any) -> str:
+    if isinstance(value, datetime | date | time):
+        return value.isoformat()  # full precision (DjangoJSONEncoder would cut to milliseconds)
+    if isinstance(value, Decimal | UUID):
+        return str(value)
+    raise TypeError(f"{type(value).__name__} is not JSON serializable")
+
+
+def _row(obj: models.Model, fields: list[models.Field], connection) -> dict[str, Any]:  # noqa: ANN001
+    row = {}
+    for f in fields:
+        value = f.pre_save(obj, True)  # fills auto_now_add
+        row[f.column] = value if isinstance(f, models.JSONField) else f.get_db_prep_save(value, connection)
+    return row
 
 
 def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[models.Model], list[models.Model]]) -> list[int]:  # noqa: ANN001
     params: list[Any] = []
     shape: list[tuple] = []
-    insert_fields: list[list[models.Field]] = []
     for u in updates:
         fields = [u.model._meta.get_field(name) for name in u.values]
         params.extend(f.get_db_prep_save(u.values[f.name], connection) for f in fields)
         params.extend((u.pk, u.version))
         shape.append(("update", u.model, tuple(f.column for f in fields)))
     for model, objs in inserts.items():
+        # Each table's rows travel as one JSON parameter: the statement's text (and its plan)
+        # stays the same whatever the number of rows.
         fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-        insert_fields.append(fields)
+        rows = []
         for obj in objs:
             obj._prepare_related_fields_for_save(operation_name="bulk_create")
-            params.extend(f.get_db_prep_save(f.pre_save(obj, True), connection) for f in fields)
-        shape.append(("insert", model, tuple(f.column for f in fields), len(objs)))
+            rows.append(_row(obj, fields, connection))
+        params.append(json.dumps(rows, ensure_ascii=False, default=_json_default))
+        shape.append(("insert", model, tuple(f.column for f in fields)))
     key = tuple(shape)
     sql = _SQL_CACHE.get(key)
     if sql is None:
@@ -106,20 +128,20 @@ def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[mod
 
 
 def _postgresql_sql(connection, shape: list[tuple]) -> str:  # noqa: ANN001
-    """WITH w0 AS (UPDATE ... RETURNING 1), w1 AS (INSERT ... RETURNING pk) SELECT counts, ids."""
+    """WITH w0 AS (UPDATE ... RETURNING 1), w1 AS (INSERT ... RETURNING pk) SELECT counts, keys."""
     qn = connection.ops.quote_name
     ctes, results = [], []
-    for i, (kind, model, columns, *rows) in enumerate(shape):
+    for i, (kind, model, columns) in enumerate(shape):
         table, pk = qn(model._meta.db_table), qn(model._meta.pk.column)
         if kind == "update":
             assignments = ", ".join(f"{qn(c)} = %s" for c in columns)
             ctes.append(f"w{i} AS (UPDATE {table} SET {assignments} WHERE {pk} = %s AND {qn('version')} = %s RETURNING 1)")
             results.append(f"(SELECT count(*) FROM w{i})")
         else:
-            row = "(" + ", ".join(["%s"] * len(columns)) + ")"
-            values = ", ".join([row] * rows[0])
-            ctes.append(f"w{i} AS (INSERT INTO {table} ({', '.join(qn(c) for c in columns)}) VALUES {values} RETURNING {pk})")
-            # One INSERT ... VALUES takes its serial keys in row order, so ordering by key
-            # pairs each key with its object.
+            names = ", ".join(qn(c) for c in columns)
+            ctes.append(f"w{i} AS (INSERT INTO {table} ({names}) SELECT {names} "
+                        f"FROM jsonb_populate_recordset(NULL::{table}, %s::jsonb) RETURNING {pk})")
+            # The rows take their serial keys in array order, so ordering by key pairs each
+            # key with its object.
             results.append(f"ARRAY(SELECT {pk} FROM w{i} ORDER BY {pk})")
     return f"WITH {', '.join(ctes)} SELECT {', '.join(results)}"

@@ -124,10 +124,37 @@ def iter_patterns(patterns: Mapping[str, Iterable[str]], language: str | None = 
             yield lang, pattern
 
 
+_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=")
+
+
+@lru_cache(maxsize=2048)
+def _any_of(groups: tuple[tuple[str, ...], ...]) -> re.Pattern[str] | None:
+    """One alternation of all the patterns: a message most pattern sets do not match is
+    ruled out in one scan instead of one per pattern. None when they cannot be combined."""
+    patterns = [p for group in groups for p in group]
+    if any(_BACKREFERENCE.search(p) for p in patterns):
+        return None  # group numbers shift once patterns are joined
+    try:
+        return re.compile("|".join(f"(?:{p})" for p in patterns), re.IGNORECASE)
+    except re.error:  # e.g. a pattern with its own global flags, or numbered backreferences
+        return None
+
+
+def _none_can_match(text: str, patterns: Mapping[str, Iterable[str]]) -> bool:
+    groups = tuple(patterns.values())
+    try:
+        combined = _any_of(groups)
+    except TypeError:  # unhashable pattern lists (not normalized): no shortcut
+        return False
+    return combined is not None and combined.search(text) is None
+
+
 def first_match(
     text: str, patterns: Mapping[str, Iterable[str]], language: str | None = None
 ) -> tuple[str, str, re.Match[str]] | None:
     """The first (language, pattern, match) found in text, detected language first."""
+    if _none_can_match(text, patterns):
+        return None
     for lang, pattern in iter_patterns(patterns, language):
         match = compile_pattern(pattern).search(text)
         if match:
@@ -137,6 +164,8 @@ def first_match(
 
 def count_matches(text: str, patterns: Mapping[str, Iterable[str]]) -> int:
     """How many of the patterns match text."""
+    if _none_can_match(text, patterns):
+        return 0
     return sum(1 for _, p in iter_patterns(patterns) if compile_pattern(p).search(text))
 
 

@@ -163,3 +163,46 @@ def test_router_is_total_and_deterministic(text: str) -> None:
     assert first == route_intent(text, domain_intents=PARKING.intents)
     assert first.intent in BUILTIN_INTENTS or PARKING.intent(first.intent) is not None
     assert 0.0 <= first.confidence <= 1.0
+
+
+def _naive_first_match(text: str, patterns, language):  # noqa: ANN001, ANN202
+    from conversations.engine._text import compile_pattern, iter_patterns
+
+    for lang, pattern in iter_patterns(patterns, language):
+        match = compile_pattern(pattern).search(text)
+        if match:
+            return lang, pattern, match.span()
+    return None
+
+
+_ALL_PATTERN_SETS = [i.patterns for i in PARKING.intents] + [
+    {"any": (r"(ab)\1", r"plain")},  # a backreference: its group number would shift if joined
+    {"en": (r"(?x) spaced \s+ out",), "zh": (r"欠费",)},  # a global flag: cannot be joined
+    {"en": (r"(?P<n>x)", r"(?P<n>y)")},  # the same group name twice: cannot be joined
+]
+
+
+@settings(max_examples=300, deadline=None)
+@given(text=st.text(alphabet=st.sampled_from(list("abxy 沪B8欠费钱多少 verifyorde SCN-019 unpaid?lot platespacedout")), max_size=40),
+       which=st.integers(min_value=0, max_value=len(_ALL_PATTERN_SETS) - 1), language=st.sampled_from(["en", "zh", None]))
+def test_first_match_and_count_agree_with_trying_each_pattern(text: str, which: int, language) -> None:  # noqa: ANN001
+    """The one-scan shortcut for pattern sets never changes which pattern matches, or how many."""
+    from conversations.engine._text import (
+        compile_pattern,
+        count_matches,
+        first_match,
+        iter_patterns,
+    )
+
+    patterns = _ALL_PATTERN_SETS[which]
+    hit = first_match(text, patterns, language)
+    found = (hit[0], hit[1], hit[2].span()) if hit else None
+    assert found == _naive_first_match(text, patterns, language)
+    assert count_matches(text, patterns) == sum(1 for _, p in iter_patterns(patterns) if compile_pattern(p).search(text))
+
+
+def test_patterns_that_cannot_be_joined_still_match_alone() -> None:
+    from conversations.engine._text import first_match
+
+    assert first_match("abab", {"any": (r"zz(q)", r"(ab)\1")})[1] == r"(ab)\1"
+    assert first_match("spacedout", {"en": (r"(?x) spaced \s* out",)}) is not None
