@@ -271,10 +271,18 @@ def order_get(order_no: str) -> ParkingOrder:
 
 def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[ParkingOrder]:
     """Orders of a plate (and city) that still owe money, oldest first."""
-    orders = ParkingOrder.objects.filter(plate_no=plate_no.strip().upper(), arrears_amount__gt=0)
-    if city_code:
-        orders = orders.filter(city_code=city_code)
-    return list(orders.order_by("entry_time", "order_no"))
+    plate_no = plate_no.strip().upper()
+    if city_code:  # the plate-check tool runs this on many turns: its SQL is compiled once
+        return compiled_rows("arrears by plate and city", _arrears_in_city, plate_no, str(city_code))
+    return compiled_rows("arrears by plate", _arrears, plate_no)
+
+
+def _arrears(plate_no: str) -> models.QuerySet:
+    return ParkingOrder.objects.filter(plate_no=plate_no, arrears_amount__gt=0).order_by("entry_time", "order_no")
+
+
+def _arrears_in_city(plate_no: str, city_code: str) -> models.QuerySet:
+    return _arrears(plate_no).filter(city_code=city_code)
 
 
 # --- verification -----------------------------------------------------------------
@@ -291,10 +299,17 @@ def _fee_review_options(locale: str = "en") -> list[dict[str, Any]]:
     ]
 
 
+def _order_for_update(order_no: str) -> models.QuerySet:
+    return ParkingOrder.objects.select_for_update().filter(order_no=order_no).order_by()[:1]
+
+
 def parking_order_verify(*, order_no: str, user=None, open_review: bool = True) -> FeeVerification:  # noqa: ANN001
     """Simulate an order with the version in force at its entry and compare the totals."""
-    with transaction.atomic():
-        order = ParkingOrder.objects.select_for_update().filter(order_no=order_no).first()
+    # No savepoint inside a caller's transaction (a turn's tool step): every refusal below
+    # comes before the first write, so there is nothing to undo when a caller catches one.
+    with transaction.atomic(savepoint=False):
+        found = compiled_rows("parking order for update", _order_for_update, str(order_no))
+        order = found[0] if found else None
         if order is None:
             raise NotFound(f"Order {order_no} not found.", code="order_not_found")
         if order.exit_time is None:

@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from functools import lru_cache
 from typing import Literal
 
 import numpy as np
@@ -447,14 +448,23 @@ def _cut(text: str, start: int, end: int) -> tuple[int, int]:
     return start, end
 
 
+@lru_cache(maxsize=1024)
+def _passages(text: str) -> tuple[str, tuple[tuple[str, frozenset[str]], ...]]:
+    """A chunk's flattened text and its sentences with their terms: the same chunks are cited
+    turn after turn, so they are split and tokenized once."""
+    flat = _flatten(text)
+    sentences = [_flatten(s) for s in split_sentences(text)] or [flat]
+    return flat, tuple((sentence, frozenset(tokenize(sentence))) for sentence in sentences)
+
+
 def best_snippet(text: str, query: str, max_chars: int = SNIPPET_CHARS) -> str:
     """The passage of `text` most relevant to `query`, at most `max_chars` characters."""
-    flat = _flatten(text)
+    flat, passages = _passages(text)
     if len(flat) <= max_chars:
         return flat
     terms = set(tokenize(query))
-    sentences = [_flatten(s) for s in split_sentences(text)] or [flat]
-    overlaps = [len(terms & set(tokenize(sentence))) for sentence in sentences]
+    sentences = [sentence for sentence, _ in passages]
+    overlaps = [len(terms & tokens) for _, tokens in passages]
     best = max(range(len(sentences)), key=lambda i: (overlaps[i], -i))
     # Locate the best sentence in the flattened text, then grow the window around it.
     anchor = flat.find(sentences[best]) if sentences[best] else 0
