@@ -23,6 +23,11 @@ class _Compiled:
     params: tuple[Any, ...]
     slots: tuple[tuple[int, int], ...]  # (position among params, index of the argument)
     compiler: Any
+    converters: Any  # per column, as the ORM applies them to each row
+    model: type[models.Model]
+    fields: tuple[int, int]  # the model's columns: row[start:end]
+    init_list: tuple[str, ...]
+    annotations: dict[str, int]
 
 
 def _probe(index: int, value: Any) -> int | str:
@@ -42,7 +47,15 @@ def _compile(build: Callable[..., models.QuerySet], args: tuple[Any, ...], using
                   if type(param) is type(probe) and param == probe)
     if {i for _, i in slots} != set(range(len(args))):
         raise ValueError("every argument must reach the SQL unchanged (a filter by value)")
-    return _Compiled(sql, tuple(params), slots, compiler)
+    select, klass_info = compiler.select, compiler.klass_info
+    start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
+    return _Compiled(
+        sql, tuple(params), slots, compiler,
+        converters=compiler.get_converters([s[0] for s in select[: compiler.col_count]]),
+        model=klass_info["model"], fields=(start, end),
+        init_list=tuple(f[0].target.attname for f in select[start:end]),
+        annotations=dict(compiler.annotation_col_map or {}),
+    )
 
 
 def compiled_rows(key: str, build: Callable[..., models.QuerySet], *args: int | str, using: str = "default") -> list[Any]:
@@ -62,22 +75,23 @@ def compiled_rows(key: str, build: Callable[..., models.QuerySet], *args: int | 
     with connection.cursor() as cursor:
         cursor.execute(compiled.sql, params)
         rows = cursor.fetchall()
-    return _instances(compiled.compiler, rows, using) if rows else []
+    return _instances(compiled, rows, using) if rows else []
 
 
-def _instances(compiler: Any, rows: list[tuple], using: str) -> list[Any]:
+def _instances(compiled: _Compiled, rows: list[tuple], using: str) -> list[Any]:
     """Rows to model instances as Django's ModelIterable builds them (with select_related)."""
-    select, klass_info, annotations = compiler.select, compiler.klass_info, compiler.annotation_col_map
-    model_cls = klass_info["model"]
-    start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
-    init_list = [f[0].target.attname for f in select[start:end]]
-    populators = get_related_populators(klass_info, select, using)
+    compiler = compiled.compiler
+    if compiled.converters:
+        rows = compiler.apply_converters(rows, compiled.converters)
+    # Populators hold per-query state: made per call (cheap), from the compiled select.
+    populators = get_related_populators(compiler.klass_info, compiler.select, using)
+    (start, end), model, init_list = compiled.fields, compiled.model, compiled.init_list
     instances = []
-    for row in compiler.results_iter([rows]):
-        obj = model_cls.from_db(using, init_list, row[start:end])
+    for row in rows:
+        obj = model.from_db(using, init_list, row[start:end])
         for populator in populators:
             populator.populate(row, obj)
-        for name, position in (annotations or {}).items():
+        for name, position in compiled.annotations.items():
             setattr(obj, name, row[position])
         instances.append(obj)
     return instances

@@ -42,8 +42,13 @@ def freeze(value: Any) -> Any:
     return value
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def to_jsonable(value: Any) -> Any:
     """Plain JSON data (dict, list, str, int, float, bool, None) from engine values."""
+    if type(value) in _SCALARS:  # most values: checked first, by exact type
+        return value
     names = _dataclass_field_names(type(value))
     if names is not None:
         return {name: to_jsonable(getattr(value, name)) for name in names}
