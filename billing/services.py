@@ -13,6 +13,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
+from django.db.models import Q
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -135,23 +136,24 @@ def _version_added_listeners(row: BillingRuleVersion) -> None:
         listener(row)
 
 
-def _versions_by_code(rule_code: str) -> models.QuerySet:
-    return BillingRuleVersion.objects.select_related("rule").filter(rule__rule_code=rule_code)
+def _in_force(rows: models.QuerySet, at: datetime) -> models.QuerySet:
+    return rows.filter(Q(effective_to__isnull=True) | Q(effective_to__gt=at), effective_from__lte=at)
 
 
-def _active_versions_by_city(city_code: str) -> models.QuerySet:
-    return BillingRuleVersion.objects.select_related("rule").filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)
+def _versions_by_code(rule_code: str, at: datetime) -> models.QuerySet:
+    return _in_force(BillingRuleVersion.objects.select_related("rule").filter(rule__rule_code=rule_code), at)
+
+
+def _active_versions_by_city(city_code: str, at: datetime) -> models.QuerySet:
+    rows = BillingRuleVersion.objects.select_related("rule").filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)
+    return _in_force(rows, at)
 
 
 def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: str | None = None, lot_code: str | None = None) -> BillingRuleVersion:
     """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
-    # A rule has few versions: the query takes them all and the range is filtered here. It
-    # runs on most parking turns, so its SQL is compiled once (config.queries).
-    def in_force(rows) -> list[BillingRuleVersion]:  # noqa: ANN001
-        return [v for v in rows if v.effective_from <= at and (v.effective_to is None or at < v.effective_to)]
-
+    # Runs on most parking turns: its SQL is compiled once per connection (config.queries).
     if rule_code:
-        candidates = in_force(compiled_rows("rule versions by code", _versions_by_code, str(rule_code)))
+        candidates = compiled_rows("rule versions in force by code", _versions_by_code, str(rule_code), at)
         if not candidates:
             if not BillingRule.objects.filter(rule_code=rule_code).exists():
                 raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
@@ -160,7 +162,7 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
     if not city_code:
         raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
     scored = []
-    for version in in_force(compiled_rows("active rule versions by city", _active_versions_by_city, str(city_code))):
+    for version in compiled_rows("active rule versions in force by city", _active_versions_by_city, str(city_code), at):
         lots = version.rule.lot_codes
         if lot_code and lots and lot_code not in lots:
             continue

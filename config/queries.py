@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.db import connections, models
@@ -22,6 +23,7 @@ class _Compiled:
     sql: str
     params: tuple[Any, ...]
     slots: tuple[tuple[int, int], ...]  # (position among params, index of the argument)
+    kinds: tuple[type, ...]  # the argument types it was compiled for
     compiler: Any
     converters: Any  # per column, as the ORM applies them to each row
     model: type[models.Model]
@@ -30,27 +32,36 @@ class _Compiled:
     annotations: dict[str, int]
 
 
-def _probe(index: int, value: Any) -> int | str:
+_NOT_COMPILABLE = object()  # a shape whose arguments do not reach the SQL unchanged here
+
+
+def _probe(index: int, value: Any) -> Any:
     """A value no real query uses, of the argument's type, to find where the argument lands."""
     if type(value) is int:
         return -(10**15) - index
     if type(value) is str:
         return f"\x1fcompiled-query-probe-{index}\x1f"
-    raise TypeError(f"compiled_rows takes int and str arguments, not {type(value).__name__}")
+    if type(value) is datetime and value.tzinfo is not None:
+        return datetime(1, 1, 1, tzinfo=UTC) + timedelta(microseconds=index + 1)
+    return None
 
 
-def _compile(build: Callable[..., models.QuerySet], args: tuple[Any, ...], using: str) -> _Compiled:
+def _compile(build: Callable[..., models.QuerySet], args: tuple[Any, ...], using: str) -> _Compiled | object:
     probes = [_probe(i, arg) for i, arg in enumerate(args)]
+    if any(p is None for p in probes):
+        return _NOT_COMPILABLE
     compiler = build(*probes).query.get_compiler(using=using)
     sql, params = compiler.as_sql()
     slots = tuple((pos, i) for pos, param in enumerate(params) for i, probe in enumerate(probes)
                   if type(param) is type(probe) and param == probe)
     if {i for _, i in slots} != set(range(len(args))):
-        raise ValueError("every argument must reach the SQL unchanged (a filter by value)")
+        # An argument was transformed on its way into the SQL (e.g. a datetime that SQLite
+        # takes as text): this shape is evaluated by the ORM each time instead.
+        return _NOT_COMPILABLE
     select, klass_info = compiler.select, compiler.klass_info
     start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
     return _Compiled(
-        sql, tuple(params), slots, compiler,
+        sql, tuple(params), slots, tuple(type(a) for a in args), compiler,
         converters=compiler.get_converters([s[0] for s in select[: compiler.col_count]]),
         model=klass_info["model"], fields=(start, end),
         init_list=tuple(f[0].target.attname for f in select[start:end]),
@@ -58,17 +69,22 @@ def _compile(build: Callable[..., models.QuerySet], args: tuple[Any, ...], using
     )
 
 
-def compiled_rows(key: str, build: Callable[..., models.QuerySet], *args: int | str, using: str = "default") -> list[Any]:
-    """The model instances `build(*args)` would return, compiling its SQL once per connection.
+def compiled_rows(key: str, build: Callable[..., models.QuerySet], *args: Any, using: str = "default") -> list[Any]:
+    """The model instances `build(*args)` returns, with its SQL compiled once per connection.
 
-    `build` must give the same query shape for any arguments and pass each argument into a
-    filter unchanged. `key` names the shape.
+    `build` must give the same query shape for any arguments, passing each into a filter by
+    value; `key` names the shape. Arguments that are ints, strs or aware datetimes and reach
+    the SQL unchanged are compiled; anything else is simply evaluated by the ORM.
     """
     connection = connections[using]
     cache = connection.__dict__.setdefault("_compiled_querysets", {})
     compiled = cache.get(key)
     if compiled is None:
         compiled = cache[key] = _compile(build, args, using)
+    if compiled is _NOT_COMPILABLE or compiled.kinds != tuple(type(a) for a in args) or any(
+        type(a) is datetime and a.tzinfo is None for a in args
+    ):
+        return list(build(*args).using(using))
     params = list(compiled.params)
     for pos, i in compiled.slots:
         params[pos] = args[i]

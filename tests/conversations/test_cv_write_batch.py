@@ -7,7 +7,7 @@ from django.db import connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from config.errors import Conflict
-from config.queries import compiled_rows
+from config.queries import _NOT_COMPILABLE, compiled_rows
 from config.writes import WriteBatch
 from conversations.models import Conversation, Message
 from workflows.models import AuditEvent, Run
@@ -89,11 +89,23 @@ def test_compiled_rows_match_the_orm_and_reuse_their_sql(chat) -> None:  # noqa:
     assert compiled_rows("test: conversation with run", _with_run, 2**40) == []
 
 
-def test_compiled_rows_refuse_arguments_they_cannot_place() -> None:
-    with pytest.raises(TypeError):
-        compiled_rows("test: float", _with_run, 1.5)
-    with pytest.raises(ValueError, match="unchanged"):
-        compiled_rows("test: transformed", lambda pk: _with_run(pk + 1), 5)
+def test_arguments_compiled_rows_cannot_place_are_left_to_the_orm(chat) -> None:  # noqa: ANN001
+    from datetime import UTC, datetime
+
+    conversation = _conversation(chat)
+    transformed = lambda pk: _with_run(pk + 1)  # noqa: E731 - the argument does not reach the SQL as given
+    assert [c.pk for c in compiled_rows("test: transformed", transformed, conversation.pk - 1)] == [conversation.pk]
+    assert [c.pk for c in compiled_rows("test: float", _with_run, float(conversation.pk))] == [conversation.pk]
+    # A datetime reaches PostgreSQL as given (compiled) and SQLite as text (left to the ORM):
+    # either way the rows are the ORM's, and a naive datetime is never compiled.
+    since = lambda at: Conversation.objects.filter(created_at__lte=at).order_by("pk")  # noqa: E731
+    later = datetime(2999, 1, 1, tzinfo=UTC)
+    assert [c.pk for c in compiled_rows("test: since", since, later)] == [c.pk for c in since(later)]
+    assert compiled_rows("test: since", since, datetime(2000, 1, 1, tzinfo=UTC)) == []
+    compiled = connection._compiled_querysets["test: since"] is not _NOT_COMPILABLE
+    assert compiled == (connection.vendor == "postgresql")
+    with pytest.warns(RuntimeWarning):  # the ORM's own warning: the naive value took the ORM's path
+        assert len(compiled_rows("test: since", since, datetime(2999, 1, 1))) == len(list(since(later)))
 
 
 def test_conversation_ids_beyond_the_key_range_are_not_found(api, demo) -> None:  # noqa: ANN001
