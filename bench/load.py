@@ -23,6 +23,10 @@ import urllib.request
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.machine import probe_line  # noqa: E402
+
 PY = sys.executable
 PHRASES = [
     "Does plate 沪B88888 have unpaid parking?",
@@ -145,9 +149,11 @@ def main() -> None:
         # Warm-up, not counted: each worker imports the model client and builds its
         # retrieval index on its first turns, once per process lifetime.
         wrk(args.warmup)
+        probe_before = probe_line()
         before = cpu_seconds()
         out = wrk(args.seconds)
         spent = {name: cpu_seconds()[name] - before[name] for name in before}
+        probe_after = probe_line()
         os.unlink(script.name)
         fields = dict(re.findall(r"(\w+)=(\d+)", out.split("RESULT", 1)[1]))
         requests = int(fields["requests"])
@@ -156,6 +162,7 @@ def main() -> None:
         db = "PostgreSQL" if url.startswith("postgres") else "SQLite"
         print(f"load run: {db}, gunicorn {args.workers} {args.worker_class} workers x {args.threads} threads, wrk {args.connections} connections, "
               f"{args.conversations} conversations, {seconds:.0f} s, no model")
+        print(f"before the run, {probe_before}; after it, {probe_after.split(': ', 1)[1].split(' for')[0]}")
         print(f"turns per second: {requests / seconds:.1f} (target >= 250)")
         print(f"latency p50 {int(fields['p50_us']) / 1000:.1f} ms, p95 {int(fields['p95_us']) / 1000:.1f} ms "
               f"(target < 100 ms), p99 {int(fields['p99_us']) / 1000:.1f} ms")

@@ -105,7 +105,8 @@ def test_arguments_compiled_rows_cannot_place_are_left_to_the_orm(chat) -> None:
     compiled = connection._compiled_querysets["test: since"] is not _NOT_COMPILABLE
     assert compiled == (connection.vendor == "postgresql")
     with pytest.warns(RuntimeWarning):  # the ORM's own warning: the naive value took the ORM's path
-        assert len(compiled_rows("test: since", since, datetime(2999, 1, 1))) == len(list(since(later)))
+        naive = datetime(2999, 1, 1)  # noqa: DTZ001 - on purpose
+        assert len(compiled_rows("test: since", since, naive)) == len(list(since(later)))
 
 
 def test_conversation_ids_beyond_the_key_range_are_not_found(api, demo) -> None:  # noqa: ANN001
