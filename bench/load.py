@@ -116,7 +116,7 @@ def main() -> None:
     url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/concierge_load")
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings.production",
            "SECRET_KEY": "load-test-secret-key-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1,localhost",
-           "SECURE_SSL_REDIRECT": "false", "OPENAI_API_KEY": "", "CELERY_BROKER_URL": "", "CONN_MAX_AGE": "60",
+           "SECURE_SSL_REDIRECT": "false", "OPENAI_API_KEY": "", "CELERY_BROKER_URL": "", "CONN_MAX_AGE": "600",
            "LOG_LEVEL": "WARNING"}
     prepare_database(url)
     run([PY, "manage.py", "migrate", "--noinput", "-v0"], env)

@@ -68,7 +68,21 @@ def main() -> None:
         client = APIClient()  # authenticated per request by its token, as integrators are
         client.credentials(HTTP_AUTHORIZATION=f"Token {token.key}")
         cid = client.post("/api/v1/conversations", {"workflow_id": "parking_help_desk"}, format="json").json()["id"]
-        times, cpu, queries = [], [], {}
+        # Server time is what Django's WSGI handler takes (request signals, middleware, view,
+        # response), as a WSGI server would call it; the test client's own work of building
+        # the request and reading the response is timed separately as the round trip.
+        handled: list[float] = []
+        handler_class = type(client.handler)
+
+        def timed_call(self, environ):  # noqa: ANN001, ANN202
+            start = time.perf_counter()
+            try:
+                return handler_class.__call__(self, environ)
+            finally:
+                handled.append((time.perf_counter() - start) * 1000)
+
+        client.handler.__class__ = type("TimedHandler", (handler_class,), {"__call__": timed_call})
+        times, round_trips, cpu, queries = [], [], [], {}
         for turn in range(1, 201):
             text = PHRASES[turn % len(PHRASES)]
             # Queries are captured only at the turns reported (capturing slows every query).
@@ -78,16 +92,18 @@ def main() -> None:
                 elapsed = time.perf_counter() - start
                 cpu.append((time.process_time() - start_cpu) * 1000)
             assert response.status_code == 201, response.content[:300]
-            times.append(elapsed * 1000)
+            times.append(handled[-1])
+            round_trips.append(elapsed * 1000)
             if turn in (1, 10, 200):
-                queries[turn] = (len(captured), elapsed * 1000)
+                queries[turn] = (len(captured), handled[-1])
         warm = times[5:]
         q = statistics.quantiles(warm, n=20)
         print(f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
         print(probe_line())
         print(f"turn server time over {len(warm)} turns: p50 {statistics.median(warm):.1f} ms, p95 {q[18]:.1f} ms "
               f"(targets: p50 < 10 ms, p95 < 25 ms)")
-        print(f"server process CPU per turn: mean {statistics.fmean(cpu[5:]):.1f} ms (the database's own CPU not included)")
+        print(f"round trip through the test client: p50 {statistics.median(round_trips[5:]):.1f} ms")
+        print(f"CPU per round trip: mean {statistics.fmean(cpu[5:]):.1f} ms (the database's own CPU not included)")
         for turn, (count, ms) in queries.items():
             print(f"turn {turn:>3}: {count} queries, {ms:.1f} ms")
         # Medians over 20 turns around turn 10 and up to turn 200 (single turns are noisy).
