@@ -307,37 +307,54 @@ def _order_for_update(order_no: str) -> models.QuerySet:
 
 def parking_order_verify(*, order_no: str, user=None, open_review: bool = True) -> FeeVerification:  # noqa: ANN001
     """Simulate an order with the version in force at its entry and compare the totals."""
-    # No savepoint inside a caller's transaction (a turn's tool step): every refusal below
-    # comes before the first write, so there is nothing to undo when a caller catches one.
+    # No savepoint inside a caller's transaction (a turn's tool step catches refusals). An
+    # error leaving a block without one would doom the caller's transaction, so a refusal
+    # (always found before the first write) is raised only once the block has closed.
     with transaction.atomic(savepoint=False):
-        found = compiled_rows("parking order for update", _order_for_update, str(order_no))
-        order = found[0] if found else None
-        if order is None:
-            raise NotFound(f"Order {order_no} not found.", code="order_not_found")
-        if order.exit_time is None:
-            raise ApplicationError(f"Order {order_no} is still in progress.", code="order_in_progress", status_code=409)
-        version = rule_version_for(
-            at=order.entry_time, rule_code=order.billing_rule_code or None, city_code=order.city_code, lot_code=order.lot_code
-        )
-        simulation = simulate_with_version(version, order.entry_time, order.exit_time)
-        simulated = simulation.result.total_amount
-        match = simulated == order.total_amount
-        verification = FeeVerification.objects.create(
-            order=order, rule_code=version.rule.rule_code, version_no=version.version_no,
-            order_total_amount=order.total_amount, simulated_total_amount=simulated,
-            result=FeeVerification.Result.MATCH if match else FeeVerification.Result.MISMATCH,
-            action=FeeVerification.Action.AUTO_PASS if match else FeeVerification.Action.NEEDS_REVIEW,
-            breakdown=simulation.result.to_dict()["breakdown"],
-        )
-        if not match and open_review:
-            verification.review = _fee_review_for(order, verification)
-            verification.save(update_fields=["review"])
-        audit_record(
-            "fee_verified", actor=user, review=verification.review,
-            payload={"order_no": order.order_no, "result": verification.result, "action": verification.action,
-                     "order_total_amount": str(order.total_amount), "simulated_total_amount": str(simulated),
-                     "rule_code": version.rule.rule_code, "version_no": version.version_no},
-        )
+        try:
+            order, version, simulation = _verification_inputs(order_no)
+        except ApplicationError as error:
+            refusal = error
+        else:
+            refusal = None
+            verification = _verification_record(order, version, simulation, user=user, open_review=open_review)
+    if refusal is not None:
+        raise refusal
+    return verification
+
+
+def _verification_inputs(order_no: str) -> tuple[ParkingOrder, BillingRuleVersion, Any]:
+    found = compiled_rows("parking order for update", _order_for_update, str(order_no))
+    order = found[0] if found else None
+    if order is None:
+        raise NotFound(f"Order {order_no} not found.", code="order_not_found")
+    if order.exit_time is None:
+        raise ApplicationError(f"Order {order_no} is still in progress.", code="order_in_progress", status_code=409)
+    version = rule_version_for(
+        at=order.entry_time, rule_code=order.billing_rule_code or None, city_code=order.city_code, lot_code=order.lot_code
+    )
+    return order, version, simulate_with_version(version, order.entry_time, order.exit_time)
+
+
+def _verification_record(order: ParkingOrder, version: BillingRuleVersion, simulation: Any, *, user, open_review: bool) -> FeeVerification:  # noqa: ANN001
+    simulated = simulation.result.total_amount
+    match = simulated == order.total_amount
+    verification = FeeVerification.objects.create(
+        order=order, rule_code=version.rule.rule_code, version_no=version.version_no,
+        order_total_amount=order.total_amount, simulated_total_amount=simulated,
+        result=FeeVerification.Result.MATCH if match else FeeVerification.Result.MISMATCH,
+        action=FeeVerification.Action.AUTO_PASS if match else FeeVerification.Action.NEEDS_REVIEW,
+        breakdown=simulation.result.to_dict()["breakdown"],
+    )
+    if not match and open_review:
+        verification.review = _fee_review_for(order, verification)
+        verification.save(update_fields=["review"])
+    audit_record(
+        "fee_verified", actor=user, review=verification.review,
+        payload={"order_no": order.order_no, "result": verification.result, "action": verification.action,
+                 "order_total_amount": str(order.total_amount), "simulated_total_amount": str(simulated),
+                 "rule_code": version.rule.rule_code, "version_no": version.version_no},
+    )
     return verification
 
 

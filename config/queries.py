@@ -14,8 +14,10 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
+from django.core.exceptions import EmptyResultSet, FullResultSet
 from django.db import connections, models
 from django.db.models.query import get_related_populators
+from django.db.transaction import TransactionManagementError
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,7 @@ class _Compiled:
     params: tuple[Any, ...]
     slots: tuple[tuple[int, int], ...]  # (position among params, index of the argument)
     kinds: tuple[type, ...]  # the argument types it was compiled for
+    for_update: bool
     compiler: Any
     converters: Any  # per column, as the ORM applies them to each row
     model: type[models.Model]
@@ -51,17 +54,24 @@ def _compile(build: Callable[..., models.QuerySet], args: tuple[Any, ...], using
     if any(p is None for p in probes):
         return _NOT_COMPILABLE
     compiler = build(*probes).query.get_compiler(using=using)
-    sql, params = compiler.as_sql()
+    try:
+        sql, params = compiler.as_sql()
+    except (EmptyResultSet, FullResultSet):  # e.g. a probe outside an integer column's range
+        return _NOT_COMPILABLE
     slots = tuple((pos, i) for pos, param in enumerate(params) for i, probe in enumerate(probes)
                   if type(param) is type(probe) and param == probe)
-    if {i for _, i in slots} != set(range(len(args))):
+    # A probe that shows up altered as well (a LIKE pattern, a changed case) would stay
+    # frozen in the compiled parameters: such shapes are not compiled.
+    altered = any(isinstance(param, str) and isinstance(probe, str) and param != probe and probe.lower() in param.lower()
+                  for param in params for probe in probes)
+    if altered or {i for _, i in slots} != set(range(len(args))):
         # An argument was transformed on its way into the SQL (e.g. a datetime that SQLite
         # takes as text): this shape is evaluated by the ORM each time instead.
         return _NOT_COMPILABLE
     select, klass_info = compiler.select, compiler.klass_info
     start, end = klass_info["select_fields"][0], klass_info["select_fields"][-1] + 1
     return _Compiled(
-        sql, tuple(params), slots, tuple(type(a) for a in args), compiler,
+        sql, tuple(params), slots, tuple(type(a) for a in args), bool(compiler.query.select_for_update), compiler,
         converters=compiler.get_converters([s[0] for s in select[: compiler.col_count]]),
         model=klass_info["model"], fields=(start, end),
         init_list=tuple(f[0].target.attname for f in select[start:end]),
@@ -85,6 +95,8 @@ def compiled_rows(key: str, build: Callable[..., models.QuerySet], *args: Any, u
         type(a) is datetime and a.tzinfo is None for a in args
     ):
         return list(build(*args).using(using))
+    if compiled.for_update and connection.get_autocommit():  # as the ORM refuses it
+        raise TransactionManagementError("select_for_update cannot be used outside of a transaction.")
     params = list(compiled.params)
     for pos, i in compiled.slots:
         params[pos] = args[i]

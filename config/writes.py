@@ -78,19 +78,19 @@ def _flush_orm(using: str, updates: list[_Update], inserts: dict[type[models.Mod
 _SQL_CACHE: dict[tuple, str] = {}
 
 
-def _json_default(value: Any) -> str:
-    if isinstance(value, datetime | date | time):
-        return value.isoformat()  # full precision (DjangoJSONEncoder would cut to milliseconds)
-    if isinstance(value, Decimal | UUID):
-        return str(value)
-    raise TypeError(f"{type(value).__name__} is not JSON serializable")
-
-
 def _row(obj: models.Model, fields: list[models.Field], connection) -> dict[str, Any]:  # noqa: ANN001
+    """One row as JSON values: JSON fields as they are (json.dumps refuses what the ORM
+    would), other columns as the database takes them, with times in full precision."""
     row = {}
     for f in fields:
         value = f.pre_save(obj, True)  # fills auto_now_add
-        row[f.column] = value if isinstance(f, models.JSONField) else f.get_db_prep_save(value, connection)
+        if not isinstance(f, models.JSONField):
+            value = f.get_db_prep_save(value, connection)
+            if isinstance(value, datetime | date | time):
+                value = value.isoformat()
+            elif isinstance(value, Decimal | UUID):
+                value = str(value)
+        row[f.column] = value
     return row
 
 
@@ -110,7 +110,7 @@ def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[mod
         for obj in objs:
             obj._prepare_related_fields_for_save(operation_name="bulk_create")
             rows.append(_row(obj, fields, connection))
-        params.append(json.dumps(rows, ensure_ascii=False, default=_json_default))
+        params.append(json.dumps(rows, ensure_ascii=False))
         shape.append(("insert", model, tuple(f.column for f in fields)))
     key = tuple(shape)
     sql = _SQL_CACHE.get(key)

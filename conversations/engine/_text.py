@@ -124,7 +124,7 @@ def iter_patterns(patterns: Mapping[str, Iterable[str]], language: str | None = 
             yield lang, pattern
 
 
-_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=")
+_BACKREFERENCE = re.compile(r"\\[1-9]|\(\?P=|\(\?\(")  # \1, (?P=name), (?(1)yes|no)
 
 
 @lru_cache(maxsize=2048)

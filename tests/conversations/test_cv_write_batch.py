@@ -104,6 +104,14 @@ def test_arguments_compiled_rows_cannot_place_are_left_to_the_orm(chat) -> None:
     assert compiled_rows("test: since", since, datetime(2000, 1, 1, tzinfo=UTC)) == []
     compiled = connection._compiled_querysets["test: since"] is not _NOT_COMPILABLE
     assert compiled == (connection.vendor == "postgresql")
+    # A probe out of an integer column's range, or an argument also used altered (a LIKE
+    # pattern), is not compiled either: the ORM answers.
+    by_turn = lambda n: Message.objects.filter(conversation=conversation, turn_index=n)  # noqa: E731
+    assert [m.pk for m in compiled_rows("test: by turn", by_turn, 0)] == [m.pk for m in by_turn(0)] != []
+    titled = lambda t: Conversation.objects.filter(title__icontains=t).order_by("pk")  # noqa: E731
+    word = conversation.title.split()[0].lower()
+    assert [c.pk for c in compiled_rows("test: titled", titled, word)] == [c.pk for c in titled(word)] != []
+    assert connection._compiled_querysets["test: titled"] is _NOT_COMPILABLE
     with pytest.warns(RuntimeWarning):  # the ORM's own warning: the naive value took the ORM's path
         naive = datetime(2999, 1, 1)  # noqa: DTZ001 - on purpose
         assert len(compiled_rows("test: since", since, naive)) == len(list(since(later)))
@@ -114,3 +122,19 @@ def test_conversation_ids_beyond_the_key_range_are_not_found(api, demo) -> None:
         response = api.post(f"/api/v1/conversations/{cid}/messages", {"text": "hi"}, format="json")
         assert response.status_code == 404 and response.json()["error"]["code"] == "conversation_not_found"
         assert api.get(f"/api/v1/conversations/{cid}").status_code == 404
+
+
+def test_a_tool_refusal_inside_a_turn_is_a_reply_and_keeps_the_turn(chat) -> None:  # noqa: ANN001
+    """Verifying an order still in progress is refused by the tool; the turn itself commits."""
+    from datetime import UTC, datetime
+
+    from billing.models import FeeVerification, ParkingOrder
+
+    ParkingOrder.objects.create(order_no="LIVE-001", plate_no="沪C12345", city_code="310100", lot_code="SH-PD-001",
+                                entry_time=datetime(2026, 3, 2, 1, 0, tzinfo=UTC), exit_time=None)
+    c = chat("parking_help_desk")
+    body = c.say("verify order LIVE-001")
+    assert body["execution_path"]["tools_called"] == ["billing.fee_verify"]
+    assert not FeeVerification.objects.filter(order__order_no="LIVE-001").exists()
+    assert body["turn_count"] == 1 and Message.objects.filter(conversation_id=c.id, turn_index=1).count() == 2
+    assert c.say("How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?")["turn_count"] == 2

@@ -177,6 +177,7 @@ def _naive_first_match(text: str, patterns, language):  # noqa: ANN001, ANN202
 
 _ALL_PATTERN_SETS = [i.patterns for i in PARKING.intents] + [
     {"any": (r"(ab)\1", r"plain")},  # a backreference: its group number would shift if joined
+    {"any": (r"(b)", r"(x)?(?(1)y|z)")},  # a conditional on a group number: the same
     {"en": (r"(?x) spaced \s+ out",), "zh": (r"欠费",)},  # a global flag: cannot be joined
     {"en": (r"(?P<n>x)", r"(?P<n>y)")},  # the same group name twice: cannot be joined
 ]
