@@ -66,6 +66,16 @@ class WriteBatch:
                 raise update.stale
 
 
+def versioned_update(
+    model: type[models.Model], pk: Any, *, version: int, values: Mapping[str, Any], stale: Exception, batch: WriteBatch | None = None,
+) -> None:
+    """A compare-and-set update: sent now, or with `batch` at its flush when one is given."""
+    writes = batch if batch is not None else WriteBatch()
+    writes.update(model, pk, version=version, values=values, stale=stale)
+    if batch is None:
+        writes.flush()
+
+
 def _flush_orm(using: str, updates: list[_Update], inserts: dict[type[models.Model], list[models.Model]]) -> list[int]:
     counts = [u.model._base_manager.using(using).filter(pk=u.pk, version=u.version).update(**u.values) for u in updates]
     for model, objs in inserts.items():

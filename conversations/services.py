@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict, NotFound
 from config.queries import compiled_rows
-from config.writes import WriteBatch
+from config.writes import WriteBatch, versioned_update
 from workflows import engine as wf
 from workflows import services as runs
 from workflows.access import is_supervisor
@@ -429,11 +429,8 @@ def _save_conversation(conversation: Conversation, state: ContextState, run: Run
     updates = {"context": state.to_dict(), "status": status, "version": conversation.version + 1, "updated_at": timezone.now()}
     if turn_index is not None:
         updates["turn_count"] = turn_index
-    stale = Conflict("The conversation changed meanwhile; send the message again.", code="concurrent_update")
-    writes = batch if batch is not None else WriteBatch()
-    writes.update(Conversation, conversation.pk, version=conversation.version, values=updates, stale=stale)
-    if batch is None:
-        writes.flush()
+    versioned_update(Conversation, conversation.pk, version=conversation.version, values=updates, batch=batch,
+                     stale=Conflict("The conversation changed meanwhile; send the message again.", code="concurrent_update"))
     for name, value in updates.items():
         setattr(conversation, name, value)
     conversation.run = run

@@ -18,7 +18,7 @@ from django.db.models import Max, Q
 from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict, NotFound
-from config.writes import WriteBatch
+from config.writes import WriteBatch, versioned_update
 
 from . import engine
 from .access import access_review, is_supervisor
@@ -289,11 +289,8 @@ class _RunTx:
         state = self.state.to_dict()
         values = {"state": state, "status": self.state.status, "current_step": self.state.current_step,
                   "version": self.start_version + 1, "updated_at": timezone.now()}
-        stale = StaleRunState("The run was changed by someone else; try again.")
-        writes = batch if batch is not None else WriteBatch()
-        writes.update(Run, self.run.pk, version=self.start_version, values=values, stale=stale)
-        if batch is None:
-            writes.flush()
+        versioned_update(Run, self.run.pk, version=self.start_version, values=values, batch=batch,
+                         stale=StaleRunState("The run was changed by someone else; try again."))
         if self.state.status == engine.COMPLETED and self.run.status != engine.COMPLETED:
             _emit_after_commit("run.completed", self.run)
         self.run.state, self.run.status = state, self.state.status
