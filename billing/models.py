@@ -6,6 +6,8 @@ from decimal import Decimal
 
 from django.db import models
 
+from config.fields import JSONField
+
 
 class BillingRule(models.Model):
     """A rule's identity and scope; what it charges lives in its versions."""
@@ -16,7 +18,7 @@ class BillingRule(models.Model):
 
     rule_code = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
-    scope = models.JSONField(default=dict, help_text='{"city_code": "310100", "lot_codes": ["LOT-A"]}')
+    scope = JSONField(default=dict, help_text='{"city_code": "310100", "lot_codes": ["LOT-A"]}')
     city_code = models.CharField(max_length=32, db_index=True)
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.ACTIVE)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -41,7 +43,7 @@ class BillingRuleVersion(models.Model):
     effective_from = models.DateTimeField()
     effective_to = models.DateTimeField(null=True, blank=True)
     priority = models.IntegerField(default=0)
-    rule_payload = models.JSONField()
+    rule_payload = JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -113,7 +115,7 @@ class FeeVerification(models.Model):
     simulated_total_amount = models.DecimalField(max_digits=12, decimal_places=2)
     result = models.CharField(max_length=16, choices=Result.choices)
     action = models.CharField(max_length=16, choices=Action.choices)
-    breakdown = models.JSONField(default=list)
+    breakdown = JSONField(default=list)
     review = models.ForeignKey("workflows.Review", null=True, blank=True, on_delete=models.PROTECT, related_name="fee_verifications")
     created_at = models.DateTimeField(auto_now_add=True)
 

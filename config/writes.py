@@ -10,7 +10,6 @@ everything the turn wrote.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import date, datetime, time
@@ -19,6 +18,9 @@ from typing import Any
 from uuid import UUID
 
 from django.db import connections, models
+from psycopg.types.json import Jsonb
+
+from config.jsoncodec import dumps
 
 
 @dataclass(frozen=True)
@@ -89,7 +91,7 @@ _SQL_CACHE: dict[tuple, str] = {}
 
 
 def _row(obj: models.Model, fields: list[models.Field], connection) -> dict[str, Any]:  # noqa: ANN001
-    """One row as JSON values: JSON fields as they are (json.dumps refuses what the ORM
+    """One row as JSON values: JSON fields as they are (the encoder refuses what the ORM's
     would), other columns as the database takes them, with times in full precision."""
     row = {}
     for f in fields:
@@ -120,7 +122,7 @@ def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[mod
         for obj in objs:
             obj._prepare_related_fields_for_save(operation_name="bulk_create")
             rows.append(_row(obj, fields, connection))
-        params.append(json.dumps(rows, ensure_ascii=False))
+        params.append(Jsonb(rows, dumps=dumps))
         shape.append(("insert", model, tuple(f.column for f in fields)))
     key = tuple(shape)
     sql = _SQL_CACHE.get(key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from config.fields import ValuesInsertJSONField
+from config.fields import JSONField, ValuesInsertJSONField
 
 
 class Conversation(models.Model):
@@ -23,7 +23,7 @@ class Conversation(models.Model):
     locale = models.CharField(max_length=16, default="en")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     title = models.CharField(max_length=200, blank=True)
-    context = models.JSONField(default=dict)
+    context = JSONField(default=dict)
     version = models.PositiveIntegerField(default=0)
     turn_count = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -68,7 +68,7 @@ class IdempotencyRecord(models.Model):
     endpoint = models.CharField(max_length=200)
     request_hash = models.CharField(max_length=64)
     status_code = models.PositiveSmallIntegerField()
-    response = models.JSONField()
+    response = JSONField()
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

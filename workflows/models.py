@@ -5,7 +5,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.db import models
 
-from config.fields import ValuesInsertJSONField
+from config.fields import JSONField, ValuesInsertJSONField
 
 
 class WorkflowPlan(models.Model):
@@ -15,7 +15,7 @@ class WorkflowPlan(models.Model):
     version = models.PositiveIntegerField()
     name = models.CharField(max_length=200)
     description = models.TextField(blank=True)
-    definition = models.JSONField()
+    definition = JSONField()
     checksum = models.CharField(max_length=64)
     created_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
     created_at = models.DateTimeField(auto_now_add=True)
@@ -40,7 +40,7 @@ class Run(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.PROTECT, related_name="workflow_runs")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.ACTIVE)
     current_step = models.CharField(max_length=64)
-    state = models.JSONField(default=dict)
+    state = JSONField(default=dict)
     version = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -59,8 +59,8 @@ class RunDocument(models.Model):
     run = models.ForeignKey(Run, on_delete=models.CASCADE, related_name="documents")
     key = models.CharField(max_length=64)
     version = models.PositiveIntegerField()
-    content = models.JSONField(default=dict)
-    upstream_versions = models.JSONField(default=dict)
+    content = JSONField(default=dict)
+    upstream_versions = JSONField(default=dict)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -95,11 +95,11 @@ class Review(models.Model):
     workflow_id = models.SlugField(max_length=64, blank=True)
     step_id = models.CharField(max_length=64, blank=True)
     title = models.CharField(max_length=200)
-    subject = models.JSONField(default=dict, blank=True)
-    options = models.JSONField(default=list)
-    signals = models.JSONField(default=dict)
+    subject = JSONField(default=dict, blank=True)
+    options = JSONField(default=list)
+    signals = JSONField(default=dict)
     recommended_option_id = models.CharField(max_length=64, blank=True)
-    recommendation_reasons = models.JSONField(default=list)
+    recommendation_reasons = JSONField(default=list)
     reject_option_id = models.CharField(max_length=64, blank=True)
     decided_option_id = models.CharField(max_length=64, blank=True)
     decided_by = models.ForeignKey(
@@ -206,7 +206,7 @@ class WebhookEndpoint(models.Model):
     owner = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="webhook_endpoints")
     url = models.URLField(max_length=500)
     secret = models.CharField(max_length=128)
-    events = models.JSONField(default=list, help_text="event names; empty means all")
+    events = JSONField(default=list, help_text="event names; empty means all")
     active = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -231,7 +231,7 @@ class WebhookDelivery(models.Model):
     endpoint = models.ForeignKey(WebhookEndpoint, on_delete=models.CASCADE, related_name="deliveries")
     event = models.CharField(max_length=40)
     event_id = models.CharField(max_length=64)
-    payload = models.JSONField()
+    payload = JSONField()
     status = models.CharField(max_length=16, choices=Status.choices, default=Status.PENDING)
     attempts = models.PositiveIntegerField(default=0)
     last_status_code = models.PositiveIntegerField(null=True, blank=True)

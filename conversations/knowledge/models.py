@@ -11,6 +11,8 @@ from __future__ import annotations
 import numpy as np
 from django.db import models
 
+from config.fields import JSONField
+
 DEFAULT_SOURCE_TYPE = "biz_derived"
 
 
@@ -35,7 +37,7 @@ class KnowledgeSource(models.Model):
     source_type = models.CharField(max_length=64, default=DEFAULT_SOURCE_TYPE, db_index=True)
     # NULL, not "": no city means the knowledge applies in every city (the engine reads None).
     city_code = models.CharField(max_length=32, null=True, blank=True)  # noqa: DJ001
-    lot_codes = models.JSONField(default=list, blank=True)
+    lot_codes = JSONField(default=list, blank=True)
     effective_from = models.DateTimeField(null=True, blank=True)
     effective_to = models.DateTimeField(null=True, blank=True)
     source = models.CharField(
@@ -48,7 +50,7 @@ class KnowledgeSource(models.Model):
     locale = models.CharField(max_length=16, blank=True)
     content = models.TextField(blank=True, help_text="The Markdown or text the chunks come from.")
     content_hash = models.CharField(max_length=64, blank=True)
-    metadata = models.JSONField(default=dict, blank=True)
+    metadata = JSONField(default=dict, blank=True)
     embedder = models.CharField(max_length=64, blank=True)
     ingest_status = models.CharField(
         max_length=16, choices=IngestStatus.choices, default=IngestStatus.PENDING, db_index=True
@@ -96,7 +98,7 @@ class KnowledgeChunk(models.Model):
     source_type = models.CharField(max_length=64, default=DEFAULT_SOURCE_TYPE)
     # NULL, not "": no city means the knowledge applies in every city (the engine reads None).
     city_code = models.CharField(max_length=32, null=True, blank=True)  # noqa: DJ001
-    lot_codes = models.JSONField(default=list, blank=True)
+    lot_codes = JSONField(default=list, blank=True)
     effective_from = models.DateTimeField(null=True, blank=True)
     effective_to = models.DateTimeField(null=True, blank=True)
     status = models.CharField(
