@@ -226,6 +226,7 @@ class _RunTx:
         self.review: Review | None = None
         self.owns_audit = audit is None
         self.audit: list = [] if audit is None else audit  # rows written in one bulk insert
+        self.decided_on: RunState | None = None  # the state settling last computed a decision point on
 
     @property
     def documents(self) -> Mapping[str, dict[str, Any]]:
@@ -295,6 +296,7 @@ class _RunTx:
             _emit_after_commit("run.completed", self.run)
         self.run.state, self.run.status = state, self.state.status
         self.run.current_step, self.run.version = self.state.current_step, self.start_version + 1
+        self.run._parsed_state = (state, self.state)  # what run_state_of would parse back
 
 
 def _conversation_id(run: Run) -> int | None:
@@ -305,6 +307,7 @@ def _conversation_id(run: Run) -> int | None:
 def _settle(tx: _RunTx, actor: Actor, signals: Mapping[str, Any], locale: str) -> DecisionPoint:
     """Take every automatic step the selection rules allow, then stop at a decision point."""
     for _ in range(MAX_AUTO_STEPS):
+        tx.decided_on = tx.state
         dp = engine.decision_point(tx.plan, tx.state, signals, locale=locale)
         if dp.selection.mode == "auto":
             choice = engine.choose(tx.plan, tx.state, dp.selection.option_id, signals, locale=locale, decision=dp)
@@ -437,7 +440,10 @@ def run_signals_update(
         tx = _RunTx(run_id, locked=locked, audit=audit)
         tx.state = tx.state.with_signals(**signals)
         dp = _settle(tx, actor, transient or {}, locale)
+        settled = tx.state is tx.decided_on
         tx.save(batch)
+    if settled and not transient:
+        _remember_decision_point(tx.run, dp, locale)
     return RunOutcome(tx.run, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
 
 
@@ -457,13 +463,23 @@ def run_decision_point(run: Run, *, actor_role: str = "participant", locale: str
     """
     if signals is not None:
         return engine.decision_point(plan_by_id(run.plan_id), run_state_of(run), signals, actor=actor_role, locale=locale)
+    memos = _decision_points_of(run)
+    key = (actor_role, locale)
+    if key not in memos:
+        memos[key] = engine.decision_point(plan_by_id(run.plan_id), run_state_of(run), None, actor=actor_role, locale=locale)
+    return memos[key]
+
+
+def _decision_points_of(run: Run) -> dict[tuple[str, str], DecisionPoint]:
     memo = run.__dict__.get("_decision_points")
     if memo is None or memo[0] is not run.state:
         memo = run._decision_points = (run.state, {})
-    key = (actor_role, locale)
-    if key not in memo[1]:
-        memo[1][key] = engine.decision_point(plan_by_id(run.plan_id), run_state_of(run), None, actor=actor_role, locale=locale)
-    return memo[1][key]
+    return memo[1]
+
+
+def _remember_decision_point(run: Run, dp: DecisionPoint, locale: str) -> None:
+    """Keep the participant's decision point that settling computed on the state just saved."""
+    _decision_points_of(run)[("participant", locale)] = dp
 
 
 def run_option_choose(

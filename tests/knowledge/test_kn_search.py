@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 
 from conversations.knowledge.engine.embedder import HashingEmbedder
 from conversations.knowledge.engine.search import (
+    MASKS_KEPT,
     ChunkSnapshot,
     KnowledgeIndex,
     RetrievalFilters,
@@ -170,6 +171,19 @@ def test_vectorised_mask_equals_the_predicate(
 ) -> None:
     index = KnowledgeIndex(chunks)
     assert index.mask(filters).tolist() == [matches(c, filters) for c in chunks]
+    assert index.mask(filters).tolist() == [matches(c, filters) for c in chunks]  # kept, same answer
+
+
+def test_a_kept_mask_cannot_be_changed_by_a_caller_and_the_kept_ones_are_bounded() -> None:
+    chunks = [chunk(f"c{i}", source_id=f"s{i % 3}") for i in range(6)]
+    index = KnowledgeIndex(chunks)
+    keep = index.mask(RetrievalFilters(source_ids=("s1",)))
+    with pytest.raises(ValueError):
+        keep &= False
+    assert index.mask(RetrievalFilters(source_ids=("s1",))).tolist() == [False, True, False, False, True, False]
+    for minute in range(MASKS_KEPT + 5):
+        index.mask(RetrievalFilters(at_time=T0 + timedelta(minutes=minute)))
+    assert len(index._masks) <= MASKS_KEPT
 
 
 # ---------------------------------------------------------------- top-k and ties

@@ -85,6 +85,7 @@ class RetrievalFilters:
 
 
 NO_FILTERS = RetrievalFilters()
+MASKS_KEPT = 256  # filters whose chunk mask an index keeps
 
 
 def exclusion_reason(chunk: ChunkSnapshot, filters: RetrievalFilters) -> str | None:
@@ -263,6 +264,7 @@ class KnowledgeIndex:
         # Rank of each chunk id in sorted order: the deterministic tie-break key.
         self.tie_rank = np.empty(n, dtype=np.int64)
         self.tie_rank[np.argsort(np.array(ids, dtype=object), kind="stable")] = np.arange(n)
+        self._masks: dict[RetrievalFilters, np.ndarray] = {}
         self._doc_type = _Codes([c.doc_type for c in self.chunks])
         self._source_type = _Codes([c.source_type for c in self.chunks])
         self._city = _Codes([c.city_code for c in self.chunks])
@@ -306,7 +308,21 @@ class KnowledgeIndex:
         return self._bm25
 
     def mask(self, filters: RetrievalFilters = NO_FILTERS) -> np.ndarray:
-        """Vectorised `matches` over every chunk: a boolean array of shape (n,)."""
+        """Vectorised `matches` over every chunk: a read-only boolean array of shape (n,).
+
+        The index never changes and turns repeat their filters (a rule's source, a pack), so
+        each filter's mask is worked out once; a bounded number are kept.
+        """
+        keep = self._masks.get(filters)
+        if keep is None:
+            keep = self._mask(filters)
+            keep.setflags(write=False)
+            if len(self._masks) >= MASKS_KEPT:
+                self._masks.clear()
+            self._masks[filters] = keep
+        return keep
+
+    def _mask(self, filters: RetrievalFilters) -> np.ndarray:
         n = len(self.chunks)
         keep = np.ones(n, dtype=bool) if filters.include_inactive else self._active.copy()
         if filters.doc_type is not None:
