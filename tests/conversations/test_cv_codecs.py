@@ -1,4 +1,4 @@
-"""The hot paths' JSON encoder (config.jsoncodec), the API's renderer and the JSON field that use it."""
+"""The hot paths' codecs: JSON (config.jsoncodec), the API's renderer and JSON field that use it, and timestamps read in C."""
 
 from __future__ import annotations
 
@@ -102,3 +102,26 @@ def test_the_json_field_stores_and_reads_back_the_same_value(chat) -> None:  # n
     with pytest.raises(TypeError):
         Run.objects.filter(pk=run.pk).update(state={"when": datetime.datetime(2026, 3, 2, tzinfo=datetime.UTC)})
     assert connection.vendor in ("postgresql", "sqlite")
+
+
+@pytest.mark.django_db
+@pytest.mark.parametrize("text", ["2026-03-02 10:00:00+08", "2026-03-02 10:00:00.5+00", "1999-12-31 23:59:59.999999-05:30",
+                                  "0001-01-01 00:00:00+00", "9999-12-31 23:59:59.999999+00", "2026-07-01 12:00:00 Europe/London"])
+def test_timestamps_read_in_c_are_the_values_djangos_loader_gives(text: str) -> None:
+    if connection.vendor != "postgresql":
+        pytest.skip("PostgreSQL's loader")
+    from django.db.backends.postgresql.psycopg_any import BaseTzLoader
+
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT %s::timestamptz::text", [text])
+        raw = cursor.fetchone()[0].encode()
+        loader_class = connection.connection.adapters.get_loader(1184, 0)
+        assert loader_class.__name__ == "CTimestamptzTzLoader"  # what a server uses
+        cursor.execute("SELECT %s::timestamptz", [text])
+        ours = cursor.fetchone()[0]
+
+    class DjangosLoader(BaseTzLoader):
+        timezone = connection.timezone
+
+    expected = DjangosLoader(1184, connection.connection).load(raw)
+    assert ours == expected and ours.tzinfo is expected.tzinfo and ours.utcoffset() == expected.utcoffset()
