@@ -90,11 +90,50 @@ def _flush_orm(using: str, updates: list[_Update], inserts: dict[type[models.Mod
 _SQL_CACHE: dict[tuple, str] = {}
 
 
-def _row(obj: models.Model, fields: list[models.Field], connection) -> dict[str, Any]:  # noqa: ANN001
+# Fields whose value, when it already has this exact type (or is None), is what the
+# database takes: the conversion the ORM would run returns it unchanged.
+_TAKEN_AS_IS: tuple[tuple[type[models.Field], type], ...] = (
+    (models.BooleanField, bool),
+    (models.CharField, str),
+    (models.TextField, str),
+    (models.IntegerField, int),  # and its Positive/Big/Small kinds
+)
+
+
+def _row_plan(model: type[models.Model]) -> tuple[tuple[models.Field, str, str, type | None], ...]:
+    """Per column: the field, its column, its attribute, and the type taken as is (None: convert)."""
+    plan = _ROW_PLANS.get(model)
+    if plan is None:
+        fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        plan = _ROW_PLANS[model] = tuple((f, f.column, f.attname, _as_is_type(f)) for f in fields)
+    return plan
+
+
+def _as_is_type(field: models.Field) -> type | None:
+    if isinstance(field, models.ForeignKey):  # the key column holds the target's integer key
+        return int if isinstance(field.target_field, models.IntegerField) else None
+    if getattr(field, "auto_now", False) or getattr(field, "auto_now_add", False):
+        return None
+    for kind, python_type in _TAKEN_AS_IS:
+        if isinstance(field, kind):
+            plain = type(field).get_prep_value is kind.get_prep_value and type(field).get_db_prep_value is kind.get_db_prep_value
+            return python_type if plain else None
+    return None
+
+
+_ROW_PLANS: dict[type[models.Model], tuple] = {}
+
+
+def _row(obj: models.Model, plan: tuple, connection) -> dict[str, Any]:  # noqa: ANN001
     """One row as JSON values: JSON fields as they are (the encoder refuses what the ORM's
     would), other columns as the database takes them, with times in full precision."""
     row = {}
-    for f in fields:
+    values = obj.__dict__
+    for f, column, attname, as_is in plan:
+        value = values.get(attname, _MISSING)
+        if as_is is not None and (value is None or type(value) is as_is):
+            row[column] = value
+            continue
         value = f.pre_save(obj, True)  # fills auto_now_add
         if not isinstance(f, models.JSONField):
             value = f.get_db_prep_save(value, connection)
@@ -102,8 +141,11 @@ def _row(obj: models.Model, fields: list[models.Field], connection) -> dict[str,
                 value = value.isoformat()
             elif isinstance(value, Decimal | UUID):
                 value = str(value)
-        row[f.column] = value
+        row[column] = value
     return row
+
+
+_MISSING = object()
 
 
 def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[models.Model], list[models.Model]]) -> list[int]:  # noqa: ANN001
@@ -117,13 +159,13 @@ def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[mod
     for model, objs in inserts.items():
         # Each table's rows travel as one JSON parameter: the statement's text (and its plan)
         # stays the same whatever the number of rows.
-        fields = [f for f in model._meta.concrete_fields if not f.primary_key]
+        plan = _row_plan(model)
         rows = []
         for obj in objs:
             obj._prepare_related_fields_for_save(operation_name="bulk_create")
-            rows.append(_row(obj, fields, connection))
+            rows.append(_row(obj, plan, connection))
         params.append(Jsonb(rows, dumps=dumps))
-        shape.append(("insert", model, tuple(f.column for f in fields)))
+        shape.append(("insert", model, tuple(column for _, column, _, _ in plan)))
     key = tuple(shape)
     sql = _SQL_CACHE.get(key)
     if sql is None:

@@ -13,12 +13,13 @@ _SCALARS = frozenset({str, int, float, bool, type(None)})
 
 
 def _jsonable(value: Any) -> Any:
-    if type(value) in _SCALARS:  # most values: checked first, by exact type
+    # Scalars, most values by far, are checked by exact type before any call is made for them.
+    if type(value) in _SCALARS:
         return value
     if isinstance(value, dict):
-        return {str(k): _jsonable(v) for k, v in value.items()}
+        return {k if type(k) is str else str(k): v if type(v) in _SCALARS else _jsonable(v) for k, v in value.items()}
     if isinstance(value, list | tuple | set | frozenset):
-        return [_jsonable(v) for v in value]
+        return [v if type(v) in _SCALARS else _jsonable(v) for v in value]
     if isinstance(value, str | int | float | bool):
         return value
     return str(value)

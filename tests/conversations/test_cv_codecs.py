@@ -125,3 +125,29 @@ def test_timestamps_read_in_c_are_the_values_djangos_loader_gives(text: str) -> 
 
     expected = DjangosLoader(1184, connection.connection).load(raw)
     assert ours == expected and ours.tzinfo is expected.tzinfo and ours.utcoffset() == expected.utcoffset()
+
+
+def _reference_jsonable(value):  # noqa: ANN001, ANN202  (the audit trail's coercion, written plainly)
+    if isinstance(value, dict):
+        return {str(k): _reference_jsonable(v) for k, v in value.items()}
+    if isinstance(value, list | tuple | set | frozenset):
+        return [_reference_jsonable(v) for v in value]
+    if isinstance(value, str | int | float | bool) or value is None:
+        return value
+    return str(value)
+
+
+audit_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=5) | st.decimals(allow_nan=False)
+    | st.datetimes() | st.sampled_from([Colour.RED, Tags(a=1)]),
+    lambda inner: st.lists(inner, max_size=4) | st.tuples(inner, inner) | st.frozensets(st.integers(), max_size=3)
+    | st.dictionaries(st.text(max_size=4) | st.integers() | st.booleans(), inner, max_size=4),
+    max_leaves=30,
+)
+
+
+@given(audit_values)
+def test_the_audit_trails_coercion_is_the_plain_one(value) -> None:  # noqa: ANN001
+    from workflows.audit import _jsonable
+
+    assert _jsonable(value) == _reference_jsonable(value)
