@@ -45,7 +45,8 @@ class Message(models.Model):
         ASSISTANT = "assistant"
         SYSTEM = "system"
 
-    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages")
+    # Indexed by (conversation, turn_index) below, which serves lookups by conversation too.
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="messages", db_index=False)
     role = models.CharField(max_length=16, choices=Role.choices)
     text = models.TextField()
     turn_index = models.PositiveIntegerField()

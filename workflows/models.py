@@ -164,9 +164,11 @@ class AuditEvent(models.Model):
         SUPERVISOR_OVERRIDE = "supervisor_override"
 
     event_type = models.CharField(max_length=40)
-    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events")
+    # No single-column indexes on run and conversation: the (run, id) and (conversation, id)
+    # indexes below serve those lookups, and each index costs every insert (several per turn).
+    run = models.ForeignKey(Run, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events", db_index=False)
     conversation = models.ForeignKey(
-        "conversations.Conversation", null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events"
+        "conversations.Conversation", null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events", db_index=False
     )
     review = models.ForeignKey(Review, null=True, blank=True, on_delete=models.PROTECT, related_name="audit_events")
     step_id = models.CharField(max_length=64, blank=True)
