@@ -85,11 +85,6 @@ def _flush_orm(using: str, updates: list[_Update], inserts: dict[type[models.Mod
     return counts
 
 
-# SQL text per statement shape (tables and columns): built once, then reused, so psycopg
-# and PostgreSQL parse and prepare it like any other repeated statement.
-_SQL_CACHE: dict[tuple, str] = {}
-
-
 # Fields whose value, when it already has this exact type (or is None), is what the
 # database takes: the conversion the ORM would run returns it unchanged.
 _TAKEN_AS_IS: tuple[tuple[type[models.Field], type], ...] = (
@@ -98,6 +93,10 @@ _TAKEN_AS_IS: tuple[tuple[type[models.Field], type], ...] = (
     (models.TextField, str),
     (models.IntegerField, int),  # and its Positive/Big/Small kinds
 )
+
+
+_ROW_PLANS: dict[type[models.Model], tuple] = {}
+_MISSING = object()
 
 
 def _row_plan(model: type[models.Model]) -> tuple[tuple[models.Field, str, str, type | None], ...]:
@@ -121,9 +120,6 @@ def _as_is_type(field: models.Field) -> type | None:
     return None
 
 
-_ROW_PLANS: dict[type[models.Model], tuple] = {}
-
-
 def _row(obj: models.Model, plan: tuple, connection) -> dict[str, Any]:  # noqa: ANN001
     """One row as JSON values: JSON fields as they are (the encoder refuses what the ORM's
     would), other columns as the database takes them, with times in full precision."""
@@ -145,7 +141,9 @@ def _row(obj: models.Model, plan: tuple, connection) -> dict[str, Any]:  # noqa:
     return row
 
 
-_MISSING = object()
+# SQL text per statement shape (tables and columns): built once, then reused, so psycopg
+# and PostgreSQL parse and prepare it like any other repeated statement.
+_SQL_CACHE: dict[tuple, str] = {}
 
 
 def _flush_postgresql(connection, updates: list[_Update], inserts: dict[type[models.Model], list[models.Model]]) -> list[int]:  # noqa: ANN001
