@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.db import transaction
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
@@ -58,6 +57,13 @@ def turn_response(result: services.TurnResult) -> dict[str, Any]:
     return {**state, "reply": reply, "execution_path": result.execution_path, "state": state}
 
 
+def choice_response(conversation: Conversation) -> dict[str, Any]:
+    """The body of a choice: the new state and the note the choice added to the transcript."""
+    body = services.conversation_state(conversation)
+    body["messages"] = [message_out(conversation.messages.order_by("-id").first())]
+    return body
+
+
 class ConversationListApi(APIView):
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your conversations (supervisors see all)")
     def get(self, request: Request) -> Response:
@@ -105,17 +111,11 @@ class ChooseApi(APIView):
     @extend_schema(request=ChooseIn, responses=OpenApiTypes.OBJECT, summary="Choose an offered option (409 when not available or consent is missing)")
     def post(self, request: Request, conversation_id: int) -> Response:
         data = validated_input(ChooseIn, request.data)
-        key = request.META.get(IDEMPOTENCY_HEADER)
-        endpoint = f"conversations/{conversation_id}/choose"
-        stored = services.idempotent(request.user, key, endpoint, data)
-        if stored is not None:
-            return Response(stored.response, status=stored.status_code)
-        conversation = services.conversation_choose(user=request.user, conversation_id=conversation_id, **data)
-        body = services.conversation_state(conversation)
-        body["messages"] = [message_out(conversation.messages.order_by("-id").first())]
-        with transaction.atomic():
-            services.idempotency_store(request.user, key, endpoint, data, 200, body)
-        return Response(body)
+        code, body = services.conversation_choose(
+            user=request.user, conversation_id=conversation_id, idempotency_key=request.META.get(IDEMPOTENCY_HEADER),
+            respond=choice_response, **data,
+        )
+        return Response(body, status=code)
 
 
 class AuditApi(APIView):

@@ -8,14 +8,15 @@ class ConversationsConfig(AppConfig):
 
     def ready(self) -> None:
         from billing.handlers import register_lookups
-        from workflows.services import on_event, register_plan_section
+        from workflows.services import on_event, register_plan_section, register_run_parent_lock
 
         from . import handlers  # noqa: F401  registers the conversation-fed step handlers
         from .engine.config import validate_config
         from .knowledge.apps_hooks import connect
-        from .services import on_review_decided
+        from .services import lock_conversation_of_run, on_review_decided
 
         register_lookups()
         on_event(on_review_decided)
+        register_run_parent_lock(lock_conversation_of_run)  # lock order: conversation, then run
         register_plan_section("conversation", validate_config)
         connect()  # billing rule versions regenerate their knowledge explanations

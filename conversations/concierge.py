@@ -77,12 +77,13 @@ def _extra_violations(data: dict[str, Any], *, view, state, config, draft: Compo
 
 
 def concierge_reply(*, conversation, run, plan, config, state, outcome, view, draft: ComposedReply, lang: str, user_text: str,  # noqa: ANN001
-                    audit: list | None = None) -> Decision:
+                    audit: list | None = None, model=None) -> Decision:  # noqa: ANN001
     """The reply that counts for this turn: the model's when it keeps every contract, else the rules'.
 
-    Audit rows go to `audit` when given (the turn writes its rows in one insert).
+    Called with no transaction open (the model may take seconds). Audit rows go to `audit`
+    when given (the caller writes them when it applies the decision).
     """
-    model = model_from_settings()
+    model = model or model_from_settings()
     if model is None:
         return Decision(draft)
     package = build_context_package(

@@ -68,8 +68,10 @@ class IdempotencyRecord(models.Model):
     key = models.CharField(max_length=200)
     endpoint = models.CharField(max_length=200)
     request_hash = models.CharField(max_length=64)
-    status_code = models.PositiveSmallIntegerField()
-    response = JSONField()
+    status_code = models.PositiveSmallIntegerField()  # 0 while the first request is still working
+    response = JSONField(null=True)
+    # False while a turn waits for the model: `response` is then the provisional (rules) one.
+    completed = models.BooleanField(default=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:

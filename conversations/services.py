@@ -8,18 +8,16 @@ all in one transaction with the conversation row locked, so concurrent turns que
 
 from __future__ import annotations
 
-import hashlib
-import json
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.conf import settings
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.utils import timezone
 
-from config.errors import ApplicationError, Conflict, NotFound
+from config.errors import ApplicationError, Conflict, NotFound, error_body
 from config.queries import compiled_rows
 from config.writes import WriteBatch, versioned_update
 from workflows import engine as wf
@@ -43,7 +41,8 @@ from .engine._text import localize
 from .engine.intake import classify_intake
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
 from .engine.turn import final_report_for, initial_state, opening_question
-from .models import Conversation, IdempotencyRecord, Message
+from .idempotency import idempotency_await, idempotency_claim
+from .models import Conversation, Message
 
 MAX_TEXT = 4000
 LOOKUPS: dict[str, Callable[..., Any]] = {}
@@ -83,6 +82,11 @@ def access_conversation(user, conversation_id: int, *, for_update: bool = False)
     if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
         raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
     return conversation
+
+
+def lock_conversation_of_run(run_id: int) -> None:
+    """Row-lock the conversation a run belongs to (registered as the run's parent lock)."""
+    list(Conversation.objects.select_for_update().filter(run_id=run_id).values_list("pk", flat=True))
 
 
 def _conversation_with_run(for_update: bool) -> Callable[[int], Any]:
@@ -273,6 +277,23 @@ def _eligible_actions(dp: wf.DecisionPoint, plan: wf.Plan) -> set[str]:
 
 
 @dataclass
+class ModelTurn:
+    """What the model phase of a turn needs: the rules draft and the state it was made on."""
+
+    run: Run
+    plan: wf.Plan
+    config: ConversationConfig
+    state_before_reply: ContextState
+    outcome: TurnOutcome
+    view: RunView
+    draft: ComposedReply
+    lang: str
+    text: str
+    answer_id: int
+    version: int  # the conversation's version after the rules phase (compare-and-swap)
+
+
+@dataclass
 class TurnResult:
     conversation: Conversation
     reply: ComposedReply
@@ -280,66 +301,78 @@ class TurnResult:
     backend: str = "rules"
     execution_path: dict[str, Any] = field(default_factory=dict)
     model_violations: list[str] = field(default_factory=list)
+    model_turn: ModelTurn | None = None
 
 
-def _request_hash(body: Mapping[str, Any]) -> str:
-    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False).encode()).hexdigest()
-
-
-def idempotent(user, key: str | None, endpoint: str, body: Mapping[str, Any]) -> IdempotencyRecord | None:  # noqa: ANN001
-    """The stored first response for this key, or None; the same key with another body is a 409."""
-    if not key:
-        return None
-    if len(key) > 200:
-        raise ApplicationError("Idempotency-Key is at most 200 characters.", code="invalid_idempotency_key")
-    record = IdempotencyRecord.objects.filter(user=user, key=key, endpoint=endpoint).first()
-    if record is not None and record.request_hash != _request_hash(body):
-        raise Conflict("This Idempotency-Key was used with a different request.", code="idempotency_key_reused")
-    return record
-
-
-def idempotency_store(user, key: str | None, endpoint: str, body: Mapping[str, Any], status_code: int, response: Any) -> None:  # noqa: ANN001
-    if not key:
-        return
-    try:
-        with transaction.atomic():
-            IdempotencyRecord.objects.create(user=user, key=key, endpoint=endpoint, request_hash=_request_hash(body),
-                                             status_code=status_code, response=response)
-    except IntegrityError:
-        pass  # a concurrent retry stored the same first response already
-
-
-def conversation_turn(
-    *, user, conversation_id: int, text: str, idempotency_key: str | None = None,
-    respond: Callable[[TurnResult], dict[str, Any]] | None = None, pending: Message | None = None,
-) -> tuple[int, dict[str, Any] | TurnResult]:  # noqa: ANN001
-    """One user message: context engine, workflow signals and tools, reply, all or nothing.
-
-    With an idempotency key, the first response is stored in the same transaction and a
-    retry (even a concurrent one, which waits on the conversation lock) gets it back.
-    """
+def _clean_text(text: str | None) -> str:
     text = (text or "").replace("\x00", "").strip()  # NUL cannot be stored (PostgreSQL) and means nothing
     if not text:
         raise ApplicationError("text must not be empty.", code="validation_error", details={"text": ["required"]})
     if len(text) > MAX_TEXT:
         raise ApplicationError(f"text is at most {MAX_TEXT} characters.", code="validation_error", details={"text": ["too long"]})
+    return text
+
+
+def _model_wait_seconds() -> float:
+    """How long a retry waits for a turn still talking to the model (its whole deadline, and a margin)."""
+    return float(settings.CONCIERGE_LLM_TIMEOUT) + 5.0
+
+
+def conversation_turn(
+    *, user, conversation_id: int, text: str, idempotency_key: str | None = None,  # noqa: ANN001
+    respond: Callable[[TurnResult], dict[str, Any]] | None = None, pending_id: int | None = None,
+) -> tuple[int, dict[str, Any] | TurnResult | None]:
+    """One user message: understanding, workflow signals and tools, reply; all or nothing.
+
+    Three phases, and no transaction or row lock is held while the model is called:
+    1. one transaction locks the conversation, claims the Idempotency-Key, runs the rules
+       and stores the turn (the rules reply; also the provisional response for the key);
+    2. with a model configured, the model is asked with no transaction open;
+    3. a short transaction applies its answer if the conversation still has the version
+       phase 1 left (compare-and-swap); if someone moved it meanwhile, the rules reply stands.
+    A queued turn (`pending_id`, from the page) that is already done returns (200, None).
+    """
+    from .llm import model_from_settings
+
+    text = _clean_text(text)
     endpoint, body = f"conversations/{conversation_id}/messages", {"text": text}
+    model = model_from_settings()
     with transaction.atomic():
         conversation = access_conversation(user, conversation_id, for_update=True)
-        stored = idempotent(user, idempotency_key, endpoint, body)
-        if stored is not None:
-            return stored.status_code, stored.response
-        if conversation.status == Conversation.Status.COMPLETED:
-            raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
-        result = _turn_in(conversation, user, text, pending=pending)
-        if respond is None:
-            return 201, result
-        response = respond(result)
-        idempotency_store(user, idempotency_key, endpoint, body, 201, response)
+        claim = idempotency_claim(user=user, key=idempotency_key, endpoint=endpoint, body=body)
+        if claim.replay is not None and not claim.in_progress:
+            return claim.replay
+        if not claim.in_progress:
+            pending = _pending_message(conversation, pending_id)
+            if pending_id is not None and pending is None:
+                return 200, None  # a redelivered task: the turn is already done
+            if conversation.status == Conversation.Status.COMPLETED:
+                raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
+            result = _turn_in(conversation, user, text, pending=pending, with_model=model is not None)
+            response = respond(result) if respond else result
+            claim.store(201, response, final=result.model_turn is None)
+    if claim.in_progress:  # the same request is still waiting for its model answer elsewhere
+        return idempotency_await(claim, wait_seconds=_model_wait_seconds())
+    if result.model_turn is not None:
+        result = _model_phase(result, user=user, model=model)
+        response = respond(result) if respond else result
+        if claim.record is not None:
+            with transaction.atomic():
+                claim.store(201, response)
     return 201, response
 
 
-def _turn_in(conversation: Conversation, user, text: str, pending: Message | None = None) -> TurnResult:  # noqa: ANN001
+def _pending_message(conversation: Conversation, pending_id: int | None) -> Message | None:
+    """The queued message this turn answers, if it is still waiting (read under the conversation lock)."""
+    if pending_id is None:
+        return None
+    message = Message.objects.filter(pk=pending_id, conversation=conversation).first()
+    return message if message is not None and message.payload.get("kind") == "pending" else None
+
+
+def _turn_in(conversation: Conversation, user, text: str, pending: Message | None = None,  # noqa: ANN001
+             with_model: bool = False) -> TurnResult:
+    """The rules phase of a turn, inside the caller's transaction (conversation locked)."""
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
     config = conversation_config(plan)
@@ -369,20 +402,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
                      previous_actions=before_actions, citations=citations,
                      entered=tuple(c.state.current_step for c in progress.auto_choices))
     reply = compose_reply(outcome, view, config, locale=lang)
-    from .concierge import concierge_reply  # the model backend, checked against the contracts
-
-    decided = concierge_reply(conversation=conversation, run=run, plan=plan, config=config, state=state, outcome=outcome,
-                              view=view, draft=reply, lang=lang, user_text=text, audit=audit_rows)
-    reply = decided.reply
-    if decided.option_id:
-        audit_write(audit_rows, writes)  # the choice's own rows come after this turn's decisions
-        writes.flush()  # the choice reads the run back
-        chosen = runs.run_option_choose(run_id=run.pk, option_id=decided.option_id, actor=Actor(user=None, role="engine", label=f"concierge:{decided.backend}"),
-                                        selection_mode="recommended", locale=lang)
-        run = chosen.run
-        review = chosen.review or review
     if review is None:
         review = latest_review(run, plan)
+    state_before_reply = state
     state = record_reply(state, text=reply.text, action=outcome.proposed_action, asks_question=reply.asks_question,
                          clarifying_question_id=outcome.clarify_form_question_id)
     path = {
@@ -390,12 +412,11 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         "submode": outcome.submode, "steps_taken": [c.option.option_id for c in progress.auto_choices],
         "tools_called": [plan.node(c.state.current_step).settings.get("task") for c in progress.auto_choices
                          if plan.node(c.state.current_step).type == "task" and plan.node(c.state.current_step).settings.get("task")],
-        "retrieval_hits": hits, "backend": decided.backend, "contract_violations": decided.violations,
+        "retrieval_hits": hits, "backend": "rules", "contract_violations": [],
         "trace": list(outcome.trace),
     }
     answer = Message(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
-                     payload={"reply": reply.to_dict(), "intent": outcome.intent, "decision": outcome.decision,
-                              "submode": outcome.submode, "execution_path": path})
+                     payload=_answer_payload(reply, outcome, path))
     if pending is not None:  # queued by the page: the person's message is already shown
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
         writes.insert([answer])
@@ -408,7 +429,54 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     audit_write(audit_rows, writes)
     writes.flush()
     conversation._parsed_context, conversation._latest_review = state, review
-    return TurnResult(conversation, reply, outcome, decided.backend, path, decided.violations)
+    model_turn = None
+    if with_model:
+        model_turn = ModelTurn(run=run, plan=plan, config=config, state_before_reply=state_before_reply, outcome=outcome,
+                               view=view, draft=reply, lang=lang, text=text, answer_id=answer.pk, version=conversation.version)
+    return TurnResult(conversation, reply, outcome, "rules", path, [], model_turn)
+
+
+def _answer_payload(reply: ComposedReply, outcome: TurnOutcome, path: dict[str, Any]) -> dict[str, Any]:
+    return {"reply": reply.to_dict(), "intent": outcome.intent, "decision": outcome.decision,
+            "submode": outcome.submode, "execution_path": path}
+
+
+def _model_phase(result: TurnResult, *, user, model) -> TurnResult:  # noqa: ANN001
+    """Ask the model with no transaction open, then apply its answer by compare-and-swap."""
+    from .concierge import concierge_reply
+
+    turn = result.model_turn
+    conversation = result.conversation
+    audit_rows: list = []
+    decided = concierge_reply(conversation=conversation, run=turn.run, plan=turn.plan, config=turn.config,
+                              state=turn.state_before_reply, outcome=turn.outcome, view=turn.view, draft=turn.draft,
+                              lang=turn.lang, user_text=turn.text, audit=audit_rows, model=model)
+    with transaction.atomic():
+        current = access_conversation(user, conversation.pk, for_update=True)
+        if current.version != turn.version:
+            # Someone moved the conversation while the model was thinking: the rules reply stands.
+            audit_record("model_answer_discarded", run=current.run, conversation=current,
+                         actor_label=f"concierge:{decided.backend}", outcome="stale",
+                         payload={"expected_version": turn.version, "found_version": current.version}, buffer=audit_rows)
+            audit_write(audit_rows)
+            return replace(result, model_turn=None, model_violations=decided.violations)
+        path = {**result.execution_path, "backend": decided.backend, "contract_violations": decided.violations}
+        run, review = current.run, getattr(conversation, "_latest_review", None)
+        if decided.option_id:
+            audit_write(audit_rows)  # the choice's own rows come after this phase's rows
+            chosen = runs.run_option_choose(run_id=run.pk, option_id=decided.option_id, locked=run, raise_refusal=False,
+                                            actor=Actor(user=None, role="engine", label=f"concierge:{decided.backend}"),
+                                            selection_mode="recommended", locale=turn.lang)
+            run, review = chosen.run, chosen.review or review
+        state = record_reply(turn.state_before_reply, text=decided.reply.text, action=turn.outcome.proposed_action,
+                             asks_question=decided.reply.asks_question,
+                             clarifying_question_id=turn.outcome.clarify_form_question_id)
+        Message.objects.filter(pk=turn.answer_id).update(text=decided.reply.text,
+                                                         payload=_answer_payload(decided.reply, turn.outcome, path))
+        audit_write(audit_rows)
+        _save_conversation(current, state, run)
+        current._parsed_context, current._latest_review = state, review
+    return TurnResult(current, decided.reply, turn.outcome, decided.backend, path, decided.violations, None)
 
 
 def latest_review(run: Run, plan: wf.Plan) -> Review | None:
@@ -483,52 +551,74 @@ def conversation_turn_process(message_id: int) -> bool:
     message = Message.objects.select_related("conversation__owner").filter(pk=message_id).first()
     if message is None or message.payload.get("kind") != "pending":
         return False
-    owner = message.conversation.owner
-    with transaction.atomic():
-        current = Message.objects.select_for_update().get(pk=message_id)
-        if current.payload.get("kind") != "pending":
-            return False
-        conversation_turn(user=owner, conversation_id=message.conversation_id, text=message.text, pending=current)
-    return True
+    _, result = conversation_turn(user=message.conversation.owner, conversation_id=message.conversation_id,
+                                  text=message.text, pending_id=message.pk)
+    return result is not None
 
 
 # --- choosing an option ------------------------------------------------------------
 
 
-def conversation_choose(*, user, conversation_id: int, option_id: str, consent: bool = False) -> Conversation:  # noqa: ANN001
-    """A person or integrator chooses an offered option (consent recorded when it needs it)."""
+def conversation_choose(
+    *, user, conversation_id: int, option_id: str, consent: bool = False, idempotency_key: str | None = None,  # noqa: ANN001
+    respond: Callable[[Conversation], dict[str, Any]] | None = None,
+) -> tuple[int, Conversation | dict[str, Any]]:
+    """A person or integrator chooses an offered option (consent recorded when it needs it).
+
+    One transaction, the conversation locked first and then its run, so simultaneous
+    choices queue and exactly one of them takes effect. A refusal is audited (and stored
+    for the Idempotency-Key) before it is raised.
+    """
+    endpoint, body = f"conversations/{conversation_id}/choose", {"option_id": option_id, "consent": bool(consent)}
+    refusal = None
     with transaction.atomic():
         conversation = access_conversation(user, conversation_id, for_update=True)
-        plan = runs.plan_by_id(conversation.run.plan_id)
-        config = conversation_config(plan)
-        state = ContextState.from_dict(conversation.context)
-        lang = "zh" if conversation.locale.startswith("zh") else "en"
-        state = _context_before_option(state, option_id)
-        actor = Actor.of(user)
-        signals = {"prepared": _prepared_documents(state, config, lang, user.get_username())}
-        runs.run_signals_update(run_id=conversation.run_id, signals=signals, actor=actor, locale=lang)
-    # The choice commits on its own so a refusal is audited even though it raises.
-    outcome = runs.run_option_choose(run_id=conversation.run_id, option_id=option_id, actor=actor, consent=consent, locale=lang)
-    with transaction.atomic():
-        conversation = access_conversation(user, conversation_id, for_update=True)
-        stored = _context_before_option(ContextState.from_dict(conversation.context), option_id)
-        state = _context_after_option(stored, option_id, config)
-        note = _choice_note(outcome, plan, lang)
-        if outcome.choice.change_workflow:
-            # A workflow change happens only through an engine option; it opens a new conversation.
-            successor = conversation_start(user=user, workflow_id=outcome.choice.change_workflow, locale=conversation.locale)
-            note += f" → /conversations/{successor.pk}"
-            audit_record("workflow_changed", run=outcome.run, conversation=conversation, actor=user,
-                         payload={"to_workflow": outcome.choice.change_workflow, "conversation_id": successor.pk})
-        Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note, turn_index=conversation.turn_count,
-                               payload={"kind": "choice", "option_id": option_id})
-        state = record_reply(state, text=note, asks_question=False)
-        run = outcome.run
-        if config.actions:  # an executed action is never offered again
-            run = runs.run_signals_update(run_id=run.pk, signals={"action_blockers": action_blockers_for(state, config, "")},
-                                          actor=actor, locale=lang).run
-        _save_conversation(conversation, state, run)
-    return conversation
+        claim = idempotency_claim(user=user, key=idempotency_key, endpoint=endpoint, body=body)
+        if claim.replay is not None:
+            return claim.replay
+        refusal = _choose_locked(conversation, user, option_id, consent)
+        if refusal is not None:
+            claim.store(refusal.status_code, error_body(refusal.code, refusal.message, refusal.details))
+        else:
+            response = respond(conversation) if respond else conversation
+            claim.store(200, response)
+    if refusal is not None:
+        raise refusal
+    return 200, response
+
+
+def _choose_locked(conversation: Conversation, user, option_id: str, consent: bool) -> ApplicationError | None:  # noqa: ANN001
+    """The choice itself, inside the caller's transaction with the conversation (and its run) locked."""
+    run = conversation.run
+    plan = runs.plan_by_id(run.plan_id)
+    config = conversation_config(plan)
+    lang = "zh" if conversation.locale.startswith("zh") else "en"
+    stored = _context_before_option(ContextState.from_dict(conversation.context), option_id)
+    actor = Actor.of(user)
+    signals = {"prepared": _prepared_documents(stored, config, lang, user.get_username())}
+    run = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run).run
+    outcome = runs.run_option_choose(run_id=run.pk, option_id=option_id, actor=actor, consent=consent, locale=lang,
+                                     locked=run, raise_refusal=False)
+    refusal = runs.choice_refusal(outcome)
+    if refusal is not None:
+        return refusal
+    state = _context_after_option(stored, option_id, config)
+    note = _choice_note(outcome, plan, lang)
+    if outcome.choice.change_workflow:
+        # A workflow change happens only through an engine option; it opens a new conversation.
+        successor = conversation_start(user=user, workflow_id=outcome.choice.change_workflow, locale=conversation.locale)
+        note += f" → /conversations/{successor.pk}"
+        audit_record("workflow_changed", run=outcome.run, conversation=conversation, actor=user,
+                     payload={"to_workflow": outcome.choice.change_workflow, "conversation_id": successor.pk})
+    Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note, turn_index=conversation.turn_count,
+                           payload={"kind": "choice", "option_id": option_id})
+    state = record_reply(state, text=note, asks_question=False)
+    run = outcome.run
+    if config.actions:  # an executed action is never offered again
+        run = runs.run_signals_update(run_id=run.pk, signals={"action_blockers": action_blockers_for(state, config, "")},
+                                      actor=actor, locale=lang, locked=run).run
+    _save_conversation(conversation, state, run)
+    return None
 
 
 def _context_before_option(state: ContextState, option_id: str) -> ContextState:

@@ -203,6 +203,23 @@ class _LatestDocuments(Mapping):
         return len(self._load())
 
 
+# Lock order everywhere: a run's conversation before the run itself. The conversations app
+# registers how to lock a run's conversation (this app does not import it).
+_RUN_PARENT_LOCKS: list[Callable[[int], None]] = []
+
+
+def register_run_parent_lock(lock: Callable[[int], None]) -> None:
+    """Register a function that row-locks whatever owns a run (its conversation), by run id."""
+    if lock not in _RUN_PARENT_LOCKS:
+        _RUN_PARENT_LOCKS.append(lock)
+
+
+def run_lock_parents(run_id: int) -> None:
+    """Take the locks that come before a run's own (call inside a transaction)."""
+    for lock in _RUN_PARENT_LOCKS:
+        lock(run_id)
+
+
 class _RunTx:
     """One locked run inside a transaction: engine state in memory, written back by CAS."""
 
@@ -213,6 +230,7 @@ class _RunTx:
         """
         run = locked
         if run is None:
+            run_lock_parents(run_id)
             # The conversation comes along (the audit names it) but only the run row is locked.
             run = (Run.objects.select_for_update(of=("self",)).select_related("conversation")
                    .defer("conversation__context").filter(pk=run_id).first())
@@ -492,13 +510,30 @@ def run_option_choose(
     signals: Mapping[str, Any] | None = None,
     locale: str = "en",
     review: Review | None = None,
+    locked: Run | None = None,
+    raise_refusal: bool = True,
 ) -> RunOutcome:
-    """Choose an option for a run; a refusal is audited and reported, and changes nothing else."""
+    """Choose an option for a run; a refusal is audited and reported, and changes nothing else.
+
+    A caller that holds the run's lock passes it as `locked`. With `raise_refusal=False` a
+    refusal is returned (see `choice_refusal`) instead of raised, so the caller's transaction
+    can commit its audit row and raise afterwards.
+    """
     with transaction.atomic():
-        tx = _RunTx(run_id)
+        tx = _RunTx(run_id, locked=locked)
         outcome = _choose_in(tx, option_id, actor, consent, selection_mode, signals or {}, locale, review)
-    _raise_for(outcome.choice)
+    if raise_refusal:
+        _raise_for(outcome.choice)
     return outcome
+
+
+def choice_refusal(outcome: RunOutcome) -> ApplicationError | None:
+    """The error a refused choice answers with (option not available, consent required), or None."""
+    try:
+        _raise_for(outcome.choice)
+    except ApplicationError as refusal:
+        return refusal
+    return None
 
 
 def _choose_in(
@@ -642,6 +677,8 @@ def review_decide(*, review_id: int, outcome: str, reason: str, user, option_id:
     chosen = _decided_option(review, outcome, option_id)
     now = timezone.now()
     with transaction.atomic():
+        if review.run_id is not None:
+            run_lock_parents(review.run_id)  # the conversation before the run, as everywhere
         # Compare-and-swap on the pending state: exactly one concurrent decision wins.
         won = Review.objects.filter(pk=review.pk, status=Review.Status.PENDING).update(
             status=_STATUS_FOR[outcome], decided_by=user, decided_at=now, reason=reason.strip(), decided_option_id=chosen

@@ -89,9 +89,10 @@ def _step_completed(c: Mapping, view: ConditionView) -> str | None:
 
 def _action_allowed(c: Mapping, view: ConditionView) -> str | None:
     # The conversation layer publishes ask-then-act blockers per action under this key.
+    # No published decision (a run that has heard nothing yet) fails closed: never act first.
     blockers = view.get(f"action_blockers.{c['action']}")
     if blockers is _MISSING:
-        return None
+        return _describe(c, "no_decision_yet: the person has not said anything yet")
     if not blockers:
         return None
     return _describe(c, "; ".join(str(b) for b in blockers))

@@ -1,0 +1,98 @@
+"""Idempotency-Key: the one mechanism every POST that takes the header goes through.
+
+A request with a key first *claims* it inside the caller's transaction, before any work:
+it inserts the key's row. A concurrent request with the same key blocks on that insert
+(PostgreSQL's unique index; SQLite serialises writers) until the first commits, then finds
+the row and replays the stored response instead of working again. If the first fails, its
+transaction rolls back with the claim and the next request simply does the work.
+
+A turn that calls the model stores a provisional response (the rules reply, which is what
+the database holds) when its first transaction commits, and the final one after the model
+answered; a retry arriving in between waits for the final response, up to a bound.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import IntegrityError, transaction
+
+from config.errors import ApplicationError, Conflict
+
+from .models import IdempotencyRecord
+
+MAX_KEY_LENGTH = 200
+
+
+def request_hash(body: Mapping[str, Any]) -> str:
+    """A stable fingerprint of a request body (the same key with another body is refused)."""
+    return hashlib.sha256(json.dumps(body, sort_keys=True, ensure_ascii=False, default=str).encode()).hexdigest()
+
+
+@dataclass
+class Claim:
+    """What claiming a key found: nothing to claim (no key), a fresh claim, or a stored response."""
+
+    record: IdempotencyRecord | None = None
+    replay: tuple[int, Any] | None = None
+    in_progress: bool = False
+
+    @property
+    def fresh(self) -> bool:
+        return self.record is not None and self.replay is None and not self.in_progress
+
+    def store(self, status_code: int, response: Any, *, final: bool = True) -> None:
+        """Keep the response for retries (inside the caller's transaction)."""
+        if self.record is None:
+            return
+        IdempotencyRecord.objects.filter(pk=self.record.pk).update(status_code=status_code, response=response, completed=final)
+        self.record.status_code, self.record.response, self.record.completed = status_code, response, final
+
+
+def idempotency_claim(*, user, key: str | None, endpoint: str, body: Mapping[str, Any]) -> Claim:  # noqa: ANN001
+    """Claim `key` for this request, or return the response stored for it.
+
+    Must run inside the transaction that does the work, so the claim and the work commit
+    (or roll back) together.
+    """
+    if not key:
+        return Claim()
+    if len(key) > MAX_KEY_LENGTH:
+        raise ApplicationError(f"Idempotency-Key is at most {MAX_KEY_LENGTH} characters.", code="invalid_idempotency_key",
+                               details={"Idempotency-Key": ["too long"]})
+    fingerprint = request_hash(body)
+    try:
+        with transaction.atomic():  # a savepoint: a lost race must not doom the caller's transaction
+            record = IdempotencyRecord.objects.create(user=user, key=key, endpoint=endpoint, request_hash=fingerprint,
+                                                      status_code=0, response=None, completed=False)
+        return Claim(record=record)
+    except IntegrityError:
+        pass
+    record = IdempotencyRecord.objects.get(user=user, key=key, endpoint=endpoint)
+    if record.request_hash != fingerprint:
+        raise Conflict("This Idempotency-Key was used with a different request.", code="idempotency_key_reused")
+    if not record.completed:
+        return Claim(record=record, replay=(record.status_code, record.response) if record.status_code else None, in_progress=True)
+    return Claim(record=record, replay=(record.status_code, record.response))
+
+
+def idempotency_await(claim: Claim, *, wait_seconds: float) -> tuple[int, Any]:
+    """The final response of a claim another request is still finishing (no transaction open).
+
+    After `wait_seconds` the provisional response is replayed: it is what the database holds.
+    """
+    assert claim.record is not None
+    deadline = time.monotonic() + wait_seconds
+    record = claim.record
+    while not record.completed and time.monotonic() < deadline:
+        time.sleep(0.05)
+        record = IdempotencyRecord.objects.get(pk=record.pk)
+    if not record.status_code:
+        raise Conflict("A request with this Idempotency-Key is still being processed; retry shortly.",
+                       code="idempotency_in_progress")
+    return record.status_code, record.response
