@@ -6,7 +6,7 @@ from typing import Any
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
-from rest_framework import serializers, status
+from rest_framework import serializers
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -57,6 +57,13 @@ def turn_response(result: services.TurnResult) -> dict[str, Any]:
     return {**state, "reply": reply, "execution_path": result.execution_path, "state": state}
 
 
+def start_response(conversation: Conversation) -> dict[str, Any]:
+    """The body of a new conversation: its state and the greeting."""
+    body = services.conversation_state(conversation)
+    body["messages"] = [message_out(m) for m in services.conversation_messages(conversation)]
+    return body
+
+
 def choice_response(conversation: Conversation) -> dict[str, Any]:
     """The body of a choice: the new state and the note the choice added to the transcript."""
     body = services.conversation_state(conversation)
@@ -74,13 +81,12 @@ class ConversationListApi(APIView):
                     "turn_count": c.turn_count, "updated_at": c.updated_at.isoformat()} for c in rows[:200]]
         return Response({"count": len(results), "results": results})
 
-    @extend_schema(request=StartIn, responses={201: OpenApiTypes.OBJECT}, summary="Start a conversation on a workflow")
+    @extend_schema(request=StartIn, responses={201: OpenApiTypes.OBJECT}, summary="Start a conversation on a workflow (honours Idempotency-Key)")
     def post(self, request: Request) -> Response:
         data = validated_input(StartIn, request.data)
-        conversation = services.conversation_start(user=request.user, **data)
-        body = services.conversation_state(conversation)
-        body["messages"] = [message_out(m) for m in services.conversation_messages(conversation)]
-        return Response(body, status=status.HTTP_201_CREATED)
+        code, body = services.conversation_start_once(user=request.user, idempotency_key=request.META.get(IDEMPOTENCY_HEADER),
+                                                      respond=start_response, **data)
+        return Response(body, status=code)
 
 
 class ConversationDetailApi(APIView):

@@ -138,6 +138,19 @@ def conversation_start(*, user, workflow_id: str, locale: str | None = None) -> 
     return conversation
 
 
+def conversation_start_once(*, user, workflow_id: str, locale: str | None = None, idempotency_key: str | None = None,  # noqa: ANN001
+                            respond: Callable[[Conversation], dict[str, Any]]) -> tuple[int, dict[str, Any]]:
+    """Start a conversation for a POST that may carry an Idempotency-Key (a retry gets the same one)."""
+    body = {"workflow_id": workflow_id, "locale": locale}
+    with transaction.atomic():
+        claim = idempotency_claim(user=user, key=idempotency_key, endpoint="conversations", body=body)
+        if claim.replay is not None:
+            return claim.replay
+        response = respond(conversation_start(user=user, workflow_id=workflow_id, locale=locale))
+        claim.store(201, response)
+    return 201, response
+
+
 # --- signals: what the conversation tells the workflow ----------------------------
 
 

@@ -210,3 +210,38 @@ def test_a_model_answer_for_a_conversation_that_moved_on_is_discarded(person, ha
     assert AuditEvent.objects.filter(run__conversation__id=cid, event_type="model_answer_discarded").count() == 1
     texts = list(Message.objects.filter(conversation_id=cid, role="assistant").order_by("id").values_list("text", flat=True))
     assert not any(t.startswith("Late answer.") for t in texts)
+
+
+def test_a_retried_start_gives_the_same_conversation(person) -> None:  # noqa: ANN001
+    call_command("seed_demo", stdout=io.StringIO())
+
+    def start(_: int) -> tuple[int, dict]:
+        return _post(person, "/api/v1/conversations", {"workflow_id": "permit_form"}, HTTP_IDEMPOTENCY_KEY="start-1")
+
+    results = _race(start, 6)
+    assert {status for status, _ in results} == {201}, results
+    assert len({body["id"] for _, body in results}) == 1
+    assert Conversation.objects.filter(owner=person).count() == 1
+
+
+def test_a_review_decided_while_the_person_keeps_typing_never_deadlocks(person, supervisor) -> None:  # noqa: ANN001
+    """The decision locks the conversation before the run, as a turn does: no lock cycle."""
+    from workflows.models import Review
+
+    call_command("seed_demo", stdout=io.StringIO())
+    api = client_for(person)
+    cid = api.post("/api/v1/conversations", {"workflow_id": "parking_help_desk"}, format="json").json()["id"]
+    api.post(f"/api/v1/conversations/{cid}/messages", {"text": "verify order SCN-020"}, format="json")
+    review = Review.objects.get(run__conversation__id=cid)
+
+    def act(i: int) -> tuple[int, dict]:
+        if i == 0:
+            return _post(supervisor, f"/api/v1/reviews/{review.pk}/decision", {"outcome": "approve", "reason": "checked"})
+        return _post(person, f"/api/v1/conversations/{cid}/messages", {"text": f"any news? ({i})"})
+
+    results = _race(act, 6)
+    assert not [r for r in results if r[0] == "crash" or r[0] >= 500], results
+    assert results[0][0] == 200, results[0]
+    conversation = Conversation.objects.select_related("run").get(pk=cid)
+    assert conversation.run.status != Run.Status.WAITING_REVIEW
+    assert Message.objects.filter(conversation=conversation, payload__kind="review_decided").count() == 1
