@@ -8,6 +8,7 @@ all in one transaction with the conversation row locked, so concurrent turns que
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
@@ -45,6 +46,7 @@ from .idempotency import idempotency_await, idempotency_claim
 from .models import Conversation, Message
 
 MAX_TEXT = 4000
+logger = logging.getLogger(__name__)
 LOOKUPS: dict[str, Callable[..., Any]] = {}
 
 
@@ -456,14 +458,22 @@ def _answer_payload(reply: ComposedReply, outcome: TurnOutcome, path: dict[str, 
 
 def _model_phase(result: TurnResult, *, user, model) -> TurnResult:  # noqa: ANN001
     """Ask the model with no transaction open, then apply its answer by compare-and-swap."""
-    from .concierge import concierge_reply
+    from .concierge import Decision, concierge_reply
 
     turn = result.model_turn
     conversation = result.conversation
     audit_rows: list = []
-    decided = concierge_reply(conversation=conversation, run=turn.run, plan=turn.plan, config=turn.config,
-                              state=turn.state_before_reply, outcome=turn.outcome, view=turn.view, draft=turn.draft,
-                              lang=turn.lang, user_text=turn.text, audit=audit_rows, model=model)
+    try:
+        decided = concierge_reply(conversation=conversation, run=turn.run, plan=turn.plan, config=turn.config,
+                                  state=turn.state_before_reply, outcome=turn.outcome, view=turn.view, draft=turn.draft,
+                                  lang=turn.lang, user_text=turn.text, audit=audit_rows, model=model)
+    except Exception as error:  # noqa: BLE001 - the turn is stored already: any fault here keeps the rules reply
+        logger.exception("model phase failed; the rules reply stands")
+        audit_rows.clear()
+        audit_record("model_fallback", run=turn.run, conversation=conversation, actor_label="concierge",
+                     outcome="fallback_to_rules", payload={"kind": "internal_error", "detail": f"{type(error).__name__}"[:200]},
+                     buffer=audit_rows)
+        decided = Decision(turn.draft, backend="rules", violations=["internal_error"])
     with transaction.atomic():
         current = access_conversation(user, conversation.pk, for_update=True)
         if current.version != turn.version:
