@@ -9,8 +9,6 @@ from config.errors import Forbidden, NotFound
 from .authentication import holds_decide_review
 from .models import Review, Run
 
-SUPERVISORS_GROUP = "Supervisors"
-
 
 def is_supervisor(user: AbstractBaseUser | AnonymousUser | None) -> bool:
     """Supervisors hold the decide_review permission (directly or through the group).

@@ -25,8 +25,8 @@ def test_seed_demo_twice_changes_nothing(django_user_model) -> None:  # noqa: AN
     _run("seed_demo")
     counts = (WorkflowPlan.objects.count(), django_user_model.objects.count())
     output = _run("seed_demo")
-    assert (WorkflowPlan.objects.count(), django_user_model.objects.count()) == counts == (5, 3)
-    assert "unchanged" in output and "sam / " in output
+    assert (WorkflowPlan.objects.count(), django_user_model.objects.count()) == counts == (5, 4)
+    assert "unchanged" in output and "sam / " in output and "olga / olga-operator-2026" in output
 
 
 def test_create_api_token_prints_the_token_last(django_user_model) -> None:  # noqa: ANN001
