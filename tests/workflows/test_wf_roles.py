@@ -110,3 +110,16 @@ def test_another_person_finds_no_such_chat_page(client, other_person, operator, 
         assert client.get(f"/c/{conversation}/").status_code == 404
         assert client.post(f"/c/{conversation}/send", {"text": "hi"}).status_code == 404
         assert client.post(f"/c/{conversation}/choose", {"option_id": "adjust_to_simulated"}).status_code == 404
+
+
+def test_role_checks_cost_few_queries(api, operator_api, supervisor_api, conversation, django_assert_num_queries) -> None:  # noqa: ANN001
+    # The token query also answers "supervisor?"; a model permission costs Django's two
+    # permission queries (the user's, their groups'), once per request. A person's turns and
+    # reads need neither (see tests/conversations/test_cv_turn_queries.py).
+    with django_assert_num_queries(3):  # token, user and group permissions; a refusal reads nothing else
+        assert api.get("/api/v1/parking-orders/SCN-020").status_code == 403
+    with django_assert_num_queries(4):  # the same, and the order
+        assert operator_api.get("/api/v1/parking-orders/SCN-020").status_code == 200
+    with django_assert_num_queries(2):  # token (supervisor: yes), the conversation's owner
+        response = supervisor_api.post(f"/api/v1/conversations/{conversation}/messages", {"text": "hi"}, format="json")
+        assert response.status_code == 403
