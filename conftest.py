@@ -1,4 +1,4 @@
-"""Shared fixtures: users with tokens, an API client per role, and the shipped plans."""
+"""Shared fixtures: a user and an API client per role (person, operator, supervisor), and the shipped plans."""
 
 from __future__ import annotations
 
@@ -14,14 +14,14 @@ def plans(db):  # noqa: ANN001, ANN201
     return load_shipped_plans()
 
 
-def _user(username: str, supervisor: bool = False):  # noqa: ANN202
+def _user(username: str, role: str = "person"):  # noqa: ANN202
     from django.contrib.auth import get_user_model
 
-    from workflows.demo import make_supervisor
+    from workflows.roles import role_grant
 
     user = get_user_model().objects.create_user(username=username, password=f"{username}-pass-123")
-    if supervisor:
-        make_supervisor(user)
+    if role != "person":
+        role_grant(user, role)
         user = get_user_model().objects.get(pk=user.pk)  # drop the permission cache
     return user
 
@@ -37,8 +37,13 @@ def other_person(db):  # noqa: ANN001, ANN201
 
 
 @pytest.fixture
+def operator(db):  # noqa: ANN001, ANN201
+    return _user("otto", role="operator")
+
+
+@pytest.fixture
 def supervisor(db):  # noqa: ANN001, ANN201
-    return _user("sue", supervisor=True)
+    return _user("sue", role="supervisor")
 
 
 @pytest.fixture
@@ -49,6 +54,11 @@ def api(person):  # noqa: ANN001, ANN201
 @pytest.fixture
 def other_api(other_person):  # noqa: ANN001, ANN201
     return client_for(other_person)
+
+
+@pytest.fixture
+def operator_api(operator):  # noqa: ANN001, ANN201
+    return client_for(operator)
 
 
 @pytest.fixture

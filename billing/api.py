@@ -1,14 +1,21 @@
-"""Billing REST endpoints: rules with versions, simulation, orders, arrears, verification."""
+"""Billing REST endpoints: rules with versions, simulation, orders, arrears, verification.
+
+Prices are public: anyone signed in reads rules and simulates a fee. Orders, plates and
+arrears are the operator's (a person reaches them only through their own conversations), and
+only supervisors change rules, since a rule prices every stay and order in its scope.
+"""
 
 from __future__ import annotations
 
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from config.errors import ApplicationError, validated_input
+from workflows.permissions import HoldsRequiredPerms
 
 from . import services
 from .models import BillingRule, ParkingOrder
@@ -16,7 +23,6 @@ from .models import BillingRule, ParkingOrder
 
 def money(value) -> str:  # noqa: ANN001
     return f"{value:.2f}"
-
 
 
 class ScopeIn(serializers.Serializer):
@@ -66,6 +72,10 @@ def order_out(order: ParkingOrder) -> dict:
 
 
 class BillingRuleListApi(APIView):
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    # Creates the rule or appends a version and updates its name and scope.
+    required_perms = {"POST": ("billing.add_billingrule", "billing.change_billingrule", "billing.add_billingruleversion")}
+
     @extend_schema(
         parameters=[OpenApiParameter("city_code", str, required=False), OpenApiParameter("lot_code", str, required=False)],
         summary="List billing rules with their versions",
@@ -131,6 +141,9 @@ class OrderIn(serializers.Serializer):
 
 
 class OrderListApi(APIView):
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"POST": ("billing.add_parkingorder",)}
+
     @extend_schema(request=OrderIn, summary="Create a parking order (total computed when missing)")
     def post(self, request: Request) -> Response:
         order = services.parking_order_create(data=validated_input(OrderIn, request.data), user=request.user)
@@ -138,12 +151,18 @@ class OrderListApi(APIView):
 
 
 class OrderDetailApi(APIView):
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"GET": ("billing.view_parkingorder",)}
+
     @extend_schema(summary="Read a parking order")
     def get(self, request: Request, order_no: str) -> Response:
         return Response(order_out(services.order_get(order_no)))
 
 
 class ArrearsApi(APIView):
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"GET": ("billing.view_parkingorder",)}
+
     @extend_schema(
         parameters=[OpenApiParameter("plate_no", str, required=True), OpenApiParameter("city_code", str, required=False)],
         summary="Orders of a plate with arrears",
@@ -159,6 +178,9 @@ class ArrearsApi(APIView):
 
 
 class VerifyApi(APIView):
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"POST": ("billing.add_feeverification",)}
+
     @extend_schema(summary="Verify an order's fee against the rule in force at entry")
     def post(self, request: Request, order_no: str) -> Response:
         verification = services.parking_order_verify(order_no=order_no, user=request.user)

@@ -92,6 +92,8 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         logger.exception("unhandled API error", exc_info=exc)
         return Response(error_body("server_error", "An internal error occurred."), status=500)
     code = next((c for cls, c in _DRF_CODES.items() if isinstance(exc, cls)), "error")
+    if isinstance(exc, drf_exceptions.PermissionDenied) and isinstance(exc.get_codes(), str) and exc.get_codes() != exc.default_code:
+        code = exc.get_codes()  # a permission class's own code, e.g. supervisor_required
     if isinstance(exc, drf_exceptions.ValidationError):
         message, details = "The request is not valid.", response.data
     else:

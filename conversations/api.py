@@ -7,6 +7,7 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
+from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,6 +18,7 @@ from workflows.api import audit_response
 from workflows.models import AuditEvent
 
 from . import services
+from .access import posts_for_another
 from .models import Conversation, Message
 
 IDEMPOTENCY_HEADER = "HTTP_IDEMPOTENCY_KEY"
@@ -34,6 +36,16 @@ class MessageIn(serializers.Serializer):
 class ChooseIn(serializers.Serializer):
     option_id = serializers.CharField(max_length=64)
     consent = serializers.BooleanField(required=False, default=False)
+
+
+class SpeaksAsOwner(BasePermission):
+    """Turns and choices are the owner's: a supervisor reads another's conversation, never posts in it."""
+
+    message = "Only the person whose conversation this is may post in it; supervisors read it."
+    code = "not_conversation_owner"
+
+    def has_permission(self, request: Request, view: APIView) -> bool:
+        return request.method in SAFE_METHODS or not posts_for_another(request.user, view.kwargs["conversation_id"])
 
 
 def message_out(message: Message) -> dict[str, Any]:
@@ -96,6 +108,8 @@ class ConversationDetailApi(APIView):
 
 
 class MessageApi(APIView):
+    permission_classes = [IsAuthenticated, SpeaksAsOwner]
+
     @extend_schema(responses=OpenApiTypes.OBJECT, summary="The transcript")
     def get(self, request: Request, conversation_id: int) -> Response:
         conversation = services.access_conversation(request.user, conversation_id)
@@ -114,6 +128,8 @@ class MessageApi(APIView):
 
 
 class ChooseApi(APIView):
+    permission_classes = [IsAuthenticated, SpeaksAsOwner]
+
     @extend_schema(request=ChooseIn, responses=OpenApiTypes.OBJECT, summary="Choose an offered option (409 when not available or consent is missing)")
     def post(self, request: Request, conversation_id: int) -> Response:
         data = validated_input(ChooseIn, request.data)

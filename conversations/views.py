@@ -10,6 +10,7 @@ import json
 from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
+from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -72,6 +73,8 @@ def _page_context(request: HttpRequest, conversation: Conversation, error: str |
         "working": conversation.messages.filter(payload__kind="pending").exists(),
         "documents": documents.available(conversation),
         "lang": _lang(request, conversation),
+        # A supervisor reading someone else's conversation gets no composer and no option buttons.
+        "read_only": conversation.owner_id != request.user.pk,
     }
 
 
@@ -87,6 +90,15 @@ def _access(request: HttpRequest, conversation_id: int) -> Conversation:
         return services.access_conversation(request.user, conversation_id)
     except ApplicationError as error:
         raise Http404(error.message) from error
+
+
+def _access_to_post(request: HttpRequest, conversation_id: int) -> Conversation:
+    """The conversation if the user may speak in it: someone else's is a 404, and a
+    supervisor, who reads every conversation, may not post in the person's name (403)."""
+    conversation = _access(request, conversation_id)
+    if conversation.owner_id != request.user.pk:
+        raise PermissionDenied("Only the person whose conversation this is may post in it.")
+    return conversation
 
 
 def _after_post(request: HttpRequest, conversation_id: int, error: str | None = None) -> HttpResponse:
@@ -105,7 +117,7 @@ def _after_post(request: HttpRequest, conversation_id: int, error: str | None = 
 @login_required
 @require_POST
 def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
-    _access(request, conversation_id)  # someone else's conversation is a 404, not an error message
+    _access_to_post(request, conversation_id)  # someone else's conversation is a 404 (a supervisor's, a 403)
     text = request.POST.get("text", "")
     try:
         if settings.CONCIERGE_ASYNC_TURNS:
@@ -121,7 +133,7 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
 @login_required
 @require_POST
 def choose(request: HttpRequest, conversation_id: int) -> HttpResponse:
-    _access(request, conversation_id)
+    _access_to_post(request, conversation_id)
     option_id = request.POST.get("option_id", "")
     consent = request.POST.get("consent") == "yes"
     try:

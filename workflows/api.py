@@ -10,6 +10,7 @@ from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
@@ -17,8 +18,9 @@ from rest_framework.views import APIView
 from config.errors import ApplicationError, NotFound, validated_input
 
 from . import services
-from .access import access_review, is_supervisor, require_supervisor
+from .access import access_review, is_supervisor
 from .models import AuditEvent, Review, WebhookEndpoint, WorkflowPlan
+from .permissions import HoldsRequiredPerms, IsSupervisor
 from .serializers import (
     AUDIT_CSV_FIELDS,
     AuditEventSerializer,
@@ -31,6 +33,11 @@ from .serializers import (
 
 
 class WorkflowPlanListApi(APIView):
+    # Everyone reads plans (a person picks a workflow); only supervisors upload, and the role
+    # is checked before the plan is validated: a person learns nothing from a refused upload.
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"POST": ("workflows.add_workflowplan",)}
+
     @extend_schema(responses=WorkflowPlanSummarySerializer(many=True), summary="List workflows (newest versions)")
     def get(self, request: Request) -> Response:
         return Response({"results": WorkflowPlanSummarySerializer(services.plans_latest(), many=True).data})
@@ -41,11 +48,7 @@ class WorkflowPlanListApi(APIView):
         summary="Upload a plan (validated; a new version when it changed)",
     )
     def post(self, request: Request) -> Response:
-        document = request.data
-        # Validation is pure and reveals nothing, so every caller learns what is wrong with a plan.
-        services.plan_check(document)
-        require_supervisor(request.user)
-        row, created = services.plan_upload(document=document, user=request.user)
+        row, created = services.plan_upload(document=request.data, user=request.user)
         return Response(WorkflowPlanSerializer(row).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -69,6 +72,8 @@ class WorkflowPlanDetailApi(APIView):
 
 
 class ReviewListApi(APIView):
+    permission_classes = [IsAuthenticated, IsSupervisor]
+
     @extend_schema(
         parameters=[
             OpenApiParameter("status", str, required=False, enum=Review.Status.values),
@@ -79,7 +84,6 @@ class ReviewListApi(APIView):
         summary="Supervisor review queue",
     )
     def get(self, request: Request) -> Response:
-        require_supervisor(request.user)
         reviews = Review.objects.select_related("run__conversation", "decided_by").order_by("created_at", "id")
         wanted = request.query_params.get("status")
         if wanted:
@@ -93,15 +97,18 @@ class ReviewListApi(APIView):
 
 
 class ReviewDetailApi(APIView):
+    permission_classes = [IsAuthenticated, IsSupervisor]
+
     @extend_schema(responses=ReviewSerializer, summary="Read a review")
     def get(self, request: Request, review_id: int) -> Response:
         return Response(ReviewSerializer(access_review(request.user, review_id)).data)
 
 
 class ReviewDecisionApi(APIView):
+    permission_classes = [IsAuthenticated, IsSupervisor]
+
     @extend_schema(request=ReviewDecisionInputSerializer, responses=ReviewSerializer, summary="Decide a review")
     def post(self, request: Request, review_id: int) -> Response:
-        require_supervisor(request.user)
         data = validated_input(ReviewDecisionInputSerializer, request.data)
         review = services.review_decide(review_id=review_id, user=request.user, **data)
         return Response(ReviewSerializer(review).data)
@@ -123,6 +130,8 @@ def audit_response(events, fmt: str, filename: str) -> HttpResponse | Response: 
 
 
 class AuditEventListApi(APIView):
+    permission_classes = [IsAuthenticated, IsSupervisor]
+
     @extend_schema(
         parameters=[
             OpenApiParameter("run_id", int, required=False),
@@ -134,7 +143,6 @@ class AuditEventListApi(APIView):
         summary="Audit trail export (supervisors)",
     )
     def get(self, request: Request) -> HttpResponse | Response:
-        require_supervisor(request.user)
         events = AuditEvent.objects.select_related("actor").order_by("id")
         for name in ("run_id", "review_id", "event_type"):
             value = request.query_params.get(name)

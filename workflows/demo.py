@@ -6,20 +6,20 @@ import json
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Group
 from django.core.management.base import CommandError
 
-from .access import SUPERVISORS_GROUP
+from . import roles
 from .services import PlanInvalid, plan_upload
 
 PLANS_DIR = Path(__file__).resolve().parent / "plans"
 SHIPPED_WORKFLOWS = ("parking_help_desk", "rv_diagnostic", "manager_assistant", "permit_form", "project_intake")
 
-# (username, password, supervisor?) — demo only; the run command prints them.
+# (username, password, role) — demo only; the run command prints them.
 DEMO_USERS = (
-    ("alice", "alice-demo-2026", False),
-    ("bob", "bob-demo-2026", False),
-    ("sam", "sam-supervisor-2026", True),
+    ("alice", "alice-demo-2026", roles.PERSON),
+    ("bob", "bob-demo-2026", roles.PERSON),
+    ("olga", "olga-operator-2026", roles.OPERATOR),
+    ("sam", "sam-supervisor-2026", roles.SUPERVISOR),
 )
 
 
@@ -37,44 +37,28 @@ def load_shipped_plans() -> list[tuple[str, int, bool]]:
     return loaded
 
 
-SUPERVISOR_PERMISSIONS = (
-    "decide_review", "view_review", "view_auditevent", "view_run", "view_workflowplan", "add_workflowplan",
-    "view_webhookendpoint", "view_webhookdelivery", "view_conversation", "view_message",
-    "view_knowledgesource", "view_knowledgechunk", "add_knowledgesource", "change_knowledgesource",
-    "view_billingrule", "add_billingrule", "change_billingrule", "view_billingruleversion", "add_billingruleversion",
-    "view_parkingorder", "view_feeverification",
-)
-
-
-def supervisors_group() -> Group:
-    """The Supervisors group with its permissions (made by a migration; remade if it was removed)."""
-    from django.contrib.auth.models import Permission
-
-    group, _ = Group.objects.get_or_create(name=SUPERVISORS_GROUP)
-    group.permissions.add(*Permission.objects.filter(codename__in=SUPERVISOR_PERMISSIONS))
-    return group
-
-
 def make_supervisor(user) -> None:  # noqa: ANN001
-    user.is_staff = True
-    user.save(update_fields=["is_staff"])
-    user.groups.add(supervisors_group())
+    roles.role_grant(user, roles.SUPERVISOR)
 
 
-def ensure_demo_users() -> list[tuple[str, str, bool]]:
-    """Create the demo users once; later runs leave their passwords alone."""
+def make_operator(user) -> None:  # noqa: ANN001
+    roles.role_grant(user, roles.OPERATOR)
+
+
+def ensure_demo_users() -> list[tuple[str, str, str]]:
+    """Create the demo users once, each in its role's group; later runs leave their passwords alone."""
     users = get_user_model().objects
-    for username, password, supervisor in DEMO_USERS:
+    for username, password, role in DEMO_USERS:
         user, created = users.get_or_create(username=username, defaults={"email": f"{username}@example.com"})
         if created:
             user.set_password(password)
             user.save()
-        if supervisor:
-            make_supervisor(user)
+        roles.role_grant(user, role)
     return list(DEMO_USERS)
 
 
 def seed(stdout) -> None:  # noqa: ANN001
     for workflow_id, version, created in load_shipped_plans():
         stdout.write(f"  plan {workflow_id} v{version} {'loaded' if created else 'unchanged'}")
+    roles.ensure_role_groups()
     ensure_demo_users()

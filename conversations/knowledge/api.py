@@ -1,6 +1,7 @@
 """Knowledge REST endpoints (RAG-001/003): source upsert, chunk batches, filtered retrieval.
 
-Writes are for supervisors (403 otherwise); any authenticated user may retrieve.
+Writes (ingestion) are for operators and supervisors (403 otherwise, checked before the body
+is read); any authenticated user may retrieve.
 """
 
 from __future__ import annotations
@@ -10,12 +11,13 @@ from typing import Any
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
+from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.services import parse_time
-from workflows.access import require_supervisor
+from workflows.permissions import HoldsRequiredPerms
 
 from . import services
 from .engine import RetrievalFilters
@@ -78,13 +80,15 @@ class SourceIn(serializers.Serializer):
 
 
 class KnowledgeSourceApi(APIView):
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"POST": ("conversations.add_knowledgesource", "conversations.change_knowledgesource")}
+
     @extend_schema(
         request=SourceIn,
         responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
-        summary="Upsert a knowledge source; with `content` it is chunked and embedded (supervisors)",
+        summary="Upsert a knowledge source; with `content` it is chunked and embedded (operators, supervisors)",
     )
     def post(self, request: Request) -> Response:
-        require_supervisor(request.user)
         data = _valid(SourceIn, request.data)
         source, outcome = services.knowledge_source_upsert(data=data, user=request.user)
         code = status.HTTP_201_CREATED if outcome == "created" else status.HTTP_200_OK
@@ -107,13 +111,15 @@ class ChunkBatchIn(serializers.Serializer):
 
 
 class KnowledgeChunkBatchApi(APIView):
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"POST": ("conversations.add_knowledgechunk", "conversations.change_knowledgesource")}
+
     @extend_schema(
         request=ChunkBatchIn,
         responses={200: OpenApiTypes.OBJECT},
-        summary="Add or replace a source's chunks; embeddings are checked for dimension (supervisors)",
+        summary="Add or replace a source's chunks; embeddings are checked for dimension (operators, supervisors)",
     )
     def post(self, request: Request) -> Response:
-        require_supervisor(request.user)
         data = _valid(ChunkBatchIn, request.data)
         source, written = services.knowledge_chunks_batch(
             source_id=data["source_id"],

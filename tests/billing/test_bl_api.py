@@ -1,4 +1,6 @@
-"""Billing rules, versions and orders over REST, with every bad input answered clearly."""
+"""Billing rules, versions and orders over REST, with every bad input answered clearly.
+
+Supervisors change rules, operators create and read orders, anyone signed in simulates."""
 
 from __future__ import annotations
 
@@ -15,38 +17,38 @@ def rule(code="BJ-TEST", effective_from="2026-01-01T00:00:00+08:00", effective_t
             "version": {"effective_from": effective_from, "effective_to": effective_to, "rule_payload": payload or PAYLOAD}}
 
 
-def test_create_rule_append_versions_and_refuse_overlap(api) -> None:  # noqa: ANN001
-    first = api.post("/api/v1/billing-rules", rule(effective_to="2026-06-01T00:00:00+08:00"), format="json")
+def test_create_rule_append_versions_and_refuse_overlap(supervisor_api, api) -> None:  # noqa: ANN001
+    first = supervisor_api.post("/api/v1/billing-rules", rule(effective_to="2026-06-01T00:00:00+08:00"), format="json")
     assert first.status_code == 201 and first.json()["created_version_no"] == 1
-    second = api.post("/api/v1/billing-rules", rule(effective_from="2026-06-01T00:00:00+08:00"), format="json")
+    second = supervisor_api.post("/api/v1/billing-rules", rule(effective_from="2026-06-01T00:00:00+08:00"), format="json")
     assert second.status_code == 201 and second.json()["created_version_no"] == 2
-    overlap = api.post("/api/v1/billing-rules", rule(effective_from="2026-05-01T00:00:00+08:00", effective_to="2026-05-02T00:00:00+08:00"), format="json")
+    overlap = supervisor_api.post("/api/v1/billing-rules", rule(effective_from="2026-05-01T00:00:00+08:00", effective_to="2026-05-02T00:00:00+08:00"), format="json")
     assert overlap.status_code == 409 and overlap.json()["error"]["code"] == "version_overlap"
     assert overlap.json()["error"]["details"]["version_no"] == 1
-    body = api.get("/api/v1/billing-rules/BJ-TEST").json()
+    body = api.get("/api/v1/billing-rules/BJ-TEST").json()  # prices are public: a person reads them
     assert [v["version_no"] for v in body["versions"]] == [1, 2]
     assert api.get("/api/v1/billing-rules?city_code=110100&lot_code=BJ-001").json()["count"] == 1
     assert api.get("/api/v1/billing-rules?city_code=110100&lot_code=BJ-999").json()["count"] == 0
     assert api.get("/api/v1/billing-rules/NOPE").status_code == 404
 
 
-def test_invalid_payload_names_every_bad_field(api) -> None:  # noqa: ANN001
+def test_invalid_payload_names_every_bad_field(supervisor_api) -> None:  # noqa: ANN001
     bad = [{"name": "day", "type": "hourly", "time_window": {"start": "25:00", "end": "20:00"}, "unit_minutes": 0}]
-    response = api.post("/api/v1/billing-rules", rule(payload=bad), format="json")
+    response = supervisor_api.post("/api/v1/billing-rules", rule(payload=bad), format="json")
     assert response.status_code == 400
     error = response.json()["error"]
     assert error["code"] == "invalid_rule_payload"
     paths = {p["path"] for p in error["details"]["problems"]}
     assert "version.rule_payload[0].type" in paths and "version.rule_payload[0].time_window.start" in paths
-    assert api.get("/api/v1/billing-rules/BJ-TEST").status_code == 404  # nothing stored
+    assert supervisor_api.get("/api/v1/billing-rules/BJ-TEST").status_code == 404  # nothing stored
 
 
-def test_missing_fields_and_bad_times_are_400(api) -> None:  # noqa: ANN001
-    response = api.post("/api/v1/billing-rules", {"rule_code": "X"}, format="json")
+def test_missing_fields_and_bad_times_are_400(supervisor_api) -> None:  # noqa: ANN001
+    response = supervisor_api.post("/api/v1/billing-rules", {"rule_code": "X"}, format="json")
     assert response.status_code == 400 and {"name", "scope", "version"} <= set(response.json()["error"]["details"])
-    response = api.post("/api/v1/billing-rules", rule(effective_from="yesterday"), format="json")
+    response = supervisor_api.post("/api/v1/billing-rules", rule(effective_from="yesterday"), format="json")
     assert response.status_code == 400 and "version.effective_from" in response.json()["error"]["details"]
-    response = api.post("/api/v1/billing-rules", rule(effective_to="2025-01-01T00:00:00+08:00"), format="json")
+    response = supervisor_api.post("/api/v1/billing-rules", rule(effective_to="2025-01-01T00:00:00+08:00"), format="json")
     assert response.status_code == 400
 
 
@@ -65,9 +67,9 @@ def test_simulate_inline_payload_and_errors(api) -> None:  # noqa: ANN001
     assert no_rule.status_code == 404 and no_rule.json()["error"]["code"] == "no_rule_in_force"
 
 
-def test_order_total_is_computed_and_arrears_derived(api) -> None:  # noqa: ANN001
-    api.post("/api/v1/billing-rules", rule(), format="json")
-    created = api.post("/api/v1/parking-orders", {
+def test_order_total_is_computed_and_arrears_derived(supervisor_api, operator_api) -> None:  # noqa: ANN001
+    supervisor_api.post("/api/v1/billing-rules", rule(), format="json")
+    created = operator_api.post("/api/v1/parking-orders", {
         "order_no": "BJ-1", "plate_no": "京A12345", "city_code": "110100", "lot_code": "BJ-001",
         "entry_time": "2026-03-02T08:00:00+08:00", "exit_time": "2026-03-02T10:10:00+08:00", "paid_amount": "4.00",
         "arrears_amount": "999.00",
@@ -76,9 +78,9 @@ def test_order_total_is_computed_and_arrears_derived(api) -> None:  # noqa: ANN0
     body = created.json()
     assert (body["total_amount"], body["paid_amount"], body["arrears_amount"], body["status"]) == ("10.00", "4.00", "6.00", "partially_paid")
     assert (body["billing_rule_code"], body["billing_rule_version_no"]) == ("BJ-TEST", 1)
-    duplicate = api.post("/api/v1/parking-orders", {**body, "total_amount": "1.00"}, format="json")
+    duplicate = operator_api.post("/api/v1/parking-orders", {**body, "total_amount": "1.00"}, format="json")
     assert duplicate.status_code == 409 and duplicate.json()["error"]["code"] == "order_exists"
-    negative = api.post("/api/v1/parking-orders", {**body, "order_no": "BJ-2", "paid_amount": "-1"}, format="json")
+    negative = operator_api.post("/api/v1/parking-orders", {**body, "order_no": "BJ-2", "paid_amount": "-1"}, format="json")
     assert negative.status_code == 400
-    assert api.get("/api/v1/parking-orders/NOPE").status_code == 404
-    assert api.post("/api/v1/parking-orders/NOPE/verify").status_code == 404
+    assert operator_api.get("/api/v1/parking-orders/NOPE").status_code == 404
+    assert operator_api.post("/api/v1/parking-orders/NOPE/verify").status_code == 404

@@ -164,7 +164,7 @@ def test_parking_slot_memory_across_turns(chat) -> None:  # noqa: ANN001
 
 
 def test_mismatch_in_conversation_reaches_review_and_decision_changes_the_order(
-    chat, supervisor_api, api, django_capture_on_commit_callbacks
+    chat, supervisor_api, operator_api, django_capture_on_commit_callbacks
 ) -> None:  # noqa: ANN001
     c = chat("parking_help_desk", "zh-hans")
     r = c.say("订单SCN-020收了18块，是不是收多了？")
@@ -176,7 +176,7 @@ def test_mismatch_in_conversation_reaches_review_and_decision_changes_the_order(
     with django_capture_on_commit_callbacks(execute=True):  # the test's transaction never commits
         decided = supervisor_api.post(f"/api/v1/reviews/{review['id']}/decision", {"outcome": "approve", "reason": "rule is right"}, format="json")
     assert decided.status_code == 200
-    order = api.get("/api/v1/parking-orders/SCN-020").json()
+    order = operator_api.get("/api/v1/parking-orders/SCN-020").json()  # orders are the operator's to read
     assert order["total_amount"] == "14.00"
     state = c.get()
     assert state["status"] == "active" and state["review"]["status"] == "approved"

@@ -1,4 +1,4 @@
-"""Knowledge over REST: supervisor-only writes, source upsert with content, chunk batches with
+"""Knowledge over REST: writes by operators and supervisors, source upsert with content, chunk batches with
 a dimension check, and retrieval with every filter, stable top-k, citations and a trace."""
 
 from __future__ import annotations
@@ -48,16 +48,18 @@ def _source(api: APIClient, source_id: str, text: str, **fields) -> dict:  # noq
     return response.json()
 
 
-def test_writes_need_a_supervisor(api, supervisor_api) -> None:  # noqa: ANN001
+def test_writes_need_an_operator_or_a_supervisor(api, operator_api, supervisor_api) -> None:  # noqa: ANN001
     body = {"source_id": "kb.a", "title": "A", "doc_type": "faq", "content": "Night parking is free."}
     response = api.post(SOURCES, body, format="json")
-    assert response.status_code == 403 and response.json()["error"]["code"] == "supervisor_required"
+    assert response.status_code == 403 and response.json()["error"]["code"] == "operator_required"
     response = api.post(BATCH, {"source_id": "kb.a", "chunks": [{"text": "x"}]}, format="json")
-    assert response.status_code == 403
+    assert response.status_code == 403 and response.json()["error"]["code"] == "operator_required"
     assert not KnowledgeSource.objects.exists()
     assert APIClient().post(RETRIEVE, {"query": "night"}, format="json").status_code in (401, 403)
-    # A person may retrieve.
-    assert supervisor_api.post(SOURCES, body, format="json").status_code == 201
+    # An operator or a supervisor ingests; a person may retrieve.
+    assert operator_api.post(SOURCES, body, format="json").status_code == 201
+    assert supervisor_api.post(SOURCES, {**body, "source_id": "kb.b"}, format="json").status_code == 201
+    assert operator_api.post(BATCH, {"source_id": "kb.a", "chunks": [{"text": "Lost tickets cost a day."}]}, format="json").status_code == 200
     assert api.post(RETRIEVE, {"query": "night parking"}, format="json").status_code == 200
 
 

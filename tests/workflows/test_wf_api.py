@@ -9,7 +9,7 @@ from rest_framework.test import APIClient
 
 from tests.support.helpers import plan_document
 from workflows import services
-from workflows.models import Review
+from workflows.models import Review, WorkflowPlan
 from workflows.services import Actor
 
 pytestmark = pytest.mark.django_db
@@ -52,12 +52,14 @@ def test_invalid_upload_lists_each_problem_path_and_stores_nothing(supervisor_ap
     assert supervisor_api.get("/api/v1/workflow-plans/permit_form_v2").status_code == 404
 
 
-def test_invalid_upload_from_anyone_gets_the_problems_but_a_valid_one_needs_a_supervisor(api, plans) -> None:  # noqa: ANN001
-    bad = assert_error(api.post("/api/v1/workflow-plans", {"workflow_id": "X"}, format="json"), 400, "invalid_plan")
-    assert any(p["path"] == "$.workflow_id" for p in bad["details"]["problems"])
+def test_an_upload_by_anyone_but_a_supervisor_is_refused_before_it_is_validated(api, operator_api, plans) -> None:  # noqa: ANN001
+    bad = assert_error(api.post("/api/v1/workflow-plans", {"workflow_id": "X"}, format="json"), 403, "supervisor_required")
+    assert bad["details"] == {}  # no problem list: a refused caller learns nothing about plans
     good = copy.deepcopy(plan_document("permit_form"))
     good["workflow_id"] = "permit_form_copy"
     assert_error(api.post("/api/v1/workflow-plans", good, format="json"), 403, "supervisor_required")
+    assert_error(operator_api.post("/api/v1/workflow-plans", good, format="json"), 403, "supervisor_required")
+    assert not WorkflowPlan.objects.filter(workflow_id="permit_form_copy").exists()
 
 
 def test_supervisor_uploads_a_new_workflow_without_code(supervisor_api, plans) -> None:  # noqa: ANN001
@@ -70,9 +72,10 @@ def test_supervisor_uploads_a_new_workflow_without_code(supervisor_api, plans) -
     assert supervisor_api.post("/api/v1/workflow-plans", doc, format="json").json()["version"] == 2
 
 
-def test_malformed_json_and_unauthenticated_requests_have_the_error_shape(api, plans) -> None:  # noqa: ANN001
-    response = api.post("/api/v1/workflow-plans", "{not json", content_type="application/json")
+def test_malformed_json_and_unauthenticated_requests_have_the_error_shape(api, supervisor_api, plans) -> None:  # noqa: ANN001
+    response = supervisor_api.post("/api/v1/workflow-plans", "{not json", content_type="application/json")
     assert_error(response, 400, "malformed_request")
+    assert_error(api.post("/api/v1/workflow-plans", "{not json", content_type="application/json"), 403, "supervisor_required")
     assert_error(APIClient().get("/api/v1/workflow-plans"), 401, "not_authenticated")
     bad_token = APIClient()
     bad_token.credentials(HTTP_AUTHORIZATION="Token nope")

@@ -10,6 +10,12 @@ from django.db import transaction
 # Each app that has demo data exposes `seed(stdout)` in its `demo` module.
 DEMO_MODULES = ("workflows.demo", "billing.demo", "conversations.demo")
 
+ROLE_NOTES = {
+    "person": "person chatting",
+    "operator": "operator (orders, arrears, verification, knowledge over the API)",
+    "supervisor": "supervisor (also /admin/)",
+}
+
 
 class Command(BaseCommand):
     help = "Load the shipped workflow plans and demo data (idempotent)."
@@ -36,6 +42,5 @@ class Command(BaseCommand):
         from workflows.demo import DEMO_USERS
 
         self.stdout.write(self.style.SUCCESS("Demo data ready. Sign in at /login/ with:"))
-        for username, password, supervisor in DEMO_USERS:
-            role = "supervisor (also /admin/)" if supervisor else "person chatting"
-            self.stdout.write(f"  {username} / {password}  — {role}")
+        for username, password, role in DEMO_USERS:
+            self.stdout.write(f"  {username} / {password}  — {ROLE_NOTES[role]}")
