@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApplicationError, validated_input
+from config.errors import validated_input, validated_query
+from config.schema import conflict
+from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField, MoneyField
 
 from . import services
 from .models import BillingRule, ParkingOrder
@@ -25,8 +27,8 @@ class ScopeIn(serializers.Serializer):
 
 
 class VersionIn(serializers.Serializer):
-    effective_from = serializers.CharField()
-    effective_to = serializers.CharField(required=False, allow_null=True, default=None)
+    effective_from = AwareDateTimeField()
+    effective_to = AwareDateTimeField(required=False, allow_null=True, default=None)
     priority = serializers.IntegerField(required=False, default=0, min_value=-1000, max_value=1000)
     rule_payload = serializers.JSONField()
 
@@ -36,6 +38,56 @@ class RuleIn(serializers.Serializer):
     name = serializers.CharField(max_length=200)
     scope = ScopeIn()
     version = VersionIn()
+
+
+class ScopeOut(serializers.Serializer):
+    city_code = serializers.CharField()
+    lot_codes = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class VersionOut(serializers.Serializer):
+    version_no = serializers.IntegerField()
+    effective_from = serializers.DateTimeField()
+    effective_to = serializers.DateTimeField(allow_null=True, help_text="null: open-ended.")
+    priority = serializers.IntegerField()
+    rule_payload = serializers.JSONField(help_text="The segments (see the billing rule payload).")
+
+
+class RuleOut(serializers.Serializer):
+    rule_code = serializers.CharField()
+    name = serializers.CharField()
+    scope = ScopeOut()
+    status = serializers.ChoiceField(choices=BillingRule.Status.choices)
+    versions = VersionOut(many=True)
+
+
+class RuleCreatedOut(RuleOut):
+    created_version_no = serializers.IntegerField()
+
+
+class RuleListOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = RuleOut(many=True)
+
+
+class RuleQueryIn(serializers.Serializer):
+    city_code = serializers.CharField(max_length=32, required=False)
+    lot_code = serializers.CharField(max_length=64, required=False)
+
+
+class OrderOut(serializers.Serializer):
+    order_no = serializers.CharField()
+    plate_no = serializers.CharField()
+    city_code = serializers.CharField()
+    lot_code = serializers.CharField()
+    billing_rule_code = serializers.CharField(allow_null=True)
+    billing_rule_version_no = serializers.IntegerField(allow_null=True)
+    entry_time = serializers.DateTimeField()
+    exit_time = serializers.DateTimeField(allow_null=True, help_text="null: the car is still parked.")
+    total_amount = MoneyField()
+    paid_amount = MoneyField()
+    arrears_amount = MoneyField()
+    status = serializers.ChoiceField(choices=ParkingOrder.Status.choices)
 
 
 def version_out(version) -> dict:  # noqa: ANN001
@@ -66,19 +118,21 @@ def order_out(order: ParkingOrder) -> dict:
 
 
 class BillingRuleListApi(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("city_code", str, required=False), OpenApiParameter("lot_code", str, required=False)],
-        summary="List billing rules with their versions",
-    )
+    @extend_schema(parameters=[RuleQueryIn], responses=RuleListOut, summary="List billing rules with their versions")
     def get(self, request: Request) -> Response:
         rules = BillingRule.objects.prefetch_related("versions").order_by("rule_code")
-        city, lot = request.query_params.get("city_code"), request.query_params.get("lot_code")
+        query = validated_query(RuleQueryIn, request.query_params)
+        city, lot = query.get("city_code"), query.get("lot_code")
         if city:
             rules = rules.filter(city_code=city)
         out = [rule_out(r) for r in rules if not lot or not r.lot_codes or lot in r.lot_codes]
         return Response({"count": len(out), "results": out})
 
-    @extend_schema(request=RuleIn, summary="Create a rule or append a version (409 on overlap)")
+    @extend_schema(
+        request=RuleIn,
+        responses={201: RuleCreatedOut, **conflict("The version overlaps another of the rule (`version_overlap`).")},
+        summary="Create a rule or append a version (409 on overlap)",
+    )
     def post(self, request: Request) -> Response:
         data = validated_input(RuleIn, request.data)
         rule, version = services.billing_rule_version_add(data=data, user=request.user)
@@ -88,7 +142,7 @@ class BillingRuleListApi(APIView):
 
 
 class BillingRuleDetailApi(APIView):
-    @extend_schema(summary="Read a billing rule with its versions")
+    @extend_schema(responses=RuleOut, summary="Read a billing rule with its versions")
     def get(self, request: Request, rule_code: str) -> Response:
         rule = BillingRule.objects.prefetch_related("versions").filter(rule_code=rule_code).first()
         if rule is None:
@@ -101,8 +155,8 @@ class SimulateIn(serializers.Serializer):
     city_code = serializers.CharField(required=False, allow_blank=False)
     lot_code = serializers.CharField(required=False, allow_blank=False)
     rule_payload = serializers.JSONField(required=False)
-    entry_time = serializers.CharField()
-    exit_time = serializers.CharField()
+    entry_time = AwareDateTimeField()
+    exit_time = AwareDateTimeField()
 
     def validate(self, attrs: dict) -> dict:
         if not any(attrs.get(k) is not None for k in ("rule_code", "city_code", "rule_payload")):
@@ -110,8 +164,25 @@ class SimulateIn(serializers.Serializer):
         return attrs
 
 
+class SegmentChargeOut(serializers.Serializer):
+    segment_name = serializers.CharField()
+    segment_type = serializers.CharField()
+    minutes = serializers.IntegerField()
+    amount = serializers.DecimalField(max_digits=None, decimal_places=2)
+    free_minutes = serializers.IntegerField()
+    capped = serializers.BooleanField()
+
+
+class SimulationOut(serializers.Serializer):
+    duration_minutes = serializers.IntegerField()
+    total_amount = serializers.DecimalField(max_digits=None, decimal_places=2)
+    breakdown = SegmentChargeOut(many=True)
+    rule_code = serializers.CharField(required=False, help_text="With a stored rule: the rule and version used.")
+    version_no = serializers.IntegerField(required=False)
+
+
 class SimulateApi(APIView):
-    @extend_schema(request=SimulateIn, summary="Simulate a stay's fee")
+    @extend_schema(request=SimulateIn, responses=SimulationOut, summary="Simulate a stay's fee")
     def post(self, request: Request) -> Response:
         simulation = services.fee_simulate(**validated_input(SimulateIn, request.data))
         return Response(simulation.to_dict())
@@ -123,43 +194,70 @@ class OrderIn(serializers.Serializer):
     city_code = serializers.CharField(max_length=32)
     lot_code = serializers.CharField(max_length=64)
     billing_rule_code = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
-    billing_rule_version_no = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    entry_time = serializers.CharField()
-    exit_time = serializers.CharField(required=False, allow_null=True)
-    total_amount = serializers.CharField(required=False, allow_null=True)
-    paid_amount = serializers.CharField(required=False, default="0.00")
+    billing_rule_version_no = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=POSITIVE_INT_MAX)
+    entry_time = AwareDateTimeField()
+    exit_time = AwareDateTimeField(required=False, allow_null=True)
+    total_amount = MoneyField(required=False, allow_null=True)
+    paid_amount = MoneyField(required=False, default="0.00")
 
 
 class OrderListApi(APIView):
-    @extend_schema(request=OrderIn, summary="Create a parking order (total computed when missing)")
+    @extend_schema(
+        request=OrderIn,
+        responses={201: OrderOut, **conflict("An order with this order_no exists (`order_exists`).")},
+        summary="Create a parking order (total computed when missing)",
+    )
     def post(self, request: Request) -> Response:
         order = services.parking_order_create(data=validated_input(OrderIn, request.data), user=request.user)
         return Response(order_out(order), status=status.HTTP_201_CREATED)
 
 
 class OrderDetailApi(APIView):
-    @extend_schema(summary="Read a parking order")
+    @extend_schema(responses=OrderOut, summary="Read a parking order")
     def get(self, request: Request, order_no: str) -> Response:
         return Response(order_out(services.order_get(order_no)))
 
 
+class ArrearsQueryIn(serializers.Serializer):
+    plate_no = serializers.CharField(max_length=16)
+    city_code = serializers.CharField(max_length=32, required=False)
+
+
+class ArrearsOut(serializers.Serializer):
+    plate_no = serializers.CharField()
+    count = serializers.IntegerField()
+    total_arrears = serializers.DecimalField(max_digits=None, decimal_places=2)
+    results = OrderOut(many=True)
+
+
 class ArrearsApi(APIView):
-    @extend_schema(
-        parameters=[OpenApiParameter("plate_no", str, required=True), OpenApiParameter("city_code", str, required=False)],
-        summary="Orders of a plate with arrears",
-    )
+    @extend_schema(parameters=[ArrearsQueryIn], responses=ArrearsOut, summary="Orders of a plate with arrears")
     def get(self, request: Request) -> Response:
-        plate = (request.query_params.get("plate_no") or "").strip()
-        if not plate:
-            raise ApplicationError("plate_no is required.", code="validation_error", details={"plate_no": ["required"]})
-        orders = services.arrears_list(plate_no=plate, city_code=request.query_params.get("city_code") or None)
+        query = validated_query(ArrearsQueryIn, request.query_params, code="validation_error")
+        plate = query["plate_no"]
+        orders = services.arrears_list(plate_no=plate, city_code=query.get("city_code"))
         total = sum((o.arrears_amount for o in orders), start=0)
         return Response({"plate_no": plate.upper(), "count": len(orders), "total_arrears": money(total),
                          "results": [order_out(o) for o in orders]})
 
 
+class VerifyOut(serializers.Serializer):
+    order_no = serializers.CharField()
+    amount_check_result = serializers.ChoiceField(choices=["match", "mismatch"])
+    amount_check_action = serializers.ChoiceField(choices=["auto_pass", "needs_review"])
+    order_total_amount = MoneyField()
+    simulated_total_amount = MoneyField()
+    rule_code = serializers.CharField()
+    version_no = serializers.IntegerField()
+    review_id = serializers.IntegerField(allow_null=True, help_text="The review opened for a mismatch.")
+
+
 class VerifyApi(APIView):
-    @extend_schema(summary="Verify an order's fee against the rule in force at entry")
+    @extend_schema(
+        request=None,
+        responses={200: VerifyOut, **conflict("The order is still in progress (`order_in_progress`).")},
+        summary="Verify an order's fee against the rule in force at entry",
+    )
     def post(self, request: Request, order_no: str) -> Response:
         verification = services.parking_order_verify(order_no=order_no, user=request.user)
         return Response({

@@ -52,10 +52,26 @@ class Conflict(ApplicationError):
 
 
 def validated_input(serializer_class: Any, data: Any) -> dict[str, Any]:
-    """Validate a request body with a DRF serializer; problems become a 400 in the error shape."""
+    """Validate a request body with a DRF serializer; problems become a 400 in the error shape,
+    each under its path in the body (`version.effective_from`, `chunks[2].text`)."""
     serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
+    if not serializer.is_valid():
+        raise drf_exceptions.ValidationError(error_paths(serializer.errors))
     return serializer.validated_data
+
+
+def error_paths(errors: Any, prefix: str = "") -> dict[str, Any]:
+    """A serializer's nested errors flattened to `{path: [messages]}`."""
+    if isinstance(errors, dict):
+        items = ((f"{prefix}[{k}]" if isinstance(k, int) else f"{prefix}.{k}" if prefix else str(k), v) for k, v in errors.items())
+    elif isinstance(errors, list) and any(isinstance(e, dict | list) for e in errors):
+        items = ((f"{prefix}[{i}]", e) for i, e in enumerate(errors))
+    else:
+        return {prefix: errors}
+    flat: dict[str, Any] = {}
+    for path, value in items:
+        flat.update(error_paths(value, path) if value else {})
+    return flat
 
 
 def validated_query(serializer_class: Any, params: Any, *, code: str = "invalid_filter") -> dict[str, Any]:

@@ -161,6 +161,15 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # Several models have a `status`: each choice set gets its own component name.
+    "ENUM_NAME_OVERRIDES": {
+        "ConversationStatusEnum": "conversations.models.Conversation.Status",
+        "ActiveStatusEnum": "conversations.knowledge.models.KnowledgeStatus",
+        "IngestStatusEnum": "conversations.knowledge.models.IngestStatus",
+        "OrderStatusEnum": "billing.models.ParkingOrder.Status",
+        "DeliveryStatusEnum": "workflows.models.WebhookDelivery.Status",
+        "ReviewStatusEnum": "workflows.models.Review.Status",
+    },
 }
 
 # Celery: with no broker configured, tasks run inline (eagerly) in the web process.
