@@ -10,7 +10,13 @@ from rest_framework.views import APIView
 
 from config.errors import validated_input, validated_query
 from config.schema import conflict
-from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField, MoneyField
+from config.serializers import (
+    POSITIVE_INT_MAX,
+    AwareDateTimeField,
+    JSONInput,
+    MoneyField,
+    MoneyOutField,
+)
 
 from . import services
 from .models import BillingRule, ParkingOrder
@@ -21,19 +27,19 @@ def money(value) -> str:  # noqa: ANN001
 
 
 
-class ScopeIn(serializers.Serializer):
+class ScopeIn(JSONInput):
     city_code = serializers.CharField(max_length=32)
     lot_codes = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
 
 
-class VersionIn(serializers.Serializer):
+class VersionIn(JSONInput):
     effective_from = AwareDateTimeField()
     effective_to = AwareDateTimeField(required=False, allow_null=True, default=None)
     priority = serializers.IntegerField(required=False, default=0, min_value=-1000, max_value=1000)
     rule_payload = serializers.JSONField()
 
 
-class RuleIn(serializers.Serializer):
+class RuleIn(JSONInput):
     rule_code = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
     scope = ScopeIn()
@@ -84,9 +90,9 @@ class OrderOut(serializers.Serializer):
     billing_rule_version_no = serializers.IntegerField(allow_null=True)
     entry_time = serializers.DateTimeField()
     exit_time = serializers.DateTimeField(allow_null=True, help_text="null: the car is still parked.")
-    total_amount = MoneyField()
-    paid_amount = MoneyField()
-    arrears_amount = MoneyField()
+    total_amount = MoneyOutField()
+    paid_amount = MoneyOutField()
+    arrears_amount = MoneyOutField()
     status = serializers.ChoiceField(choices=ParkingOrder.Status.choices)
 
 
@@ -150,7 +156,7 @@ class BillingRuleDetailApi(APIView):
         return Response(rule_out(rule))
 
 
-class SimulateIn(serializers.Serializer):
+class SimulateIn(JSONInput):
     rule_code = serializers.CharField(required=False, allow_blank=False)
     city_code = serializers.CharField(required=False, allow_blank=False)
     lot_code = serializers.CharField(required=False, allow_blank=False)
@@ -168,14 +174,14 @@ class SegmentChargeOut(serializers.Serializer):
     segment_name = serializers.CharField()
     segment_type = serializers.CharField()
     minutes = serializers.IntegerField()
-    amount = serializers.DecimalField(max_digits=None, decimal_places=2)
+    amount = MoneyOutField(max_digits=None)
     free_minutes = serializers.IntegerField()
     capped = serializers.BooleanField()
 
 
 class SimulationOut(serializers.Serializer):
     duration_minutes = serializers.IntegerField()
-    total_amount = serializers.DecimalField(max_digits=None, decimal_places=2)
+    total_amount = MoneyOutField(max_digits=None)
     breakdown = SegmentChargeOut(many=True)
     rule_code = serializers.CharField(required=False, help_text="With a stored rule: the rule and version used.")
     version_no = serializers.IntegerField(required=False)
@@ -188,7 +194,7 @@ class SimulateApi(APIView):
         return Response(simulation.to_dict())
 
 
-class OrderIn(serializers.Serializer):
+class OrderIn(JSONInput):
     order_no = serializers.CharField(max_length=64)
     plate_no = serializers.CharField(max_length=16)
     city_code = serializers.CharField(max_length=32)
@@ -226,7 +232,7 @@ class ArrearsQueryIn(serializers.Serializer):
 class ArrearsOut(serializers.Serializer):
     plate_no = serializers.CharField()
     count = serializers.IntegerField()
-    total_arrears = serializers.DecimalField(max_digits=None, decimal_places=2)
+    total_arrears = MoneyOutField(max_digits=None)
     results = OrderOut(many=True)
 
 
@@ -245,8 +251,8 @@ class VerifyOut(serializers.Serializer):
     order_no = serializers.CharField()
     amount_check_result = serializers.ChoiceField(choices=["match", "mismatch"])
     amount_check_action = serializers.ChoiceField(choices=["auto_pass", "needs_review"])
-    order_total_amount = MoneyField()
-    simulated_total_amount = MoneyField()
+    order_total_amount = MoneyOutField()
+    simulated_total_amount = MoneyOutField(max_digits=None)
     rule_code = serializers.CharField()
     version_no = serializers.IntegerField()
     review_id = serializers.IntegerField(allow_null=True, help_text="The review opened for a mismatch.")

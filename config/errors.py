@@ -61,10 +61,11 @@ def validated_input(serializer_class: Any, data: Any) -> dict[str, Any]:
 
 
 def error_paths(errors: Any, prefix: str = "") -> dict[str, Any]:
-    """A serializer's nested errors flattened to `{path: [messages]}`."""
-    if isinstance(errors, dict):
-        items = ((f"{prefix}[{k}]" if isinstance(k, int) else f"{prefix}.{k}" if prefix else str(k), v) for k, v in errors.items())
-    elif isinstance(errors, list) and any(isinstance(e, dict | list) for e in errors):
+    """A serializer's errors with those of nested serializers under their dotted path
+    (a list field's errors by item index stay under the field's own name)."""
+    if isinstance(errors, dict) and not any(isinstance(k, int) for k in errors):
+        items = ((f"{prefix}.{k}" if prefix else str(k), v) for k, v in errors.items())
+    elif isinstance(errors, list) and any(isinstance(e, dict) for e in errors):
         items = ((f"{prefix}[{i}]", e) for i, e in enumerate(errors))
     else:
         return {prefix: errors}
@@ -75,8 +76,12 @@ def error_paths(errors: Any, prefix: str = "") -> dict[str, Any]:
 
 
 def validated_query(serializer_class: Any, params: Any, *, code: str = "invalid_filter") -> dict[str, Any]:
-    """Validate query parameters with a DRF serializer; problems become a 400 naming each parameter."""
-    serializer = serializer_class(data=params)
+    """Validate query parameters with a DRF serializer; problems become a 400 naming each parameter.
+
+    Read as a plain dict, so an empty value (`?run_id=`) is validated like any other, as the
+    schema describes it, instead of being taken for an absent parameter (DRF's form reading).
+    """
+    serializer = serializer_class(data=params.dict() if hasattr(params, "dict") else dict(params))
     if not serializer.is_valid():
         raise ApplicationError("The query parameters are not valid.", code=code, details=serializer.errors)
     return serializer.validated_data

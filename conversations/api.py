@@ -13,9 +13,9 @@ from rest_framework.views import APIView
 
 from config.errors import validated_input, validated_query
 from config.schema import conflict
-from config.serializers import ID_MAX
+from config.serializers import ID_MAX, JSONInput
 from workflows.access import is_supervisor
-from workflows.api import AUDIT_RESPONSES, ExportIn, audit_response
+from workflows.api import AUDIT_RESPONSES, ExportQueryIn, audit_response
 from workflows.models import AuditEvent
 
 from . import services
@@ -31,16 +31,19 @@ IDEMPOTENCY_PARAMETER = OpenApiParameter(
 )
 
 
-class StartIn(serializers.Serializer):
+class StartIn(JSONInput):
     workflow_id = serializers.SlugField(max_length=64)
-    locale = serializers.CharField(required=False, max_length=16)
+    locale = serializers.RegexField(
+        r"^([eE][nN]|[zZ][hH]|[rR][uU]|[eE][sS])", required=False, max_length=16,
+        help_text="en, zh-hans, ru or es (a tag starting with one of them, e.g. zh-CN, is read as it).",
+    )
 
 
-class MessageIn(serializers.Serializer):
+class MessageIn(JSONInput):
     text = serializers.CharField(max_length=services.MAX_TEXT, trim_whitespace=True)
 
 
-class ChooseIn(serializers.Serializer):
+class ChooseIn(JSONInput):
     option_id = serializers.CharField(max_length=64)
     consent = serializers.BooleanField(required=False, default=False)
 
@@ -366,9 +369,9 @@ class ChooseApi(APIView):
 
 
 class AuditApi(APIView):
-    @extend_schema(parameters=[ExportIn], responses=AUDIT_RESPONSES, summary="The conversation's audit trail (?export=csv)")
+    @extend_schema(parameters=[ExportQueryIn], responses=AUDIT_RESPONSES, summary="The conversation's audit trail (?export=csv)")
     def get(self, request: Request, conversation_id: int) -> Response:
         conversation = services.access_conversation(request.user, conversation_id)
-        export = validated_query(ExportIn, request.query_params)["export"]
+        export = validated_query(ExportQueryIn, request.query_params)["export"]
         events = AuditEvent.objects.filter(run_id=conversation.run_id).select_related("actor").order_by("id")
         return audit_response(events, export, f"conversation-{conversation_id}-audit")

@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 
 from config.errors import NotFound, validated_input, validated_query
 from config.schema import conflict
-from config.serializers import IdField
+from config.serializers import IdField, JSONInput
 
 from . import services
 from .access import access_review, is_supervisor, require_supervisor
@@ -134,11 +134,11 @@ def audit_response(events, fmt: str, filename: str) -> HttpResponse | Response: 
     return response
 
 
-class ExportIn(serializers.Serializer):
+class ExportQueryIn(serializers.Serializer):
     export = serializers.ChoiceField(choices=["json", "csv"], required=False, default="json")
 
 
-class AuditQueryIn(ExportIn):
+class AuditQueryIn(ExportQueryIn):
     run_id = IdField(required=False)
     review_id = IdField(required=False)
     event_type = serializers.CharField(max_length=40, required=False)
@@ -168,7 +168,7 @@ class AuditEventListApi(APIView):
 __all__ = ["is_supervisor"]
 
 
-class WebhookIn(serializers.Serializer):
+class WebhookIn(JSONInput):
     url = serializers.URLField(max_length=500)
     events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEndpoint.EVENTS), required=False, default=list)
     secret = serializers.CharField(required=False, min_length=16, max_length=128)

@@ -161,6 +161,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The API takes JSON; DRF's form parsers stay for old clients but are not the contract.
+    "PARSER_WHITELIST": ["config.parsers.JSONParser"],
     # Several models have a `status`: each choice set gets its own component name.
     "ENUM_NAME_OVERRIDES": {
         "ConversationStatusEnum": "conversations.models.Conversation.Status",

@@ -15,7 +15,7 @@ from rest_framework.views import APIView
 
 from billing.services import parse_time
 from config.schema import conflict
-from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField
+from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField, JSONInput
 from workflows.access import require_supervisor
 
 from . import services
@@ -90,7 +90,7 @@ def source_out(source: KnowledgeSource, *, outcome: str | None = None) -> dict[s
     return body
 
 
-class SourceIn(serializers.Serializer):
+class SourceIn(JSONInput):
     # Field-level rules (codes, ISO times with offsets, ranges) live in the engine's record
     # validator, which reports every problem at once; the serializer only shapes types.
     source_id = serializers.CharField(max_length=128)
@@ -126,7 +126,7 @@ class KnowledgeSourceApi(APIView):
         return Response(source_out(source, outcome=outcome), status=code)
 
 
-class ChunkIn(serializers.Serializer):
+class ChunkIn(JSONInput):
     chunk_id = serializers.CharField(max_length=64, required=False)
     ordinal = serializers.IntegerField(min_value=0, max_value=POSITIVE_INT_MAX, required=False)
     heading = serializers.CharField(max_length=500, required=False, allow_blank=True)
@@ -134,7 +134,7 @@ class ChunkIn(serializers.Serializer):
     embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_null=True)
 
 
-class ChunkBatchIn(serializers.Serializer):
+class ChunkBatchIn(JSONInput):
     source_id = serializers.CharField(max_length=128)
     embedder = serializers.CharField(max_length=64, required=False)
     replace = serializers.BooleanField(required=False, default=False)
@@ -165,7 +165,7 @@ class KnowledgeChunkBatchApi(APIView):
         return Response({"written": written, "source": source_out(source)})
 
 
-class RetrieveIn(serializers.Serializer):
+class RetrieveIn(JSONInput):
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
     top_k = serializers.IntegerField(min_value=1, max_value=services.MAX_TOP_K, required=False, default=5)
     mode = serializers.ChoiceField(choices=list(services.MODES), required=False, default="hybrid")
