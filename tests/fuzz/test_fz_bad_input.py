@@ -81,6 +81,13 @@ def test_a_year_the_engines_do_not_handle_is_a_400(api, when: str) -> None:  # n
     assert "at_time" in error_of(post_json(api, "/api/v1/retrieve", {"query": "fee", "at_time": when}), 400)["details"]
 
 
+@pytest.mark.parametrize("when", ["9999-12-31T23:59:59-05:00", "0001-01-01T00:00:00+05:00"])
+def test_a_knowledge_source_in_a_year_out_of_range_is_a_400(supervisor_api, when: str) -> None:  # noqa: ANN001
+    body = {"source_id": "kb.far", "title": "Far", "doc_type": "faq", "effective_to": when, "content": "text"}
+    error = error_of(post_json(supervisor_api, "/api/v1/knowledge/sources", body), 400)
+    assert [p["field"] for p in error["details"]["problems"]] == ["effective_to"]
+
+
 def test_a_time_without_offset_is_a_400(api) -> None:  # noqa: ANN001
     naive = "2026-03-02T08:00:00"
     error = error_of(post_json(api, SIMULATE, simulation(entry_time=naive)), 400)

@@ -11,6 +11,7 @@ tests/fuzz/conftest.py prints the figures per role at the end of the run.
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 import schemathesis
@@ -30,7 +31,9 @@ CONFIG = SchemathesisConfig.from_dict({
 })
 schema = schemathesis.openapi.from_wsgi("/api/schema/", application, config=CONFIG)
 
-FUZZ_SETTINGS = settings(max_examples=15, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+# FUZZ_MAX_EXAMPLES=200 for a deeper (slower) run; the default keeps the suite at well under a minute.
+MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "15"))
+FUZZ_SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
 def _token_for(username: str, *, supervisor: bool = False) -> str:
