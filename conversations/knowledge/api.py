@@ -14,6 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.services import parse_time
+from config.errors import validated_input
 from config.schema import conflict
 from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField, JSONInput
 from workflows.access import require_supervisor
@@ -21,12 +22,6 @@ from workflows.access import require_supervisor
 from . import services
 from .engine import RetrievalFilters
 from .models import IngestStatus, KnowledgeSource, KnowledgeStatus
-
-
-def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
 
 
 class IngestOut(serializers.Serializer):
@@ -120,7 +115,7 @@ class KnowledgeSourceApi(APIView):
     )
     def post(self, request: Request) -> Response:
         require_supervisor(request.user)
-        data = _valid(SourceIn, request.data)
+        data = validated_input(SourceIn, request.data)
         source, outcome = services.knowledge_source_upsert(data=data, user=request.user)
         code = status.HTTP_201_CREATED if outcome == "created" else status.HTTP_200_OK
         return Response(source_out(source, outcome=outcome), status=code)
@@ -154,7 +149,7 @@ class KnowledgeChunkBatchApi(APIView):
     )
     def post(self, request: Request) -> Response:
         require_supervisor(request.user)
-        data = _valid(ChunkBatchIn, request.data)
+        data = validated_input(ChunkBatchIn, request.data)
         source, written = services.knowledge_chunks_batch(
             source_id=data["source_id"],
             chunks=data["chunks"],
@@ -228,7 +223,7 @@ class RetrieveApi(APIView):
         summary="Filtered top-k retrieval with citations and a trace",
     )
     def post(self, request: Request) -> Response:
-        data = _valid(RetrieveIn, request.data)
+        data = validated_input(RetrieveIn, request.data)
         at_time = parse_time(data["at_time"], "at_time") if data.get("at_time") else None
         filters = RetrievalFilters(
             doc_type=data.get("doc_type") or None,
