@@ -18,6 +18,8 @@ from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_default_handler
 
+from config.serializers import ID_MAX
+
 logger = logging.getLogger(__name__)
 
 
@@ -181,15 +183,9 @@ def csrf_failure(request, reason: str = ""):  # noqa: ANN001, ANN201
     return page(request, reason=reason)
 
 
-ID_MIN, ID_MAX = -(2**63), 2**63 - 1
-
-
 def _out_of_range_ids(view_kwargs: dict[str, Any]) -> dict[str, list[str]]:
-    return {
-        name: [f"must be at most {ID_MAX}."]
-        for name, value in view_kwargs.items()
-        if isinstance(value, int) and not ID_MIN <= value <= ID_MAX
-    }
+    # `<int:...>` path converters take any number of digits (never a sign).
+    return {name: [f"must be at most {ID_MAX}."] for name, value in view_kwargs.items() if isinstance(value, int) and value > ID_MAX}
 
 
 def _has_nul(request) -> bool:  # noqa: ANN001
@@ -215,7 +211,7 @@ class ApiErrorMiddleware:
         return self.get_response(request)
 
     def process_view(self, request, view_func, view_args, view_kwargs):  # noqa: ANN001, ANN201
-        # `<int:...>` path converters take any number of digits; no column holds more than 64 bits.
+        # No column holds more than 64 bits: a larger id in a path is bad input, not a lookup.
         if _wants_json(request) and (problems := _out_of_range_ids(view_kwargs)):
             return JsonResponse(error_body("validation_error", "The request is not valid.", problems), status=400)
         return None

@@ -45,9 +45,13 @@ class JSONInput(serializers.Serializer):
     """An input serializer for JSON bodies: a value of the wrong JSON type is refused, not coerced."""
 
     def to_internal_value(self, data: Any) -> Any:
-        if isinstance(data, dict) and not hasattr(data, "getlist"):  # form data is all strings: DRF's coercion is right there
-            problems = {name: _json_type_problem(field, data[name]) for name, field in self.fields.items() if not field.read_only and name in data}
-            if wrong := {name: [problem] for name, problem in problems.items() if problem}:
+        # Form data (a QueryDict) is all strings: there DRF's coercion is right.
+        if isinstance(data, dict) and not hasattr(data, "getlist"):
+            wrong = {}
+            for name, field in self.fields.items():
+                if not field.read_only and name in data and (problem := _json_type_problem(field, data[name])):
+                    wrong[name] = [problem]
+            if wrong:
                 raise serializers.ValidationError(wrong)
         return super().to_internal_value(data)
 
