@@ -114,6 +114,21 @@ def test_an_amount_in_range_is_taken_as_a_string_or_a_number(api) -> None:  # no
     assert (created.json()["total_amount"], created.json()["paid_amount"]) == ("9999999999.99", "0.50")
 
 
+def test_a_computed_amount_the_column_cannot_hold_is_a_400(supervisor_api) -> None:  # noqa: ANN001
+    # A legal rule (any price is) over a long stay can cost more than an order's columns hold.
+    pricey = [{**PAYLOAD[0], "unit_price": 1e20, "max_charge": 1e30}]
+    rule = {"rule_code": "PRICEY", "name": "Pricey", "scope": {"city_code": "310100", "lot_codes": ["SH-PRICEY"]},
+            "version": {"effective_from": "2026-01-01T00:00:00+08:00", "rule_payload": pricey}}
+    assert post_json(supervisor_api, "/api/v1/billing-rules", rule).status_code == 201
+    stay = order(order_no="PRICEY-1", lot_code="SH-PRICEY", exit_time="2026-03-09T08:00:00+08:00")
+    stay.pop("total_amount")
+    error = error_of(post_json(supervisor_api, "/api/v1/parking-orders", stay), 400)
+    assert error["code"] == "amount_out_of_range" and "total_amount" in error["details"]
+    assert post_json(supervisor_api, "/api/v1/parking-orders", {**stay, "total_amount": "1.00"}).status_code == 201
+    error = error_of(supervisor_api.post("/api/v1/parking-orders/PRICEY-1/verify"), 400)
+    assert error["code"] == "amount_out_of_range" and "simulated_total_amount" in error["details"]
+
+
 # --- integers beyond 64 bits: paths, query strings, bodies ---------------------------------
 
 
