@@ -7,14 +7,22 @@ only supervisors change rules, since a rule prices every stay and order in its s
 
 from __future__ import annotations
 
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApplicationError, validated_input
+from config.errors import validated_input, validated_query
+from config.schema import conflict
+from config.serializers import (
+    POSITIVE_INT_MAX,
+    AwareDateTimeField,
+    JSONInput,
+    MoneyField,
+    MoneyOutField,
+)
 from workflows.permissions import HoldsRequiredPerms
 
 from . import services
@@ -25,23 +33,74 @@ def money(value) -> str:  # noqa: ANN001
     return f"{value:.2f}"
 
 
-class ScopeIn(serializers.Serializer):
+
+class ScopeIn(JSONInput):
     city_code = serializers.CharField(max_length=32)
     lot_codes = serializers.ListField(child=serializers.CharField(max_length=64), required=False, default=list)
 
 
-class VersionIn(serializers.Serializer):
-    effective_from = serializers.CharField()
-    effective_to = serializers.CharField(required=False, allow_null=True, default=None)
+class VersionIn(JSONInput):
+    effective_from = AwareDateTimeField()
+    effective_to = AwareDateTimeField(required=False, allow_null=True, default=None)
     priority = serializers.IntegerField(required=False, default=0, min_value=-1000, max_value=1000)
     rule_payload = serializers.JSONField()
 
 
-class RuleIn(serializers.Serializer):
+class RuleIn(JSONInput):
     rule_code = serializers.SlugField(max_length=64)
     name = serializers.CharField(max_length=200)
     scope = ScopeIn()
     version = VersionIn()
+
+
+class ScopeOut(serializers.Serializer):
+    city_code = serializers.CharField()
+    lot_codes = serializers.ListField(child=serializers.CharField(), required=False)
+
+
+class VersionOut(serializers.Serializer):
+    version_no = serializers.IntegerField()
+    effective_from = serializers.DateTimeField()
+    effective_to = serializers.DateTimeField(allow_null=True, help_text="null: open-ended.")
+    priority = serializers.IntegerField()
+    rule_payload = serializers.JSONField(help_text="The segments (see the billing rule payload).")
+
+
+class RuleOut(serializers.Serializer):
+    rule_code = serializers.CharField()
+    name = serializers.CharField()
+    scope = ScopeOut()
+    status = serializers.ChoiceField(choices=BillingRule.Status.choices)
+    versions = VersionOut(many=True)
+
+
+class RuleCreatedOut(RuleOut):
+    created_version_no = serializers.IntegerField()
+
+
+class RuleListOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = RuleOut(many=True)
+
+
+class RuleQueryIn(serializers.Serializer):
+    city_code = serializers.CharField(max_length=32, required=False)
+    lot_code = serializers.CharField(max_length=64, required=False)
+
+
+class OrderOut(serializers.Serializer):
+    order_no = serializers.CharField()
+    plate_no = serializers.CharField()
+    city_code = serializers.CharField()
+    lot_code = serializers.CharField()
+    billing_rule_code = serializers.CharField(allow_null=True)
+    billing_rule_version_no = serializers.IntegerField(allow_null=True)
+    entry_time = serializers.DateTimeField()
+    exit_time = serializers.DateTimeField(allow_null=True, help_text="null: the car is still parked.")
+    total_amount = MoneyOutField()
+    paid_amount = MoneyOutField()
+    arrears_amount = MoneyOutField()
+    status = serializers.ChoiceField(choices=ParkingOrder.Status.choices)
 
 
 def version_out(version) -> dict:  # noqa: ANN001
@@ -76,19 +135,21 @@ class BillingRuleListApi(APIView):
     # Creates the rule or appends a version and updates its name and scope.
     required_perms = {"POST": ("billing.add_billingrule", "billing.change_billingrule", "billing.add_billingruleversion")}
 
-    @extend_schema(
-        parameters=[OpenApiParameter("city_code", str, required=False), OpenApiParameter("lot_code", str, required=False)],
-        summary="List billing rules with their versions",
-    )
+    @extend_schema(parameters=[RuleQueryIn], responses=RuleListOut, summary="List billing rules with their versions")
     def get(self, request: Request) -> Response:
         rules = BillingRule.objects.prefetch_related("versions").order_by("rule_code")
-        city, lot = request.query_params.get("city_code"), request.query_params.get("lot_code")
+        query = validated_query(RuleQueryIn, request.query_params)
+        city, lot = query.get("city_code"), query.get("lot_code")
         if city:
             rules = rules.filter(city_code=city)
         out = [rule_out(r) for r in rules if not lot or not r.lot_codes or lot in r.lot_codes]
         return Response({"count": len(out), "results": out})
 
-    @extend_schema(request=RuleIn, summary="Create a rule or append a version (409 on overlap)")
+    @extend_schema(
+        request=RuleIn,
+        responses={201: RuleCreatedOut, **conflict("The version overlaps another of the rule (`version_overlap`).")},
+        summary="Create a rule or append a version (409 on overlap)",
+    )
     def post(self, request: Request) -> Response:
         data = validated_input(RuleIn, request.data)
         rule, version = services.billing_rule_version_add(data=data, user=request.user)
@@ -98,7 +159,7 @@ class BillingRuleListApi(APIView):
 
 
 class BillingRuleDetailApi(APIView):
-    @extend_schema(summary="Read a billing rule with its versions")
+    @extend_schema(responses=RuleOut, summary="Read a billing rule with its versions")
     def get(self, request: Request, rule_code: str) -> Response:
         rule = BillingRule.objects.prefetch_related("versions").filter(rule_code=rule_code).first()
         if rule is None:
@@ -106,13 +167,13 @@ class BillingRuleDetailApi(APIView):
         return Response(rule_out(rule))
 
 
-class SimulateIn(serializers.Serializer):
+class SimulateIn(JSONInput):
     rule_code = serializers.CharField(required=False, allow_blank=False)
     city_code = serializers.CharField(required=False, allow_blank=False)
     lot_code = serializers.CharField(required=False, allow_blank=False)
     rule_payload = serializers.JSONField(required=False)
-    entry_time = serializers.CharField()
-    exit_time = serializers.CharField()
+    entry_time = AwareDateTimeField()
+    exit_time = AwareDateTimeField()
 
     def validate(self, attrs: dict) -> dict:
         if not any(attrs.get(k) is not None for k in ("rule_code", "city_code", "rule_payload")):
@@ -120,31 +181,52 @@ class SimulateIn(serializers.Serializer):
         return attrs
 
 
+class SegmentChargeOut(serializers.Serializer):
+    segment_name = serializers.CharField()
+    segment_type = serializers.CharField()
+    minutes = serializers.IntegerField()
+    amount = MoneyOutField(max_digits=None)
+    free_minutes = serializers.IntegerField()
+    capped = serializers.BooleanField()
+
+
+class SimulationOut(serializers.Serializer):
+    duration_minutes = serializers.IntegerField()
+    total_amount = MoneyOutField(max_digits=None)
+    breakdown = SegmentChargeOut(many=True)
+    rule_code = serializers.CharField(required=False, help_text="With a stored rule: the rule and version used.")
+    version_no = serializers.IntegerField(required=False)
+
+
 class SimulateApi(APIView):
-    @extend_schema(request=SimulateIn, summary="Simulate a stay's fee")
+    @extend_schema(request=SimulateIn, responses=SimulationOut, summary="Simulate a stay's fee")
     def post(self, request: Request) -> Response:
         simulation = services.fee_simulate(**validated_input(SimulateIn, request.data))
         return Response(simulation.to_dict())
 
 
-class OrderIn(serializers.Serializer):
+class OrderIn(JSONInput):
     order_no = serializers.CharField(max_length=64)
     plate_no = serializers.CharField(max_length=16)
     city_code = serializers.CharField(max_length=32)
     lot_code = serializers.CharField(max_length=64)
     billing_rule_code = serializers.CharField(required=False, allow_blank=True, allow_null=True, max_length=64)
-    billing_rule_version_no = serializers.IntegerField(required=False, allow_null=True, min_value=1)
-    entry_time = serializers.CharField()
-    exit_time = serializers.CharField(required=False, allow_null=True)
-    total_amount = serializers.CharField(required=False, allow_null=True)
-    paid_amount = serializers.CharField(required=False, default="0.00")
+    billing_rule_version_no = serializers.IntegerField(required=False, allow_null=True, min_value=1, max_value=POSITIVE_INT_MAX)
+    entry_time = AwareDateTimeField()
+    exit_time = AwareDateTimeField(required=False, allow_null=True)
+    total_amount = MoneyField(required=False, allow_null=True)
+    paid_amount = MoneyField(required=False, default="0.00")
 
 
 class OrderListApi(APIView):
     permission_classes = [IsAuthenticated, HoldsRequiredPerms]
     required_perms = {"POST": ("billing.add_parkingorder",)}
 
-    @extend_schema(request=OrderIn, summary="Create a parking order (total computed when missing)")
+    @extend_schema(
+        request=OrderIn,
+        responses={201: OrderOut, **conflict("An order with this order_no exists (`order_exists`).")},
+        summary="Create a parking order (total computed when missing)",
+    )
     def post(self, request: Request) -> Response:
         order = services.parking_order_create(data=validated_input(OrderIn, request.data), user=request.user)
         return Response(order_out(order), status=status.HTTP_201_CREATED)
@@ -154,34 +236,57 @@ class OrderDetailApi(APIView):
     permission_classes = [IsAuthenticated, HoldsRequiredPerms]
     required_perms = {"GET": ("billing.view_parkingorder",)}
 
-    @extend_schema(summary="Read a parking order")
+    @extend_schema(responses=OrderOut, summary="Read a parking order")
     def get(self, request: Request, order_no: str) -> Response:
         return Response(order_out(services.order_get(order_no)))
+
+
+class ArrearsQueryIn(serializers.Serializer):
+    plate_no = serializers.CharField(max_length=16)
+    city_code = serializers.CharField(max_length=32, required=False)
+
+
+class ArrearsOut(serializers.Serializer):
+    plate_no = serializers.CharField()
+    count = serializers.IntegerField()
+    total_arrears = MoneyOutField(max_digits=None)
+    results = OrderOut(many=True)
 
 
 class ArrearsApi(APIView):
     permission_classes = [IsAuthenticated, HoldsRequiredPerms]
     required_perms = {"GET": ("billing.view_parkingorder",)}
 
-    @extend_schema(
-        parameters=[OpenApiParameter("plate_no", str, required=True), OpenApiParameter("city_code", str, required=False)],
-        summary="Orders of a plate with arrears",
-    )
+    @extend_schema(parameters=[ArrearsQueryIn], responses=ArrearsOut, summary="Orders of a plate with arrears")
     def get(self, request: Request) -> Response:
-        plate = (request.query_params.get("plate_no") or "").strip()
-        if not plate:
-            raise ApplicationError("plate_no is required.", code="validation_error", details={"plate_no": ["required"]})
-        orders = services.arrears_list(plate_no=plate, city_code=request.query_params.get("city_code") or None)
+        query = validated_query(ArrearsQueryIn, request.query_params, code="validation_error")
+        plate = query["plate_no"]
+        orders = services.arrears_list(plate_no=plate, city_code=query.get("city_code"))
         total = sum((o.arrears_amount for o in orders), start=0)
         return Response({"plate_no": plate.upper(), "count": len(orders), "total_arrears": money(total),
                          "results": [order_out(o) for o in orders]})
+
+
+class VerifyOut(serializers.Serializer):
+    order_no = serializers.CharField()
+    amount_check_result = serializers.ChoiceField(choices=["match", "mismatch"])
+    amount_check_action = serializers.ChoiceField(choices=["auto_pass", "needs_review"])
+    order_total_amount = MoneyOutField()
+    simulated_total_amount = MoneyOutField(max_digits=None)
+    rule_code = serializers.CharField()
+    version_no = serializers.IntegerField()
+    review_id = serializers.IntegerField(allow_null=True, help_text="The review opened for a mismatch.")
 
 
 class VerifyApi(APIView):
     permission_classes = [IsAuthenticated, HoldsRequiredPerms]
     required_perms = {"POST": ("billing.add_feeverification",)}
 
-    @extend_schema(summary="Verify an order's fee against the rule in force at entry")
+    @extend_schema(
+        request=None,
+        responses={200: VerifyOut, **conflict("The order is still in progress (`order_in_progress`).")},
+        summary="Verify an order's fee against the rule in force at entry",
+    )
     def post(self, request: Request, order_no: str) -> Response:
         verification = services.parking_order_verify(order_no=order_no, user=request.user)
         return Response({

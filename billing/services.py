@@ -38,6 +38,18 @@ class InvalidInput(ApplicationError):
     code = "validation_error"
 
 
+# What the amount columns hold (max_digits=12, decimal_places=2): a larger amount, given or
+# computed, is refused before it reaches the database (which would fail on it).
+MAX_AMOUNT = Decimal("9999999999.99")
+
+
+def _amount_in_range(amount: Decimal, field: str) -> Decimal:
+    if amount > MAX_AMOUNT:
+        raise InvalidInput(f"{field} {amount} is beyond the largest amount an order holds ({MAX_AMOUNT}).",
+                           code="amount_out_of_range", details={field: [f"at most {MAX_AMOUNT}"]})
+    return amount
+
+
 def parse_time(value: Any, field: str) -> datetime:
     """An aware datetime from ISO 8601; a time without offset is read in the product's zone."""
     if isinstance(value, datetime):
@@ -68,7 +80,7 @@ def parse_money(value: Any, field: str) -> Decimal:
         raise InvalidInput(f"{field} must be a decimal amount.", details={field: ["not a decimal amount"]}) from None
     if not amount.is_finite() or amount < 0:
         raise InvalidInput(f"{field} must be zero or more.", details={field: ["must be zero or more"]})
-    return quantize_money(amount)
+    return _amount_in_range(quantize_money(amount), field)
 
 
 def _payload_problems(payload: Any, prefix: str) -> None:
@@ -246,7 +258,7 @@ def parking_order_create(*, data: dict[str, Any], user=None) -> ParkingOrder:  #
         order.total_amount = parse_money(data["total_amount"], "total_amount")
     elif exit_ is not None:
         version = rule_version_for(at=entry, rule_code=order.billing_rule_code or None, city_code=order.city_code, lot_code=order.lot_code)
-        order.total_amount = simulate_with_version(version, entry, exit_).result.total_amount
+        order.total_amount = _amount_in_range(simulate_with_version(version, entry, exit_).result.total_amount, "total_amount")
         order.billing_rule_code, order.billing_rule_version_no = version.rule.rule_code, version.version_no
     if order.exit_time is not None and not order.billing_rule_code:
         try:
@@ -333,7 +345,9 @@ def _verification_inputs(order_no: str) -> tuple[ParkingOrder, BillingRuleVersio
     version = rule_version_for(
         at=order.entry_time, rule_code=order.billing_rule_code or None, city_code=order.city_code, lot_code=order.lot_code
     )
-    return order, version, simulate_with_version(version, order.entry_time, order.exit_time)
+    simulation = simulate_with_version(version, order.entry_time, order.exit_time)
+    _amount_in_range(simulation.result.total_amount, "simulated_total_amount")
+    return order, version, simulation
 
 
 def _verification_record(order: ParkingOrder, version: BillingRuleVersion, simulation: Any, *, user, open_review: bool) -> FeeVerification:  # noqa: ANN001

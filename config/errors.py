@@ -12,10 +12,13 @@ from typing import Any
 from django.core.exceptions import PermissionDenied, SuspiciousOperation
 from django.core.exceptions import ValidationError as DjangoValidationError
 from django.http import Http404, JsonResponse
+from django.views.decorators.csrf import csrf_exempt
 from rest_framework import exceptions as drf_exceptions
 from rest_framework import status
 from rest_framework.response import Response
 from rest_framework.views import exception_handler as drf_default_handler
+
+from config.serializers import ID_MAX
 
 logger = logging.getLogger(__name__)
 
@@ -51,9 +54,38 @@ class Conflict(ApplicationError):
 
 
 def validated_input(serializer_class: Any, data: Any) -> dict[str, Any]:
-    """Validate a request body with a DRF serializer; problems become a 400 in the error shape."""
+    """Validate a request body with a DRF serializer; problems become a 400 in the error shape,
+    each under its path in the body (`version.effective_from`, `chunks[2].text`)."""
     serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
+    if not serializer.is_valid():
+        raise drf_exceptions.ValidationError(error_paths(serializer.errors))
+    return serializer.validated_data
+
+
+def error_paths(errors: Any, prefix: str = "") -> dict[str, Any]:
+    """A serializer's errors with those of nested serializers under their dotted path
+    (a list field's errors by item index stay under the field's own name)."""
+    if isinstance(errors, dict) and not any(isinstance(k, int) for k in errors):
+        items = ((f"{prefix}.{k}" if prefix else str(k), v) for k, v in errors.items())
+    elif isinstance(errors, list) and any(isinstance(e, dict) for e in errors):
+        items = ((f"{prefix}[{i}]", e) for i, e in enumerate(errors))
+    else:
+        return {prefix: errors}
+    flat: dict[str, Any] = {}
+    for path, value in items:
+        flat.update(error_paths(value, path) if value else {})
+    return flat
+
+
+def validated_query(serializer_class: Any, params: Any, *, code: str = "invalid_filter") -> dict[str, Any]:
+    """Validate query parameters with a DRF serializer; problems become a 400 naming each parameter.
+
+    Read as a plain dict, so an empty value (`?run_id=`) is validated like any other, as the
+    schema describes it, instead of being taken for an absent parameter (DRF's form reading).
+    """
+    serializer = serializer_class(data=params.dict() if hasattr(params, "dict") else dict(params))
+    if not serializer.is_valid():
+        raise ApplicationError("The query parameters are not valid.", code=code, details=serializer.errors)
     return serializer.validated_data
 
 
@@ -138,9 +170,24 @@ def handler400(request, exception=None):  # noqa: ANN001, ANN201
     return bad_request(request, exception)
 
 
+@csrf_exempt  # nothing happens here: a POST to an unknown path is a 404, not a CSRF failure page
 def api_not_found(request, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN201
-    """Catch-all under /api/: unknown paths answer in the JSON error shape, even with DEBUG."""
+    """Catch-all under /api/: unknown paths answer in the JSON error shape for every method, even with DEBUG."""
     return JsonResponse(error_body("not_found", f"No API endpoint at {request.path}."), status=404)
+
+
+def csrf_failure(request, reason: str = ""):  # noqa: ANN001, ANN201
+    """CSRF_FAILURE_VIEW: the JSON error shape under /api/, Django's page elsewhere."""
+    if _wants_json(request):
+        return JsonResponse(error_body("csrf_failed", f"CSRF verification failed: {reason}"), status=403)
+    from django.views.csrf import csrf_failure as page
+
+    return page(request, reason=reason)
+
+
+def _out_of_range_ids(view_kwargs: dict[str, Any]) -> dict[str, list[str]]:
+    # `<int:...>` path converters take any number of digits (never a sign).
+    return {name: [f"must be at most {ID_MAX}."] for name, value in view_kwargs.items() if isinstance(value, int) and value > ID_MAX}
 
 
 def _has_nul(request) -> bool:  # noqa: ANN001
@@ -153,7 +200,8 @@ def _has_nul(request) -> bool:  # noqa: ANN001
 
 
 class ApiErrorMiddleware:
-    """Unhandled exceptions under /api/ become the JSON 500 shape, even with DEBUG on."""
+    """Under /api/: NUL characters and ids beyond 64 bits are a 400, unhandled exceptions the
+    JSON 500 shape (even with DEBUG on)."""
 
     def __init__(self, get_response):  # noqa: ANN001
         self.get_response = get_response
@@ -163,6 +211,12 @@ class ApiErrorMiddleware:
             # PostgreSQL text cannot hold NUL; refuse it up front instead of failing deep inside.
             return JsonResponse(error_body("invalid_characters", "The request contains a NUL character."), status=400)
         return self.get_response(request)
+
+    def process_view(self, request, view_func, view_args, view_kwargs):  # noqa: ANN001, ANN201
+        # No column holds more than 64 bits: a larger id in a path is bad input, not a lookup.
+        if _wants_json(request) and (problems := _out_of_range_ids(view_kwargs)):
+            return JsonResponse(error_body("validation_error", "The request is not valid.", problems), status=400)
+        return None
 
     def process_exception(self, request, exception):  # noqa: ANN001, ANN201
         if not _wants_json(request) or isinstance(exception, Http404 | PermissionDenied):

@@ -4,17 +4,18 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiParameter, extend_schema
 from rest_framework import serializers
 from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import validated_input
+from config.errors import validated_input, validated_query
+from config.schema import conflict
+from config.serializers import ID_MAX, JSONInput
 from workflows.access import is_supervisor
-from workflows.api import audit_response
+from workflows.api import AUDIT_RESPONSES, ExportQueryIn, audit_response
 from workflows.models import AuditEvent
 
 from . import services
@@ -22,18 +23,28 @@ from .access import posts_for_another
 from .models import Conversation, Message
 
 IDEMPOTENCY_HEADER = "HTTP_IDEMPOTENCY_KEY"
+IDEMPOTENCY_PARAMETER = OpenApiParameter(
+    "Idempotency-Key",
+    {"type": "string", "maxLength": 200},
+    OpenApiParameter.HEADER,
+    description="A retry with the same key (and body) gets the first response back instead of acting twice; "
+                "the same key with another body is a 409 `idempotency_key_reused`.",
+)
 
 
-class StartIn(serializers.Serializer):
+class StartIn(JSONInput):
     workflow_id = serializers.SlugField(max_length=64)
-    locale = serializers.CharField(required=False, max_length=16)
+    locale = serializers.RegexField(
+        r"^([eE][nN]|[zZ][hH]|[rR][uU]|[eE][sS])", required=False, max_length=16,
+        help_text="en, zh-hans, ru or es (a tag starting with one of them, e.g. zh-CN, is read as it).",
+    )
 
 
-class MessageIn(serializers.Serializer):
+class MessageIn(JSONInput):
     text = serializers.CharField(max_length=services.MAX_TEXT, trim_whitespace=True)
 
 
-class ChooseIn(serializers.Serializer):
+class ChooseIn(JSONInput):
     option_id = serializers.CharField(max_length=64)
     consent = serializers.BooleanField(required=False, default=False)
 
@@ -46,6 +57,229 @@ class SpeaksAsOwner(BasePermission):
 
     def has_permission(self, request: Request, view: APIView) -> bool:
         return request.method in SAFE_METHODS or not posts_for_another(request.user, view.kwargs["conversation_id"])
+
+
+# --- output shapes: what services.conversation_state and the views below return ---------
+
+
+class SlotOut(serializers.Serializer):
+    value = serializers.JSONField()
+    source_turn = serializers.IntegerField(help_text="The turn that gave the value.")
+    status = serializers.CharField(help_text="unverified | valid | invalid")
+    raw = serializers.CharField(allow_blank=True, help_text="The words the value was read from.")
+
+
+class FactOut(serializers.Serializer):
+    id = serializers.CharField()
+    key = serializers.CharField()
+    type = serializers.CharField(help_text="measurement | observation | finding")
+    source = serializers.CharField(help_text="user | inference | tool")
+    value = serializers.JSONField()
+    turn = serializers.IntegerField()
+    step_id = serializers.CharField(allow_null=True)
+    superseded_by = serializers.CharField(allow_null=True)
+
+
+class HypothesisOut(serializers.Serializer):
+    id = serializers.CharField()
+    description = serializers.CharField()
+    status = serializers.CharField(help_text="active | confirmed | eliminated")
+    confidence = serializers.CharField(help_text="high | medium | low")
+    supporting_facts = serializers.ListField(child=serializers.CharField())
+    contradicting_facts = serializers.ListField(child=serializers.CharField())
+
+
+class ContradictionOut(serializers.Serializer):
+    id = serializers.CharField()
+    fact_a = serializers.CharField()
+    fact_b = serializers.CharField()
+    resolution = serializers.CharField(allow_null=True)
+
+
+class TopicOut(serializers.Serializer):
+    topic = serializers.CharField()
+    submode = serializers.CharField()
+    return_step_id = serializers.CharField(allow_null=True, help_text="The step a side question returns to.")
+    turn = serializers.IntegerField()
+
+
+class PlanStepOut(serializers.Serializer):
+    id = serializers.CharField()
+    label = serializers.CharField()
+    type = serializers.CharField()
+    status = serializers.ChoiceField(choices=["current", "done", "ahead"])
+
+
+class EstimateLineOut(serializers.Serializer):
+    label = serializers.CharField()
+    hours = serializers.FloatField()
+    hypothesis_id = serializers.CharField(allow_null=True)
+
+
+class EstimateOut(serializers.Serializer):
+    status = serializers.CharField(help_text="none | draft | confirmed | skipped")
+    lines = EstimateLineOut(many=True)
+    confirmed_hours = serializers.FloatField(allow_null=True)
+    drafted_turn = serializers.IntegerField(allow_null=True)
+    decided_turn = serializers.IntegerField(allow_null=True)
+    total_hours = serializers.FloatField()
+
+
+class OptionOut(serializers.Serializer):
+    option_id = serializers.CharField()
+    label = serializers.CharField()
+    description = serializers.CharField(allow_blank=True)
+    target_step_id = serializers.CharField(allow_null=True)
+    eligibility = serializers.ChoiceField(choices=["eligible", "blocked"])
+    blockers = serializers.ListField(child=serializers.CharField())
+    kind = serializers.CharField(help_text="auto | user_choice | blocked")
+    requires_consent = serializers.BooleanField()
+    effects_summary = serializers.CharField(allow_blank=True)
+    non_advancing = serializers.BooleanField()
+    outcome = serializers.CharField(allow_null=True)
+    recommended = serializers.BooleanField()
+    escalation = serializers.BooleanField()
+    automatic = serializers.BooleanField()
+
+
+class SelectionOut(serializers.Serializer):
+    mode = serializers.CharField(help_text="auto | present | blocked | none")
+    option_id = serializers.CharField(allow_null=True)
+    recommended_option_id = serializers.CharField(allow_null=True)
+    reasons = serializers.ListField(child=serializers.CharField())
+
+
+class ReviewSummaryOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    status = serializers.CharField()
+    decided_option_id = serializers.CharField(allow_null=True)
+    decided_label = serializers.CharField(allow_null=True)
+    reason = serializers.CharField(allow_null=True)
+
+
+class FinalizedAnswerOut(serializers.Serializer):
+    question_id = serializers.CharField()
+    question = serializers.CharField()
+    answer = serializers.CharField(allow_blank=True)
+    turn = serializers.IntegerField()
+    section = serializers.CharField(allow_null=True)
+    needs_review = serializers.BooleanField()
+
+
+class ClarifyingQAOut(serializers.Serializer):
+    question = serializers.CharField()
+    related_question_id = serializers.CharField()
+    answer = serializers.CharField(allow_null=True, allow_blank=True)
+    asked_turn = serializers.IntegerField()
+    answered_turn = serializers.IntegerField(allow_null=True)
+
+
+class ClarifyingThreadOut(serializers.Serializer):
+    question_id = serializers.CharField()
+    entries = ClarifyingQAOut(many=True)
+
+
+class FormOut(serializers.Serializer):
+    finalized_answers = FinalizedAnswerOut(many=True)
+    active_thread = ClarifyingThreadOut(allow_null=True)
+    archived_threads = ClarifyingThreadOut(many=True)
+
+
+class IsolationOut(serializers.Serializer):
+    complete = serializers.BooleanField()
+    finding = serializers.CharField(allow_null=True)
+    invalidated = serializers.BooleanField()
+    previous_findings = serializers.ListField(child=serializers.CharField())
+
+
+class ConversationStateOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    workflow_id = serializers.CharField()
+    plan_version = serializers.IntegerField()
+    locale = serializers.CharField()
+    status = serializers.ChoiceField(choices=Conversation.Status.choices)
+    mode = serializers.CharField()
+    submode = serializers.CharField()
+    current_step = serializers.CharField(help_text="The workflow run's step.")
+    current_step_label = serializers.CharField()
+    procedure_step = serializers.CharField(allow_null=True, help_text="The diagnostic check or form question being worked on.")
+    slots = serializers.DictField(child=SlotOut(), help_text="By slot name.")
+    facts = FactOut(many=True)
+    hypotheses = HypothesisOut(many=True)
+    contradictions = ContradictionOut(many=True)
+    topic_stack = TopicOut(many=True)
+    completed_steps = serializers.ListField(child=serializers.CharField())
+    plan_steps = PlanStepOut(many=True)
+    estimate = EstimateOut()
+    options = OptionOut(many=True, help_text="available_options[] at the current step.")
+    selection = SelectionOut()
+    review = ReviewSummaryOut(allow_null=True, help_text="The run's latest supervisor review, if any.")
+    documents = serializers.ListField(child=serializers.CharField())
+    form = FormOut()
+    isolation = IsolationOut()
+    turn_count = serializers.IntegerField()
+    updated_at = serializers.DateTimeField()
+
+
+class MessageOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    role = serializers.ChoiceField(choices=Message.Role.choices)
+    text = serializers.CharField(allow_blank=True)
+    turn_index = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    kind = serializers.CharField()
+
+
+class MessageListOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = MessageOut(many=True)
+
+
+class ConversationWithMessagesOut(ConversationStateOut):
+    messages = MessageOut(many=True)
+
+
+class ReplyOut(serializers.Serializer):
+    text = serializers.CharField(allow_blank=True)
+    kind = serializers.CharField(help_text="reply | clarifying_question")
+    asks_question = serializers.BooleanField()
+    facts = serializers.ListField(child=serializers.CharField())
+    evidence = serializers.ListField(child=serializers.CharField())
+    conclusion = serializers.CharField(allow_blank=True)
+    sources = serializers.ListField(child=serializers.CharField())
+    citations = serializers.ListField(child=serializers.DictField())
+    intent = serializers.CharField(allow_null=True)
+    routed_intent = serializers.CharField(allow_null=True)
+    submode = serializers.CharField()
+    decision = serializers.ChoiceField(choices=["continue", "ask", "abort"])
+    reply_action = serializers.CharField(allow_null=True)
+    question = serializers.CharField(allow_null=True)
+    backend = serializers.CharField(help_text="rules | openai")
+
+
+class TurnOut(ConversationStateOut):
+    reply = ReplyOut()
+    execution_path = serializers.DictField(help_text="Intent, steps taken, tools called, retrieval hits, contract violations.")
+    state = ConversationStateOut(help_text="The new state again (also at the top level).")
+
+
+class ConversationSummaryOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    workflow_id = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    status = serializers.ChoiceField(choices=Conversation.Status.choices)
+    owner = serializers.CharField()
+    turn_count = serializers.IntegerField()
+    updated_at = serializers.DateTimeField()
+
+
+class ConversationListOut(serializers.Serializer):
+    count = serializers.IntegerField(help_text="How many are listed (the 200 most recently updated).")
+    results = ConversationSummaryOut(many=True)
+
+
+class MessageQueryIn(serializers.Serializer):
+    after = serializers.IntegerField(required=False, min_value=0, max_value=ID_MAX, help_text="Only messages with a larger id.")
 
 
 def message_out(message: Message) -> dict[str, Any]:
@@ -84,7 +318,7 @@ def choice_response(conversation: Conversation) -> dict[str, Any]:
 
 
 class ConversationListApi(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your conversations (supervisors see all)")
+    @extend_schema(responses=ConversationListOut, summary="Your conversations (supervisors see all)")
     def get(self, request: Request) -> Response:
         rows = Conversation.objects.select_related("owner").order_by("-updated_at")
         if not is_supervisor(request.user):
@@ -93,7 +327,7 @@ class ConversationListApi(APIView):
                     "turn_count": c.turn_count, "updated_at": c.updated_at.isoformat()} for c in rows[:200]]
         return Response({"count": len(results), "results": results})
 
-    @extend_schema(request=StartIn, responses={201: OpenApiTypes.OBJECT}, summary="Start a conversation on a workflow (honours Idempotency-Key)")
+    @extend_schema(request=StartIn, responses={201: ConversationWithMessagesOut}, summary="Start a conversation on a workflow (honours Idempotency-Key)")
     def post(self, request: Request) -> Response:
         data = validated_input(StartIn, request.data)
         code, body = services.conversation_start_once(user=request.user, idempotency_key=request.META.get(IDEMPOTENCY_HEADER),
@@ -102,7 +336,7 @@ class ConversationListApi(APIView):
 
 
 class ConversationDetailApi(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="A conversation's state")
+    @extend_schema(responses=ConversationStateOut, summary="A conversation's state")
     def get(self, request: Request, conversation_id: int) -> Response:
         return Response(services.conversation_state(services.access_conversation(request.user, conversation_id)))
 
@@ -110,14 +344,22 @@ class ConversationDetailApi(APIView):
 class MessageApi(APIView):
     permission_classes = [IsAuthenticated, SpeaksAsOwner]
 
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The transcript")
+    @extend_schema(parameters=[MessageQueryIn], responses=MessageListOut, summary="The transcript")
     def get(self, request: Request, conversation_id: int) -> Response:
         conversation = services.access_conversation(request.user, conversation_id)
-        after = request.query_params.get("after")
-        messages = services.conversation_messages(conversation, int(after) if after and after.isdigit() else None)
+        after = validated_query(MessageQueryIn, request.query_params).get("after")
+        messages = services.conversation_messages(conversation, after)
         return Response({"count": len(messages), "results": [message_out(m) for m in messages]})
 
-    @extend_schema(request=MessageIn, responses={201: OpenApiTypes.OBJECT}, summary="Send one message (honours Idempotency-Key)")
+    @extend_schema(
+        request=MessageIn,
+        parameters=[IDEMPOTENCY_PARAMETER],
+        responses={
+            201: TurnOut,
+            **conflict("The conversation is complete, changed meanwhile, or the Idempotency-Key was used with another body."),
+        },
+        summary="Send one message (honours Idempotency-Key)",
+    )
     def post(self, request: Request, conversation_id: int) -> Response:
         data = validated_input(MessageIn, request.data)
         code, body = services.conversation_turn(
@@ -130,7 +372,15 @@ class MessageApi(APIView):
 class ChooseApi(APIView):
     permission_classes = [IsAuthenticated, SpeaksAsOwner]
 
-    @extend_schema(request=ChooseIn, responses=OpenApiTypes.OBJECT, summary="Choose an offered option (409 when not available or consent is missing)")
+    @extend_schema(
+        request=ChooseIn,
+        parameters=[IDEMPOTENCY_PARAMETER],
+        responses={
+            200: ConversationWithMessagesOut,
+            **conflict("`option_not_available`, `consent_required`, a complete conversation, or a reused Idempotency-Key."),
+        },
+        summary="Choose an offered option (409 when not available or consent is missing)",
+    )
     def post(self, request: Request, conversation_id: int) -> Response:
         data = validated_input(ChooseIn, request.data)
         code, body = services.conversation_choose(
@@ -141,8 +391,9 @@ class ChooseApi(APIView):
 
 
 class AuditApi(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The conversation's audit trail (?export=csv)")
+    @extend_schema(parameters=[ExportQueryIn], responses=AUDIT_RESPONSES, summary="The conversation's audit trail (?export=csv)")
     def get(self, request: Request, conversation_id: int) -> Response:
         conversation = services.access_conversation(request.user, conversation_id)
+        export = validated_query(ExportQueryIn, request.query_params)["export"]
         events = AuditEvent.objects.filter(run_id=conversation.run_id).select_related("actor").order_by("id")
-        return audit_response(events, request.query_params.get("export", "json"), f"conversation-{conversation_id}-audit")
+        return audit_response(events, export, f"conversation-{conversation_id}-audit")

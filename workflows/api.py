@@ -8,18 +8,20 @@ import json
 
 from django.http import HttpResponse
 from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import OpenApiParameter, extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import ApplicationError, NotFound, validated_input
+from config.errors import NotFound, validated_input, validated_query
+from config.schema import conflict
+from config.serializers import IdField, JSONInput
 
 from . import services
 from .access import access_review, is_supervisor
-from .models import AuditEvent, Review, WebhookEndpoint, WorkflowPlan
+from .models import AuditEvent, Review, WebhookDelivery, WebhookEndpoint, WorkflowPlan
 from .permissions import HoldsRequiredPerms, IsSupervisor
 from .serializers import (
     AUDIT_CSV_FIELDS,
@@ -32,19 +34,26 @@ from .serializers import (
 )
 
 
+class WorkflowPlanListOut(serializers.Serializer):
+    results = WorkflowPlanSummarySerializer(many=True)
+
+
 class WorkflowPlanListApi(APIView):
     # Everyone reads plans (a person picks a workflow); only supervisors upload, and the role
     # is checked before the plan is validated: a person learns nothing from a refused upload.
     permission_classes = [IsAuthenticated, HoldsRequiredPerms]
     required_perms = {"POST": ("workflows.add_workflowplan",)}
 
-    @extend_schema(responses=WorkflowPlanSummarySerializer(many=True), summary="List workflows (newest versions)")
+    @extend_schema(responses=WorkflowPlanListOut, summary="List workflows (newest versions)")
     def get(self, request: Request) -> Response:
         return Response({"results": WorkflowPlanSummarySerializer(services.plans_latest(), many=True).data})
 
     @extend_schema(
         request=OpenApiTypes.OBJECT,
-        responses={201: WorkflowPlanSerializer, 200: WorkflowPlanSerializer},
+        responses={
+            201: OpenApiResponse(WorkflowPlanSerializer, description="A new version was stored."),
+            200: OpenApiResponse(WorkflowPlanSerializer, description="The plan is unchanged: its newest version."),
+        },
         summary="Upload a plan (validated; a new version when it changed)",
     )
     def post(self, request: Request) -> Response:
@@ -52,18 +61,20 @@ class WorkflowPlanListApi(APIView):
         return Response(WorkflowPlanSerializer(row).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
+class WorkflowPlanQueryIn(serializers.Serializer):
+    version = serializers.IntegerField(required=False, min_value=1, max_value=2**31 - 1)
+
+
 class WorkflowPlanDetailApi(APIView):
     @extend_schema(
-        parameters=[OpenApiParameter("version", int, required=False)],
+        parameters=[WorkflowPlanQueryIn],
         responses=WorkflowPlanSerializer,
         summary="Read a workflow plan (newest version unless ?version=)",
     )
     def get(self, request: Request, workflow_id: str) -> Response:
-        version = request.query_params.get("version")
+        version = validated_query(WorkflowPlanQueryIn, request.query_params, code="invalid_version").get("version")
         if version:
-            if not version.isdigit():
-                raise ApplicationError("version must be a positive integer.", code="invalid_version")
-            row = WorkflowPlan.objects.filter(workflow_id=workflow_id, version=int(version)).first()
+            row = WorkflowPlan.objects.filter(workflow_id=workflow_id, version=version).first()
             if row is None:
                 raise NotFound(f"Workflow '{workflow_id}' has no version {version}.", code="workflow_not_found")
         else:
@@ -71,28 +82,25 @@ class WorkflowPlanDetailApi(APIView):
         return Response(WorkflowPlanSerializer(row).data)
 
 
+class ReviewQueryIn(serializers.Serializer):
+    status = serializers.ChoiceField(choices=Review.Status.choices, required=False)
+    workflow_id = serializers.CharField(max_length=64, required=False)
+    kind = serializers.ChoiceField(choices=Review.Kind.choices, required=False)
+
+
+class ReviewListOut(serializers.Serializer):
+    count = serializers.IntegerField(help_text="How many reviews match (at most 500 are listed).")
+    results = ReviewSerializer(many=True)
+
+
 class ReviewListApi(APIView):
     permission_classes = [IsAuthenticated, IsSupervisor]
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("status", str, required=False, enum=Review.Status.values),
-            OpenApiParameter("workflow_id", str, required=False),
-            OpenApiParameter("kind", str, required=False, enum=Review.Kind.values),
-        ],
-        responses=ReviewSerializer(many=True),
-        summary="Supervisor review queue",
-    )
+    @extend_schema(parameters=[ReviewQueryIn], responses=ReviewListOut, summary="Supervisor review queue")
     def get(self, request: Request) -> Response:
+        filters = validated_query(ReviewQueryIn, request.query_params)
         reviews = Review.objects.select_related("run__conversation", "decided_by").order_by("created_at", "id")
-        wanted = request.query_params.get("status")
-        if wanted:
-            if wanted not in Review.Status.values:
-                raise ApplicationError(f"status must be one of {', '.join(Review.Status.values)}.", code="invalid_filter")
-            reviews = reviews.filter(status=wanted)
-        for name in ("workflow_id", "kind"):
-            if request.query_params.get(name):
-                reviews = reviews.filter(**{name: request.query_params[name]})
+        reviews = reviews.filter(**{name: value for name, value in filters.items() if value})
         return Response({"count": reviews.count(), "results": ReviewSerializer(reviews[:500], many=True).data})
 
 
@@ -107,7 +115,11 @@ class ReviewDetailApi(APIView):
 class ReviewDecisionApi(APIView):
     permission_classes = [IsAuthenticated, IsSupervisor]
 
-    @extend_schema(request=ReviewDecisionInputSerializer, responses=ReviewSerializer, summary="Decide a review")
+    @extend_schema(
+        request=ReviewDecisionInputSerializer,
+        responses={200: ReviewSerializer, **conflict("The review was already decided (`already_decided`).")},
+        summary="Decide a review",
+    )
     def post(self, request: Request, review_id: int) -> Response:
         data = validated_input(ReviewDecisionInputSerializer, request.data)
         review = services.review_decide(review_id=review_id, user=request.user, **data)
@@ -129,37 +141,62 @@ def audit_response(events, fmt: str, filename: str) -> HttpResponse | Response: 
     return response
 
 
+class ExportQueryIn(serializers.Serializer):
+    export = serializers.ChoiceField(choices=["json", "csv"], required=False, default="json")
+
+
+class AuditQueryIn(ExportQueryIn):
+    run_id = IdField(required=False)
+    review_id = IdField(required=False)
+    event_type = serializers.CharField(max_length=40, required=False)
+
+
+class AuditEventListOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = AuditEventSerializer(many=True)
+
+
+AUDIT_RESPONSES = {
+    (200, "application/json"): AuditEventListOut,
+    (200, "text/csv"): OpenApiResponse(OpenApiTypes.STR, description="With `export=csv`: one row per event."),
+}
+
+
 class AuditEventListApi(APIView):
     permission_classes = [IsAuthenticated, IsSupervisor]
 
-    @extend_schema(
-        parameters=[
-            OpenApiParameter("run_id", int, required=False),
-            OpenApiParameter("review_id", int, required=False),
-            OpenApiParameter("event_type", str, required=False),
-            OpenApiParameter("export", str, required=False, enum=["json", "csv"]),
-        ],
-        responses=AuditEventSerializer(many=True),
-        summary="Audit trail export (supervisors)",
-    )
+    @extend_schema(parameters=[AuditQueryIn], responses=AUDIT_RESPONSES, summary="Audit trail export (supervisors)")
     def get(self, request: Request) -> HttpResponse | Response:
-        events = AuditEvent.objects.select_related("actor").order_by("id")
-        for name in ("run_id", "review_id", "event_type"):
-            value = request.query_params.get(name)
-            if value:
-                if name.endswith("_id") and not value.isdigit():
-                    raise ApplicationError(f"{name} must be an integer.", code="invalid_filter")
-                events = events.filter(**{name: value})
-        return audit_response(events[:10000], request.query_params.get("export", "json"), "audit")
+        query = validated_query(AuditQueryIn, request.query_params)
+        export = query.pop("export")
+        events = AuditEvent.objects.select_related("actor").order_by("id").filter(**query)
+        return audit_response(events[:10000], export, "audit")
 
 
 __all__ = ["is_supervisor"]
 
 
-class WebhookIn(serializers.Serializer):
+class WebhookIn(JSONInput):
     url = serializers.URLField(max_length=500)
     events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEndpoint.EVENTS), required=False, default=list)
     secret = serializers.CharField(required=False, min_length=16, max_length=128)
+
+
+class WebhookOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    url = serializers.CharField()
+    events = serializers.ListField(child=serializers.ChoiceField(choices=WebhookEndpoint.EVENTS))
+    active = serializers.BooleanField()
+    created_at = serializers.DateTimeField()
+
+
+class WebhookCreatedOut(WebhookOut):
+    secret = serializers.CharField(help_text="The signing secret, shown only in this response.")
+
+
+class WebhookListOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = WebhookOut(many=True)
 
 
 def webhook_out(endpoint: WebhookEndpoint, *, with_secret: bool = False) -> dict:
@@ -171,12 +208,12 @@ def webhook_out(endpoint: WebhookEndpoint, *, with_secret: bool = False) -> dict
 
 
 class WebhookListApi(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="Your webhook endpoints")
+    @extend_schema(responses=WebhookListOut, summary="Your webhook endpoints")
     def get(self, request: Request) -> Response:
         rows = WebhookEndpoint.objects.filter(owner=request.user)
         return Response({"count": rows.count(), "results": [webhook_out(e) for e in rows]})
 
-    @extend_schema(request=WebhookIn, responses={201: OpenApiTypes.OBJECT}, summary="Register an endpoint (the secret is shown once)")
+    @extend_schema(request=WebhookIn, responses={201: WebhookCreatedOut}, summary="Register an endpoint (the secret is shown once)")
     def post(self, request: Request) -> Response:
         data = validated_input(WebhookIn, request.data)
         from .webhooks import new_secret
@@ -201,8 +238,24 @@ class WebhookDetailApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
+class WebhookDeliveryOut(serializers.Serializer):
+    id = serializers.IntegerField()
+    event = serializers.CharField()
+    event_id = serializers.CharField()
+    status = serializers.ChoiceField(choices=WebhookDelivery.Status.choices)
+    attempts = serializers.IntegerField()
+    last_status_code = serializers.IntegerField(allow_null=True)
+    last_error = serializers.CharField(allow_null=True)
+    delivered_at = serializers.DateTimeField(allow_null=True)
+    created_at = serializers.DateTimeField()
+
+
+class WebhookDeliveryListOut(serializers.Serializer):
+    results = WebhookDeliveryOut(many=True, help_text="The newest 200 deliveries, newest first.")
+
+
 class WebhookDeliveryListApi(APIView):
-    @extend_schema(responses=OpenApiTypes.OBJECT, summary="The delivery log of an endpoint")
+    @extend_schema(responses=WebhookDeliveryListOut, summary="The delivery log of an endpoint")
     def get(self, request: Request, endpoint_id: int) -> Response:
         endpoint = _own_endpoint(request.user, endpoint_id)
         rows = endpoint.deliveries.order_by("-id")[:200]

@@ -6,6 +6,8 @@ from typing import Any
 
 from rest_framework import serializers
 
+from config.serializers import JSONInput
+
 from .models import AuditEvent, Review, WorkflowPlan
 
 
@@ -26,7 +28,7 @@ class WorkflowPlanSerializer(WorkflowPlanSummarySerializer):
 
 
 class ReviewSerializer(serializers.ModelSerializer):
-    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    decided_by = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
     run_id = serializers.IntegerField(read_only=True, allow_null=True)
     conversation_id = serializers.SerializerMethodField()
 
@@ -43,14 +45,14 @@ class ReviewSerializer(serializers.ModelSerializer):
         return conversation.pk if conversation else obj.subject.get("conversation_id")
 
 
-class ReviewDecisionInputSerializer(serializers.Serializer):
+class ReviewDecisionInputSerializer(JSONInput):
     outcome = serializers.ChoiceField(choices=Review.Outcome.choices)
     reason = serializers.CharField(allow_blank=False, max_length=2000, trim_whitespace=True)
     option_id = serializers.CharField(required=False, allow_blank=False, max_length=64)
 
 
 class AuditEventSerializer(serializers.ModelSerializer):
-    actor = serializers.SlugRelatedField(slug_field="username", read_only=True)
+    actor = serializers.SlugRelatedField(slug_field="username", read_only=True, allow_null=True)
 
     class Meta:
         model = AuditEvent

@@ -125,6 +125,9 @@ STORAGES = {
     "staticfiles": {"BACKEND": "whitenoise.storage.CompressedStaticFilesStorage"},
 }
 
+# Under /api/ a CSRF failure answers in the JSON error shape, elsewhere with Django's page.
+CSRF_FAILURE_VIEW = "config.errors.csrf_failure"
+
 LOGIN_URL = "login"
 LOGIN_REDIRECT_URL = "home"
 LOGOUT_REDIRECT_URL = "login"
@@ -136,7 +139,13 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAuthenticated"],
     "DEFAULT_RENDERER_CLASSES": ["config.renderers.JSONRenderer", "rest_framework.renderers.BrowsableAPIRenderer"],
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # JSON nested past a fixed depth or with integers beyond 64 bits is a 400 (config/parsers.py).
+    "DEFAULT_PARSER_CLASSES": [
+        "config.parsers.JSONParser",
+        "rest_framework.parsers.FormParser",
+        "rest_framework.parsers.MultiPartParser",
+    ],
+    "DEFAULT_SCHEMA_CLASS": "config.schema.AutoSchema",
     "EXCEPTION_HANDLER": "config.errors.api_exception_handler",
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
@@ -152,6 +161,17 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # The API takes JSON; DRF's form parsers stay for old clients but are not the contract.
+    "PARSER_WHITELIST": ["config.parsers.JSONParser"],
+    # Several models have a `status`: each choice set gets its own component name.
+    "ENUM_NAME_OVERRIDES": {
+        "ConversationStatusEnum": "conversations.models.Conversation.Status",
+        "ActiveStatusEnum": "conversations.knowledge.models.KnowledgeStatus",
+        "IngestStatusEnum": "conversations.knowledge.models.IngestStatus",
+        "OrderStatusEnum": "billing.models.ParkingOrder.Status",
+        "DeliveryStatusEnum": "workflows.models.WebhookDelivery.Status",
+        "ReviewStatusEnum": "workflows.models.Review.Status",
+    },
 }
 
 # Celery: with no broker configured, tasks run inline (eagerly) in the web process.

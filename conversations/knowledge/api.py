@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.types import OpenApiTypes
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -17,17 +16,45 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from billing.services import parse_time
+from config.errors import validated_input
+from config.schema import conflict
+from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField, JSONInput
 from workflows.permissions import HoldsRequiredPerms
 
 from . import services
 from .engine import RetrievalFilters
-from .models import KnowledgeSource
+from .models import IngestStatus, KnowledgeSource, KnowledgeStatus
 
 
-def _valid(serializer_class: type[serializers.Serializer], data: Any) -> dict[str, Any]:
-    serializer = serializer_class(data=data)
-    serializer.is_valid(raise_exception=True)
-    return serializer.validated_data
+class IngestOut(serializers.Serializer):
+    status = serializers.ChoiceField(choices=IngestStatus.choices)
+    total = serializers.IntegerField(help_text="Chunks to embed.")
+    done = serializers.IntegerField(help_text="Chunks embedded so far.")
+    error = serializers.CharField(allow_null=True)
+
+
+class SourceOut(serializers.Serializer):
+    source_id = serializers.CharField()
+    title = serializers.CharField(allow_blank=True)
+    doc_type = serializers.CharField(allow_blank=True)
+    source_type = serializers.CharField(allow_blank=True)
+    city_code = serializers.CharField(allow_null=True, allow_blank=True, help_text="null: every city.")
+    lot_codes = serializers.ListField(child=serializers.CharField())
+    effective_from = serializers.DateTimeField(allow_null=True)
+    effective_to = serializers.DateTimeField(allow_null=True)
+    source = serializers.CharField(allow_blank=True)
+    version = serializers.IntegerField()
+    status = serializers.ChoiceField(choices=KnowledgeStatus.choices)
+    locale = serializers.CharField(allow_null=True)
+    metadata = serializers.DictField()
+    content_hash = serializers.CharField(allow_blank=True)
+    embedder = serializers.CharField(allow_null=True)
+    chunk_count = serializers.IntegerField()
+    ingest = IngestOut()
+
+
+class SourceUpsertOut(SourceOut):
+    outcome = serializers.CharField(help_text="created | updated | unchanged")
 
 
 def source_out(source: KnowledgeSource, *, outcome: str | None = None) -> dict[str, Any]:
@@ -60,7 +87,7 @@ def source_out(source: KnowledgeSource, *, outcome: str | None = None) -> dict[s
     return body
 
 
-class SourceIn(serializers.Serializer):
+class SourceIn(JSONInput):
     # Field-level rules (codes, ISO times with offsets, ranges) live in the engine's record
     # validator, which reports every problem at once; the serializer only shapes types.
     source_id = serializers.CharField(max_length=128)
@@ -72,8 +99,8 @@ class SourceIn(serializers.Serializer):
     effective_from = serializers.CharField(required=False, allow_null=True, allow_blank=True)
     effective_to = serializers.CharField(required=False, allow_null=True, allow_blank=True)
     source = serializers.CharField(max_length=500, required=False, allow_blank=True)
-    version = serializers.IntegerField(min_value=1, required=False)
-    status = serializers.ChoiceField(choices=["active", "inactive"], required=False)
+    version = serializers.IntegerField(min_value=1, max_value=POSITIVE_INT_MAX, required=False)
+    status = serializers.ChoiceField(choices=KnowledgeStatus.choices, required=False)
     locale = serializers.CharField(max_length=16, required=False, allow_null=True)
     metadata = serializers.DictField(required=False)
     content = serializers.CharField(required=False, trim_whitespace=False)
@@ -85,29 +112,37 @@ class KnowledgeSourceApi(APIView):
 
     @extend_schema(
         request=SourceIn,
-        responses={200: OpenApiTypes.OBJECT, 201: OpenApiTypes.OBJECT},
+        responses={
+            201: OpenApiResponse(SourceUpsertOut, description="The source was created."),
+            200: OpenApiResponse(SourceUpsertOut, description="The source was updated or is unchanged."),
+        },
         summary="Upsert a knowledge source; with `content` it is chunked and embedded (operators, supervisors)",
     )
     def post(self, request: Request) -> Response:
-        data = _valid(SourceIn, request.data)
+        data = validated_input(SourceIn, request.data)
         source, outcome = services.knowledge_source_upsert(data=data, user=request.user)
         code = status.HTTP_201_CREATED if outcome == "created" else status.HTTP_200_OK
         return Response(source_out(source, outcome=outcome), status=code)
 
 
-class ChunkIn(serializers.Serializer):
+class ChunkIn(JSONInput):
     chunk_id = serializers.CharField(max_length=64, required=False)
-    ordinal = serializers.IntegerField(min_value=0, required=False)
+    ordinal = serializers.IntegerField(min_value=0, max_value=POSITIVE_INT_MAX, required=False)
     heading = serializers.CharField(max_length=500, required=False, allow_blank=True)
     text = serializers.CharField()
     embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_null=True)
 
 
-class ChunkBatchIn(serializers.Serializer):
+class ChunkBatchIn(JSONInput):
     source_id = serializers.CharField(max_length=128)
     embedder = serializers.CharField(max_length=64, required=False)
     replace = serializers.BooleanField(required=False, default=False)
     chunks = ChunkIn(many=True, allow_empty=False, max_length=services.MAX_BATCH_CHUNKS)
+
+
+class ChunkBatchOut(serializers.Serializer):
+    written = serializers.IntegerField(help_text="Chunks written.")
+    source = SourceOut()
 
 
 class KnowledgeChunkBatchApi(APIView):
@@ -116,11 +151,11 @@ class KnowledgeChunkBatchApi(APIView):
 
     @extend_schema(
         request=ChunkBatchIn,
-        responses={200: OpenApiTypes.OBJECT},
+        responses={200: ChunkBatchOut, **conflict("Some chunk ids belong to another source (`chunk_id_taken`).")},
         summary="Add or replace a source's chunks; embeddings are checked for dimension (operators, supervisors)",
     )
     def post(self, request: Request) -> Response:
-        data = _valid(ChunkBatchIn, request.data)
+        data = validated_input(ChunkBatchIn, request.data)
         source, written = services.knowledge_chunks_batch(
             source_id=data["source_id"],
             chunks=data["chunks"],
@@ -131,7 +166,7 @@ class KnowledgeChunkBatchApi(APIView):
         return Response({"written": written, "source": source_out(source)})
 
 
-class RetrieveIn(serializers.Serializer):
+class RetrieveIn(JSONInput):
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
     top_k = serializers.IntegerField(min_value=1, max_value=services.MAX_TOP_K, required=False, default=5)
     mode = serializers.ChoiceField(choices=list(services.MODES), required=False, default="hybrid")
@@ -139,7 +174,7 @@ class RetrieveIn(serializers.Serializer):
     source_type = serializers.CharField(max_length=64, required=False, allow_null=True)
     city_code = serializers.CharField(max_length=32, required=False, allow_null=True)
     lot_code = serializers.CharField(max_length=64, required=False, allow_null=True)
-    at_time = serializers.CharField(required=False, allow_null=True)
+    at_time = AwareDateTimeField(required=False, allow_null=True)
     source_ids = serializers.ListField(
         child=serializers.CharField(max_length=128), required=False, allow_null=True, max_length=500
     )
@@ -152,14 +187,49 @@ class RetrieveIn(serializers.Serializer):
         return attrs
 
 
+class HitOut(serializers.Serializer):
+    chunk_id = serializers.CharField()
+    source_id = serializers.CharField()
+    version = serializers.IntegerField()
+    title = serializers.CharField(allow_blank=True)
+    heading = serializers.CharField(allow_blank=True)
+    text = serializers.CharField(allow_blank=True)
+    score = serializers.FloatField(allow_null=True)
+    vector_score = serializers.FloatField(allow_null=True)
+    lexical_score = serializers.FloatField(allow_null=True)
+    rank = serializers.IntegerField()
+    doc_type = serializers.CharField(allow_blank=True)
+    source_type = serializers.CharField(allow_blank=True)
+    city_code = serializers.CharField(allow_null=True, allow_blank=True)
+    lot_codes = serializers.ListField(child=serializers.CharField())
+    effective_from = serializers.DateTimeField(allow_null=True)
+    effective_to = serializers.DateTimeField(allow_null=True)
+
+
+class CitationOut(serializers.Serializer):
+    source_id = serializers.CharField()
+    version = serializers.IntegerField()
+    title = serializers.CharField(allow_blank=True)
+    chunk_id = serializers.CharField()
+    snippet = serializers.CharField(allow_blank=True)
+    effective_from = serializers.DateTimeField(allow_null=True)
+    effective_to = serializers.DateTimeField(allow_null=True)
+
+
+class RetrieveOut(serializers.Serializer):
+    hits = HitOut(many=True)
+    citations = CitationOut(many=True)
+    trace = serializers.DictField(help_text="How the hits were found: filters, candidates, scores.")
+
+
 class RetrieveApi(APIView):
     @extend_schema(
         request=RetrieveIn,
-        responses={200: OpenApiTypes.OBJECT},
+        responses=RetrieveOut,
         summary="Filtered top-k retrieval with citations and a trace",
     )
     def post(self, request: Request) -> Response:
-        data = _valid(RetrieveIn, request.data)
+        data = validated_input(RetrieveIn, request.data)
         at_time = parse_time(data["at_time"], "at_time") if data.get("at_time") else None
         filters = RetrievalFilters(
             doc_type=data.get("doc_type") or None,

@@ -117,11 +117,18 @@ def test_arguments_compiled_rows_cannot_place_are_left_to_the_orm(chat) -> None:
         assert len(compiled_rows("test: since", since, naive)) == len(list(since(later)))
 
 
-def test_conversation_ids_beyond_the_key_range_are_not_found(api, demo) -> None:  # noqa: ANN001
+def test_conversation_ids_beyond_the_key_range_are_refused(api, person, demo) -> None:  # noqa: ANN001
+    from config.errors import NotFound
+    from conversations import services
+
     for cid in (2**63, 10**30):
+        # The API refuses an id no column can hold (issue 13: a 400, not a lookup)...
         response = api.post(f"/api/v1/conversations/{cid}/messages", {"text": "hi"}, format="json")
-        assert response.status_code == 404 and response.json()["error"]["code"] == "conversation_not_found"
-        assert api.get(f"/api/v1/conversations/{cid}").status_code == 404
+        assert response.status_code == 400 and set(response.json()["error"]["details"]) == {"conversation_id"}
+        assert api.get(f"/api/v1/conversations/{cid}").status_code == 400
+        # ...and the compiled lookup underneath still finds nothing rather than failing.
+        with pytest.raises(NotFound):
+            services.access_conversation(person, cid)
 
 
 def test_a_tool_refusal_inside_a_turn_is_a_reply_and_keeps_the_turn(chat) -> None:  # noqa: ANN001

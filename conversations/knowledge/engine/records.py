@@ -109,6 +109,11 @@ def derived_source_id(title: str, text: str) -> str:
     return f"src-{digest}"
 
 
+# The years the API takes (config.serializers): far from datetime's own limits (1 and 9999),
+# where moving to UTC or by a day overflows.
+MIN_YEAR, MAX_YEAR = 1900, 2999
+
+
 def _parse_time(value: Any) -> tuple[datetime | None, str | None]:
     if value is None or value == "":
         return None, None
@@ -123,6 +128,8 @@ def _parse_time(value: Any) -> tuple[datetime | None, str | None]:
         return None, f"expected an ISO 8601 string, got {type(value).__name__}"
     if parsed.tzinfo is None or parsed.utcoffset() is None:
         return None, f"must include a UTC offset, e.g. 2025-01-01T00:00:00+08:00 (got {value!r})"
+    if not MIN_YEAR <= parsed.year <= MAX_YEAR:
+        return None, f"the year must be between {MIN_YEAR} and {MAX_YEAR} (got {value!r})"
     return parsed, None
 
 
