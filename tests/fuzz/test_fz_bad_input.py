@@ -75,9 +75,9 @@ def test_deep_json_is_refused_on_every_json_endpoint(supervisor_api) -> None:  #
 
 
 @pytest.mark.parametrize("when", ["9999-12-31T23:59:00+08:00", "0001-01-01T00:00:00+00:00", "3000-01-01T00:00:00Z"])
-def test_a_year_the_engines_do_not_handle_is_a_400(api, when: str) -> None:  # noqa: ANN001
+def test_a_year_the_engines_do_not_handle_is_a_400(api, operator_api, when: str) -> None:  # noqa: ANN001
     assert "exit_time" in error_of(post_json(api, SIMULATE, simulation(exit_time=when)), 400)["details"]
-    assert "entry_time" in error_of(post_json(api, "/api/v1/parking-orders", order(entry_time=when)), 400)["details"]
+    assert "entry_time" in error_of(post_json(operator_api, "/api/v1/parking-orders", order(entry_time=when)), 400)["details"]
     assert "at_time" in error_of(post_json(api, "/api/v1/retrieve", {"query": "fee", "at_time": when}), 400)["details"]
 
 
@@ -88,28 +88,28 @@ def test_a_knowledge_source_in_a_year_out_of_range_is_a_400(supervisor_api, when
     assert [p["field"] for p in error["details"]["problems"]] == ["effective_to"]
 
 
-def test_a_time_without_offset_is_a_400(api) -> None:  # noqa: ANN001
+def test_a_time_without_offset_is_a_400(api, operator_api, supervisor_api) -> None:  # noqa: ANN001
     naive = "2026-03-02T08:00:00"
     error = error_of(post_json(api, SIMULATE, simulation(entry_time=naive)), 400)
     assert error["code"] == "validation_error" and "offset" in error["details"]["entry_time"][0]
-    assert "exit_time" in error_of(post_json(api, "/api/v1/parking-orders", order(exit_time=naive)), 400)["details"]
+    assert "exit_time" in error_of(post_json(operator_api, "/api/v1/parking-orders", order(exit_time=naive)), 400)["details"]
     assert "at_time" in error_of(post_json(api, "/api/v1/retrieve", {"query": "fee", "at_time": naive}), 400)["details"]
     rule = {"rule_code": "NAIVE", "name": "n", "scope": {"city_code": "310100"},
             "version": {"effective_from": naive, "rule_payload": PAYLOAD}}
-    assert "version.effective_from" in error_of(post_json(api, "/api/v1/billing-rules", rule), 400)["details"]
+    assert "version.effective_from" in error_of(post_json(supervisor_api, "/api/v1/billing-rules", rule), 400)["details"]
 
 
 # --- amounts beyond the column's precision ---------------------------------------------
 
 
 @pytest.mark.parametrize("amount", [1e30, "1e30", "12345678901.00", "1.005", -1, "NaN", "Infinity"])
-def test_an_amount_the_column_cannot_hold_is_a_400(api, amount: object) -> None:  # noqa: ANN001
-    assert "total_amount" in error_of(post_json(api, "/api/v1/parking-orders", order(total_amount=amount)), 400)["details"]
-    assert "paid_amount" in error_of(post_json(api, "/api/v1/parking-orders", order(paid_amount=amount)), 400)["details"]
+def test_an_amount_the_column_cannot_hold_is_a_400(api, operator_api, amount: object) -> None:  # noqa: ANN001
+    assert "total_amount" in error_of(post_json(operator_api, "/api/v1/parking-orders", order(total_amount=amount)), 400)["details"]
+    assert "paid_amount" in error_of(post_json(operator_api, "/api/v1/parking-orders", order(paid_amount=amount)), 400)["details"]
 
 
-def test_an_amount_in_range_is_taken_as_a_string_or_a_number(api) -> None:  # noqa: ANN001
-    created = post_json(api, "/api/v1/parking-orders", order(total_amount=9999999999.99, paid_amount="0.5"))
+def test_an_amount_in_range_is_taken_as_a_string_or_a_number(api, operator_api) -> None:  # noqa: ANN001
+    created = post_json(operator_api, "/api/v1/parking-orders", order(total_amount=9999999999.99, paid_amount="0.5"))
     assert created.status_code == 201, created.content
     assert (created.json()["total_amount"], created.json()["paid_amount"]) == ("9999999999.99", "0.50")
 
@@ -164,7 +164,7 @@ def test_other_query_integers_beyond_64_bits_are_a_400(api, plans) -> None:  # n
     assert error["code"] == "invalid_version" and "version" in error["details"]
 
 
-def test_an_integer_beyond_64_bits_in_a_body_is_a_400(api, supervisor_api) -> None:  # noqa: ANN001
+def test_an_integer_beyond_64_bits_in_a_body_is_a_400(api, operator_api, supervisor_api) -> None:  # noqa: ANN001
     # Anywhere in a JSON body, even where any JSON is taken (metadata, plans): the parser refuses it.
     for big in (BEYOND_64_BITS, -(2**63) - 1, 10**400):
         error = error_of(post_json(api, "/api/v1/conversations", f'{{"workflow_id": "parking_help_desk", "n": {big}}}'), 400)
@@ -172,7 +172,7 @@ def test_an_integer_beyond_64_bits_in_a_body_is_a_400(api, supervisor_api) -> No
     metadata = f'{{"source_id": "kb.big", "metadata": {{"n": {BEYOND_64_BITS}}}}}'
     assert error_of(post_json(supervisor_api, "/api/v1/knowledge/sources", metadata), 400)["code"] == "malformed_request"
     # Within 64 bits, each field's own bounds apply.
-    error = error_of(post_json(api, "/api/v1/parking-orders", order(billing_rule_version_no=2**63 - 1)), 400)
+    error = error_of(post_json(operator_api, "/api/v1/parking-orders", order(billing_rule_version_no=2**63 - 1)), 400)
     assert "billing_rule_version_no" in error["details"]
     chunks = {"source_id": "kb.x", "chunks": [{"text": "t", "ordinal": 2**40}]}
     assert error_of(post_json(supervisor_api, "/api/v1/knowledge/chunks/batch", chunks), 400)["details"]

@@ -36,23 +36,30 @@ MAX_EXAMPLES = int(os.environ.get("FUZZ_MAX_EXAMPLES", "15"))
 FUZZ_SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 
 
-def _token_for(username: str, *, supervisor: bool = False) -> str:
+def _token_for(username: str, *, supervisor: bool = False, operator: bool = False) -> str:
     from django.contrib.auth import get_user_model
     from django.core.management import call_command
     from rest_framework.authtoken.models import Token
 
-    from workflows.demo import make_supervisor
+    from workflows.demo import make_operator, make_supervisor
 
     call_command("seed_demo", stdout=io.StringIO())  # plans, rules, orders, knowledge to find
     user, _ = get_user_model().objects.get_or_create(username=username)
     if supervisor:
         make_supervisor(user)
+    if operator:
+        make_operator(user)
     return Token.objects.get_or_create(user=user)[0].key
 
 
 @pytest.fixture
 def person_token(transactional_db):  # noqa: ANN001, ANN201
     return _token_for("fuzz-person")
+
+
+@pytest.fixture
+def operator_token(transactional_db):  # noqa: ANN001, ANN201
+    return _token_for("fuzz-operator", operator=True)
 
 
 @pytest.fixture
@@ -93,3 +100,10 @@ def test_api_as_a_person(case, person_token, fuzz_figures) -> None:  # noqa: ANN
 @FUZZ_SETTINGS
 def test_api_as_a_supervisor(case, supervisor_token, fuzz_figures) -> None:  # noqa: ANN001
     _run("supervisor", case, supervisor_token, fuzz_figures["supervisor"])
+
+
+@pytest.mark.django_db(transaction=True)
+@schema.parametrize()
+@FUZZ_SETTINGS
+def test_api_as_an_operator(case, operator_token, fuzz_figures) -> None:  # noqa: ANN001
+    _run("operator", case, operator_token, fuzz_figures["operator"])
