@@ -19,9 +19,11 @@ Two promises the concierge builds on:
 from __future__ import annotations
 
 import email.utils
+import functools
 import json
 import logging
 import math
+import os
 import random
 import re
 import time
@@ -229,7 +231,7 @@ class _Retryable(Exception):
 def _status_failure(error: openai.APIStatusError) -> ModelUnavailable | _Retryable:
     status = error.status_code
     kind = "rate_limited" if status == 429 else "http_error"
-    failure = ModelUnavailable(kind, f"HTTP {status}: {error.message}")
+    failure = ModelUnavailable(kind, error.message)  # "Error code: 503 - <the server's message>"
     if status in RETRY_STATUSES or status >= 500:
         return _Retryable(failure, retry_after_seconds(error.response.headers))
     return failure
@@ -250,6 +252,15 @@ def _read_body(chunks: Iterable[bytes], deadline: Deadline) -> bytes:
 # -- The client ------------------------------------------------------------------------------
 
 
+@functools.lru_cache(maxsize=8)
+def _client(api_key: str, base_url: str | None, pid: int) -> openai.OpenAI:
+    """One client per endpoint and process: building one costs milliseconds, and its pool keeps
+    connections alive across turns. The pid keeps a forked worker off its parent's sockets.
+    Every request passes its own timeout; the client's own retries would sleep and retry past
+    the deadline, so they are off and OpenAIChatModel retries."""
+    return openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
+
+
 class OpenAIChatModel:
     """Chat Completions with JSON output; all calls through one object share its deadline.
 
@@ -261,10 +272,7 @@ class OpenAIChatModel:
     def __init__(self, settings: ModelSettings, *, deadline: Deadline | None = None):
         self.settings = settings
         self.deadline = deadline or Deadline.after(settings.timeout)
-        # The client's own retries would sleep and retry past the deadline: this class retries.
-        self.client = openai.OpenAI(
-            api_key=settings.api_key, base_url=settings.base_url, timeout=settings.timeout, max_retries=0
-        )
+        self.client = _client(settings.api_key, settings.base_url, os.getpid())
 
     def complete_json(self, system: str, user: str, *, deadline: Deadline | None = None) -> dict[str, Any]:
         """Ask for one JSON object before the deadline (the model's own unless given); raise
