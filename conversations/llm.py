@@ -12,8 +12,14 @@ Two promises the concierge builds on:
   deeper than MAX_DEPTH, NUL characters or lone surrogates, anything over the size caps).
   What it returns is a plain dict of JSON values that the audit trail can always store.
 - One Deadline bounds all the model calls of a turn, retries and waits included: each
-  attempt's timeout is the time left, a retry starts only while time is left, and a
-  Retry-After beyond it is not waited for.
+  attempt's timeout is the time left, a retry starts only while time is left, a
+  Retry-After beyond it is not waited for, and a body still dripping in is cut at it.
+
+A turn builds one model and makes all its calls through it:
+    model = model_from_settings()        # None offline; its Deadline: CONCIERGE_LLM_TIMEOUT from now
+    raw = model.complete_json(system, user)
+A caller that starts the clock elsewhere passes `deadline=Deadline.after(seconds)` to
+either; a Deadline passed to complete_json wins over the model's.
 """
 
 from __future__ import annotations
@@ -317,8 +323,9 @@ class OpenAIChatModel:
             raise failure from error
         except (openai.APITimeoutError, httpx2.TimeoutException) as error:
             raise _Retryable(ModelUnavailable("timeout", f"no answer within the {timeout:.2f}s left: {error}")) from error
-        except (openai.APIConnectionError, httpx2.TransportError) as error:
-            # httpx2's own errors reach here only while the body streams in (the client wraps the rest).
+        except (openai.APIConnectionError, httpx2.TransportError, OSError) as error:
+            # The client wraps transport errors while sending; reading a streamed body (ours, or
+            # an error body the client reads before raising its status error) raises them bare.
             raise _Retryable(ModelUnavailable("connection", f"{type(error).__name__}: {error}")) from error
         except openai.OpenAIError as error:
             raise ModelUnavailable("client_error", f"{type(error).__name__}: {error}") from error
