@@ -284,7 +284,9 @@ class OpenAIChatModel:
         """Ask for one JSON object before the deadline (the model's own unless given); raise
         ModelUnavailable when none comes back."""
         deadline = deadline or self.deadline
-        messages = [{"role": "system", "content": system}, {"role": "user", "content": user}]
+        # A lone surrogate (from a person's text or a document) would make the client's request
+        # encoding raise; the model loses nothing by reading U+FFFD instead.
+        messages = [{"role": "system", "content": _storable(system)}, {"role": "user", "content": _storable(user)}]
         attempt = 0
         while True:
             attempt += 1

@@ -208,3 +208,9 @@ def test_a_retry_after_date_beyond_the_budget_falls_back_at_once(fake: FakeOpenA
     started = time.monotonic()
     assert kind_of(lambda: model(fake.base_url, 3).complete_json("s", "u")) == "rate_limited"
     assert time.monotonic() - started < 1 and len(fake.requests) == 1
+
+
+def test_a_lone_surrogate_in_the_prompt_is_sent_as_a_replacement_character(fake: FakeOpenAI) -> None:
+    fake.script(ANSWER)
+    assert model(fake.base_url, 5).complete_json("system", "plate \ud800 owes?") == ANSWER
+    assert fake.requests[-1]["body"]["messages"][1]["content"] == "plate \ufffd owes?"
