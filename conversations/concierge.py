@@ -97,7 +97,7 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
         raw = model.complete_json(SYSTEM_PROMPT, user)
     except ModelUnavailable as error:
         # Garbage is a broken contract; a timeout or an error is an outage. Both fall back.
-        broken = error.kind in ("malformed_json", "empty")
+        broken = error.broken_contract
         audit_record("contract_violation" if broken else "model_fallback", run=run, conversation=conversation,
                      actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
                      payload={"kind": error.kind, "detail": error.detail[:500], "violations": [f"{error.kind}: {error.detail[:200]}"]},

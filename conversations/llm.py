@@ -3,24 +3,90 @@
 It only transports: it sends the context package and returns the parsed JSON object, or
 raises ModelUnavailable. Whether the answer may count is decided by the contract checks
 in the concierge, never here.
+
+Two promises the concierge builds on:
+- `complete_json` raises ModelUnavailable for every fault of the endpoint and nothing
+  else: timeouts, refused or dropped connections, 4xx/5xx, 429 whatever its Retry-After,
+  bodies that are not JSON (an HTML page), completions with no usable content, and JSON
+  that Python or PostgreSQL cannot hold (numbers beyond a float or 64 bits, nesting
+  deeper than MAX_DEPTH, NUL characters or lone surrogates, anything over the size caps).
+  What it returns is a plain dict of JSON values that the audit trail can always store.
+- One Deadline bounds all the model calls of a turn, retries and waits included: each
+  attempt's timeout is the time left, a retry starts only while time is left, a
+  Retry-After beyond it is not waited for, and a body still dripping in is cut at it.
+
+A turn builds one model and makes all its calls through it:
+    model = model_from_settings()        # None offline; its Deadline: CONCIERGE_LLM_TIMEOUT from now
+    raw = model.complete_json(system, user)
+A caller that starts the clock elsewhere passes `deadline=Deadline.after(seconds)` to
+either; a Deadline passed to complete_json wins over the model's.
 """
 
 from __future__ import annotations
 
+import email.utils
+import functools
 import json
+import logging
+import math
+import os
+import random
+import re
+import time
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
+import httpx2
 import openai
+
+log = logging.getLogger(__name__)
+
+MAX_ATTEMPTS = 3  # the first call and at most two retries, all inside the turn's deadline
+MIN_ATTEMPT_SECONDS = 0.05  # less time than this left: an attempt could not finish
+BACKOFF_SECONDS = 0.25  # before the first retry when the server gives no Retry-After; doubles
+RETRY_STATUSES = frozenset({408, 429})  # and every 5xx
+MAX_BODY_BYTES = 1 << 20  # a completion for one chat turn is a few kilobytes
+MAX_CONTENT_CHARS = 32_000
+MAX_DEPTH = 32  # the answer's schema is three levels deep; the envelope about six
+MAX_INT = 2**63 - 1  # what every JSON consumer of the audit trail holds exactly
+MAX_INT_DIGITS = len(str(MAX_INT))
+# The failures to get an answer at all; any other kind is an answer that broke the contract.
+OUTAGE_KINDS = frozenset({"timeout", "connection", "rate_limited", "http_error", "client_error"})
+# PostgreSQL's text and jsonb refuse NUL; UTF-8 (hence psycopg and orjson) refuses lone surrogates.
+_UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
+_SECONDS = re.compile(r"\s*(\d+(?:\.\d*)?)\s*")
 
 
 class ModelUnavailable(Exception):
     """The model could not give a usable JSON answer (timeout, error, garbage)."""
 
     def __init__(self, kind: str, detail: str):
+        detail = _storable(detail)[:500]  # it goes to the audit trail, whatever the server sent
         super().__init__(f"{kind}: {detail}")
         self.kind = kind
         self.detail = detail
+
+    @property
+    def broken_contract(self) -> bool:
+        """True when the endpoint answered but not with a usable JSON object (audited as a
+        contract violation); False for an outage (audited as a model fallback)."""
+        return self.kind not in OUTAGE_KINDS
+
+
+@dataclass(frozen=True)
+class Deadline:
+    """A point on the monotonic clock by which every model call of one turn must be done."""
+
+    at: float
+
+    @classmethod
+    def after(cls, seconds: float) -> Deadline:
+        return cls(time.monotonic() + seconds)
+
+    def left(self) -> float:
+        return max(0.0, self.at - time.monotonic())
 
 
 @dataclass(frozen=True)
@@ -28,47 +94,250 @@ class ModelSettings:
     api_key: str
     base_url: str | None
     model: str
-    timeout: float = 20.0
+    timeout: float = 20.0  # seconds for all the model calls of one turn
+
+
+# -- Parsing: the body of a completion to a plain, storable JSON object ---------------------
+
+
+def _storable(text: str) -> str:
+    return _UNSTORABLE_TEXT.sub("\ufffd", text)
+
+
+def _excerpt(text: str, limit: int = 120) -> str:
+    return repr(text[:limit]) + ("..." if len(text) > limit else "")
+
+
+def _refuse_constant(name: str) -> float:
+    raise ModelUnavailable("unsupported_number", f"{name} is not a JSON number")
+
+
+def _finite_float(text: str) -> float:
+    value = float(text)
+    if not math.isfinite(value):  # 1e400: PostgreSQL's jsonb and strict JSON refuse Infinity
+        raise ModelUnavailable("unsupported_number", f"{_excerpt(text, 40)} is beyond a float")
+    return value
+
+
+def _bounded_int(text: str) -> int:
+    # Checked before int(): beyond 4300 digits int() raises, and far below that it is slow.
+    if len(text.lstrip("-")) > MAX_INT_DIGITS or abs(value := int(text)) > MAX_INT:
+        raise ModelUnavailable("unsupported_number", f"{_excerpt(text, 40)} is beyond 64 bits")
+    return value
+
+
+def _check_tree(value: Any) -> None:
+    """Refuse nesting beyond MAX_DEPTH and text PostgreSQL or UTF-8 cannot store."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if isinstance(node, str):
+            if _UNSTORABLE_TEXT.search(node):
+                raise ModelUnavailable("unsupported_text", "a NUL character or a lone surrogate")
+            continue
+        if not isinstance(node, dict | list):
+            continue
+        if depth > MAX_DEPTH:
+            raise ModelUnavailable("too_deep", f"JSON nested deeper than {MAX_DEPTH} levels")
+        children = [*node.keys(), *node.values()] if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children)
+
+
+def loads_json(text: str, *, kind: str) -> Any:
+    """json.loads that yields only values Python, PostgreSQL and orjson all hold, or raises
+    ModelUnavailable (`kind` when the text is not JSON at all)."""
+    try:
+        value = json.loads(text, parse_float=_finite_float, parse_int=_bounded_int, parse_constant=_refuse_constant)
+    except RecursionError as error:  # the C decoder recurses once per level
+        raise ModelUnavailable("too_deep", "JSON nested deeper than the decoder can go") from error
+    except ValueError as error:  # JSONDecodeError, or a number float() refuses
+        raise ModelUnavailable(kind, f"{error}: {_excerpt(text)}") from error
+    _check_tree(value)
+    return value
+
+
+def _message_content(envelope: Any) -> str:
+    """The first choice's message content of a chat completion, as text."""
+    choices = envelope.get("choices") if isinstance(envelope, dict) else None
+    if not isinstance(choices, list) or not choices:
+        shape = f"keys {sorted(envelope)[:8]}" if isinstance(envelope, dict) else f"a JSON {type(envelope).__name__}"
+        raise ModelUnavailable("empty", f"no choices in the completion ({shape})")
+    message = choices[0].get("message") if isinstance(choices[0], dict) else None
+    if not isinstance(message, dict):
+        raise ModelUnavailable("empty", "the first choice has no message")
+    content = message.get("content")
+    if content is None or content == "":
+        refusal = message.get("refusal")
+        raise ModelUnavailable("empty", f"refused: {refusal}" if isinstance(refusal, str) else "the model returned no content")
+    if not isinstance(content, str):
+        raise ModelUnavailable("malformed_json", f"the content is a {type(content).__name__}, not a string")
+    return content
+
+
+def answer_from_body(body: bytes) -> dict[str, Any]:
+    """The JSON object a chat completion's body carries, or ModelUnavailable."""
+    if len(body) > MAX_BODY_BYTES:
+        raise ModelUnavailable("too_large", f"a body over {MAX_BODY_BYTES} bytes")
+    try:
+        text = body.decode("utf-8-sig")
+    except UnicodeDecodeError as error:
+        raise ModelUnavailable("not_json", f"the body is not UTF-8: {error}") from error
+    content = _message_content(loads_json(text, kind="not_json"))
+    if len(content) > MAX_CONTENT_CHARS:
+        raise ModelUnavailable("too_large", f"an answer of {len(content)} characters (limit {MAX_CONTENT_CHARS})")
+    answer = loads_json(content, kind="malformed_json")
+    if not isinstance(answer, dict):
+        raise ModelUnavailable("malformed_json", f"the answer is a JSON {type(answer).__name__}, not an object")
+    return answer
+
+
+# -- Retries: what a failed attempt may wait for ---------------------------------------------
+
+
+def retry_after_seconds(headers: Mapping[str, str], *, now: datetime | None = None) -> float | None:
+    """The wait a 429 or 5xx asks for (Retry-After in seconds or as an HTTP date, or OpenAI's
+    retry-after-ms), math.inf when it is beyond any float, None when absent or garbage.
+    `headers` is case-insensitive (httpx) or has lower-case keys."""
+    millis = _seconds(headers.get("retry-after-ms"))
+    if millis is not None:
+        return millis / 1000
+    value = headers.get("retry-after")
+    seconds = _seconds(value)
+    if seconds is not None or not value:
+        return seconds
+    try:
+        when = email.utils.parsedate_to_datetime(value)
+    except (TypeError, ValueError, IndexError, OverflowError):
+        return None
+    if when.tzinfo is None:  # HTTP dates are GMT
+        when = when.replace(tzinfo=UTC)
+    return max(0.0, (when - (now or datetime.now(UTC))).total_seconds())
+
+
+def _seconds(value: str | None) -> float | None:
+    match = _SECONDS.fullmatch(value) if value else None
+    return float(match.group(1)) if match else None  # float() of a huge number is inf, never an error
+
+
+def backoff_seconds(attempt: int) -> float:
+    """The wait before retry number `attempt` (1, 2, ...) when the server names none; jittered
+    so workers that failed together do not come back together."""
+    return BACKOFF_SECONDS * 2 ** (attempt - 1) * random.uniform(0.5, 1.0)
+
+
+class _Retryable(Exception):
+    """A failed attempt that another attempt might get past."""
+
+    def __init__(self, error: ModelUnavailable, wait: float | None = None):
+        super().__init__(str(error))
+        self.error = error
+        self.wait = wait
+
+
+def _status_failure(error: openai.APIStatusError) -> ModelUnavailable | _Retryable:
+    status = error.status_code
+    kind = "rate_limited" if status == 429 else "http_error"
+    failure = ModelUnavailable(kind, error.message)  # "Error code: 503 - <the server's message>"
+    if status in RETRY_STATUSES or status >= 500:
+        return _Retryable(failure, retry_after_seconds(error.response.headers))
+    return failure
+
+
+def _read_body(chunks: Iterable[bytes], deadline: Deadline) -> bytes:
+    """The whole body, unless it outgrows MAX_BODY_BYTES or trickles past the deadline."""
+    body = bytearray()
+    for chunk in chunks:
+        body += chunk
+        if len(body) > MAX_BODY_BYTES:
+            raise ModelUnavailable("too_large", f"a body over {MAX_BODY_BYTES} bytes")
+        if deadline.left() <= 0:
+            raise ModelUnavailable("timeout", "the body was still arriving at the turn's deadline")
+    return bytes(body)
+
+
+# -- The client ------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=8)
+def _client(api_key: str, base_url: str | None, pid: int) -> openai.OpenAI:
+    """One client per endpoint and process: building one costs milliseconds, and its pool keeps
+    connections alive across turns. The pid keeps a forked worker off its parent's sockets.
+    Every request passes its own timeout; the client's own retries would sleep and retry past
+    the deadline, so they are off and OpenAIChatModel retries."""
+    return openai.OpenAI(api_key=api_key, base_url=base_url, max_retries=0)
 
 
 class OpenAIChatModel:
-    """Chat Completions with JSON output, a timeout and one retry (the client's own)."""
+    """Chat Completions with JSON output; all calls through one object share its deadline.
+
+    Build one per turn (model_from_settings does): the deadline starts when it is built.
+    """
 
     name = "openai"
 
-    def __init__(self, settings: ModelSettings):
+    def __init__(self, settings: ModelSettings, *, deadline: Deadline | None = None):
         self.settings = settings
-        self.client = openai.OpenAI(
-            api_key=settings.api_key, base_url=settings.base_url, timeout=settings.timeout, max_retries=1
-        )
+        self.deadline = deadline or Deadline.after(settings.timeout)
+        self.client = _client(settings.api_key, settings.base_url, os.getpid())
 
-    def complete_json(self, system: str, user: str) -> dict[str, Any]:
-        """Ask for one JSON object; raise ModelUnavailable when none comes back."""
+    def complete_json(self, system: str, user: str, *, deadline: Deadline | None = None) -> dict[str, Any]:
+        """Ask for one JSON object before the deadline (the model's own unless given); raise
+        ModelUnavailable when none comes back."""
+        deadline = deadline or self.deadline
+        # A lone surrogate (from a person's text or a document) would make the client's request
+        # encoding raise; the model loses nothing by reading U+FFFD instead.
+        messages = [{"role": "system", "content": _storable(system)}, {"role": "user", "content": _storable(user)}]
+        attempt = 0
+        while True:
+            attempt += 1
+            if deadline.left() < MIN_ATTEMPT_SECONDS:
+                raise ModelUnavailable("timeout", f"no time left for attempt {attempt} of this turn's model calls")
+            try:
+                return answer_from_body(self._post(messages, deadline))
+            except _Retryable as failed:
+                wait = failed.wait if failed.wait is not None else backoff_seconds(attempt)
+                self._give_up_unless_time_for(failed.error, wait, attempt, deadline)
+                log.info("model attempt %d failed (%s); retrying in %.2fs", attempt, failed.error, wait)
+                time.sleep(wait)
+
+    @staticmethod
+    def _give_up_unless_time_for(error: ModelUnavailable, wait: float, attempt: int, deadline: Deadline) -> None:
+        left = deadline.left()
+        if attempt == MAX_ATTEMPTS:
+            raise ModelUnavailable(error.kind, f"after {attempt} attempts: {error.detail}")
+        if wait + MIN_ATTEMPT_SECONDS > left:
+            raise ModelUnavailable(error.kind, f"{error.detail} (a retry in {wait:.3g}s would pass the {left:.2f}s left)")
+
+    def _post(self, messages: list[dict[str, str]], deadline: Deadline) -> bytes:
+        """One attempt: the raw body of a 2xx, or the failure (retryable or not)."""
+        timeout = deadline.left()
         try:
-            response = self.client.chat.completions.create(
-                model=self.settings.model,
-                messages=[{"role": "system", "content": system}, {"role": "user", "content": user}],
-                response_format={"type": "json_object"},
-                temperature=0,
-            )
-        except openai.APITimeoutError as error:
-            raise ModelUnavailable("timeout", str(error)) from error
-        except openai.APIError as error:
-            raise ModelUnavailable("api_error", str(error)) from error
-        content = response.choices[0].message.content if response.choices else None
-        if not content:
-            raise ModelUnavailable("empty", "the model returned no content")
-        try:
-            parsed = json.loads(content)
-        except json.JSONDecodeError as error:
-            raise ModelUnavailable("malformed_json", f"{error}: {content[:200]}") from error
-        if not isinstance(parsed, dict):
-            raise ModelUnavailable("malformed_json", "the answer is not a JSON object")
-        return parsed
+            # Streamed so that the body is read under our own size cap and deadline.
+            with self.client.chat.completions.with_streaming_response.create(
+                model=self.settings.model, messages=messages, response_format={"type": "json_object"},
+                temperature=0, timeout=timeout,
+            ) as response:
+                if not 200 <= response.status_code < 300:  # a redirect that was not followed
+                    raise ModelUnavailable("http_error", f"HTTP {response.status_code}")
+                return _read_body(response.iter_bytes(), deadline)
+        except openai.APIStatusError as error:
+            failure = _status_failure(error)
+            raise failure from error
+        except (openai.APITimeoutError, httpx2.TimeoutException) as error:
+            raise _Retryable(ModelUnavailable("timeout", f"no answer within the {timeout:.2f}s left: {error}")) from error
+        except (openai.APIConnectionError, httpx2.TransportError, OSError) as error:
+            # The client wraps transport errors while sending; reading a streamed body (ours, or
+            # an error body the client reads before raising its status error) raises them bare.
+            raise _Retryable(ModelUnavailable("connection", f"{type(error).__name__}: {error}")) from error
+        except openai.OpenAIError as error:
+            raise ModelUnavailable("client_error", f"{type(error).__name__}: {error}") from error
 
 
-def model_from_settings() -> OpenAIChatModel | None:
-    """The configured model, or None when the concierge runs offline on its rules."""
+def model_from_settings(*, deadline: Deadline | None = None) -> OpenAIChatModel | None:
+    """The configured model for one turn, or None when the concierge runs offline on its rules.
+
+    Its calls share `deadline`, by default CONCIERGE_LLM_TIMEOUT seconds from now.
+    """
     from django.conf import settings
 
     if not settings.OPENAI_API_KEY:
@@ -79,5 +348,6 @@ def model_from_settings() -> OpenAIChatModel | None:
             base_url=settings.OPENAI_BASE_URL,
             model=settings.CONCIERGE_LLM_MODEL,
             timeout=settings.CONCIERGE_LLM_TIMEOUT,
-        )
+        ),
+        deadline=deadline,
     )

@@ -193,7 +193,9 @@ CELERY_TIMEZONE = TIME_ZONE
 OPENAI_API_KEY = env("OPENAI_API_KEY")
 OPENAI_BASE_URL = env("OPENAI_BASE_URL") or None
 CONCIERGE_LLM_MODEL = env("CONCIERGE_LLM_MODEL")
-CONCIERGE_LLM_TIMEOUT = env("CONCIERGE_LLM_TIMEOUT")
+CONCIERGE_LLM_TIMEOUT = env("CONCIERGE_LLM_TIMEOUT")  # seconds for all the model calls of one turn, retries included
+if not 0 < CONCIERGE_LLM_TIMEOUT < float("inf"):
+    raise environ.ImproperlyConfigured("CONCIERGE_LLM_TIMEOUT must be a positive, finite number of seconds")
 CONCIERGE_TIMEZONE = TIME_ZONE
 # Knowledge: the embedder (offline hashing by default) and where vectors are searched.
 KNOWLEDGE_EMBEDDER = env("KNOWLEDGE_EMBEDDER", default="hash-ngram-v1")

@@ -2,12 +2,18 @@
 
 The tests point the real `openai` client at it (OPENAI_BASE_URL), so model calls cross a
 real HTTP boundary: timeouts, 500s, garbage and adversarial JSON are all real.
+
+Each request takes the next scripted answer (or `default`). An answer is a completion whose
+message content is `content`, unless it scripts a fault: any status, a raw `body` of any
+bytes and content type, extra `headers` (Retry-After...), a `delay`, a `hang` until
+`release()`, a connection dropped before answering or mid-body, or a body that drips in.
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import socket
 import threading
 import time
 from collections import deque
@@ -15,14 +21,34 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+HANG_LIMIT = 60.0  # a hung answer is let go after this long even if no test releases it
+
+
+def completion(content: Any, **top: Any) -> dict:
+    """A chat completion envelope whose first message content is `content` as given (None,
+    a number...); `top` replaces top-level keys, e.g. choices=[]."""
+    return {
+        "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()), "model": "fake",
+        "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
+        "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
+        **top,
+    }
+
 
 @dataclass
 class Scripted:
-    """One scripted answer: a JSON body for the message content, raw text, an HTTP error, or a delay."""
+    """One scripted answer: a JSON body for the message content, raw text, an HTTP error, or a fault."""
 
     content: Any = None  # dict -> JSON-encoded; str -> sent as is
     status: int = 200
     delay: float = 0.0
+    body: bytes | str | dict | list | None = None  # the whole body instead (bytes/str as is, else JSON)
+    content_type: str = "application/json"
+    headers: dict[str, str] = field(default_factory=dict)
+    hang: bool = False  # answer only once the test calls release() (or the server closes)
+    drop: bool = False  # close the connection without answering
+    truncate: int | None = None  # send this many bytes of the body, then close (Content-Length says more)
+    drip: float = 0.0  # seconds between 16-byte pieces of the body
 
 
 @dataclass
@@ -33,6 +59,7 @@ class FakeOpenAI:
 
     def __post_init__(self) -> None:
         fake = self
+        self.released = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
             def log_message(self, *args) -> None:  # noqa: ANN002
@@ -41,33 +68,40 @@ class FakeOpenAI:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
-                fake.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization")})
+                fake.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization"),
+                                      "at": time.monotonic()})
                 answer = fake.answers.popleft() if fake.answers else (fake.default or Scripted({"reply": "ok"}))
                 if answer.delay:
                     time.sleep(answer.delay)
-                if answer.status != 200:
-                    self._send(answer.status, {"error": {"message": "scripted failure", "type": "server_error"}})
+                if answer.hang:
+                    fake.released.wait(HANG_LIMIT)
+                if answer.drop:
+                    self.close_connection = True
                     return
-                content = answer.content if isinstance(answer.content, str) else json.dumps(answer.content, ensure_ascii=False)
-                self._send(200, {
-                    "id": "chatcmpl-fake", "object": "chat.completion", "created": int(time.time()),
-                    "model": body.get("model", "fake"),
-                    "choices": [{"index": 0, "finish_reason": "stop", "message": {"role": "assistant", "content": content}}],
-                    "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
-                })
+                self._send(answer, fake_body(answer, model=body.get("model", "fake")))
 
-            def _send(self, status: int, payload: dict) -> None:
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
-                    self.wfile.write(data)  # the client may have timed out and gone away
+            def _send(self, answer: Scripted, data: bytes) -> None:
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client may have gone away
+                    self.send_response(answer.status)
+                    self.send_header("Content-Type", answer.content_type)
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in answer.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    if answer.truncate is not None:
+                        self.wfile.write(data[: answer.truncate])
+                        self.close_connection = True
+                    elif answer.drip:
+                        for start in range(0, len(data), 16):
+                            self.wfile.write(data[start:start + 16])
+                            time.sleep(answer.drip)
+                    else:
+                        self.wfile.write(data)
 
         self.server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.server.daemon_threads = True
-        self.thread = threading.Thread(target=self.server.serve_forever, daemon=True)
+        # A short poll interval: close() waits for the serving loop to notice the shutdown.
+        self.thread = threading.Thread(target=self.server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
         self.thread.start()
 
     @property
@@ -78,6 +112,33 @@ class FakeOpenAI:
         for answer in answers:
             self.answers.append(answer if isinstance(answer, Scripted) else Scripted(answer))
 
+    def release(self) -> None:
+        """Let every hanging answer go (and any later one answer at once)."""
+        self.released.set()
+
     def close(self) -> None:
+        self.release()
         self.server.shutdown()
         self.server.server_close()
+
+
+def fake_body(answer: Scripted, *, model: str = "fake") -> bytes:
+    """The bytes a scripted answer sends: its raw body, an error for a failure status, or a completion."""
+    if isinstance(answer.body, bytes):
+        return answer.body
+    if isinstance(answer.body, str):
+        return answer.body.encode()
+    if answer.body is not None:
+        return json.dumps(answer.body).encode()
+    if answer.status != 200:
+        return json.dumps({"error": {"message": "scripted failure", "type": "server_error"}}).encode()
+    content = answer.content if isinstance(answer.content, str) else json.dumps(answer.content, ensure_ascii=False)
+    return json.dumps(completion(content, model=model)).encode()
+
+
+def refused_url() -> str:
+    """A loopback base URL where nothing listens: connecting to it is refused."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/v1"
