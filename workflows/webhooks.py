@@ -134,7 +134,10 @@ class WebhookTarget:
 def address_refusal(address: IPAddress) -> str | None:
     """Why an address is not a public one (None when it is); embedded IPv4 addresses count too."""
     if isinstance(address, ipaddress.IPv6Address):
-        embedded = address.ipv4_mapped or address.sixtofour
+        if address.ipv4_mapped is not None:  # ::ffff:a.b.c.d is a.b.c.d, whatever ::/8 is
+            reason = address_refusal(address.ipv4_mapped)
+            return f"{reason} (embedded in {address})" if reason else None
+        embedded = address.sixtofour
         if embedded is None and address in _NAT64:
             embedded = ipaddress.IPv4Address(int(address) & 0xFFFFFFFF)
         if embedded is None and address.teredo:
@@ -145,7 +148,7 @@ def address_refusal(address: IPAddress) -> str | None:
                 return f"{reason} (embedded in {address})"
     for reason, hit in (("unspecified", address.is_unspecified), ("loopback", address.is_loopback),
                         ("link-local", address.is_link_local), ("multicast", address.is_multicast),
-                        ("private", address.is_private), ("reserved", address.is_reserved),
+                        ("reserved", address.is_reserved), ("private", address.is_private),
                         ("not globally routable", not address.is_global)):
         if hit:
             return reason
