@@ -189,3 +189,61 @@ def test_a_name_that_does_not_resolve_is_refused_on_registration(api, public_onl
     monkeypatch.setattr(socket, "getaddrinfo", resolver)  # no query leaves the machine
     response = api.post("/api/v1/webhooks", {"url": "http://no-such-host.invalid/hook"}, format="json")
     assert response.status_code == 400 and response.json()["error"]["code"] == "webhook_target_unresolvable"
+
+
+def test_https_delivery_dials_the_checked_address_and_verifies_the_host_name(person, monkeypatch, tmp_path) -> None:  # noqa: ANN001
+    # A TLS receiver on 127.0.0.1 with a certificate for the webhook's host name only: the
+    # delivery connects to the address it checked, yet SNI and verification use the name.
+    import ssl
+    import threading
+    from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+    import trustme
+
+    ca = trustme.CA()
+    seen: list[dict] = []
+    names: list[str | None] = []  # the server name each TLS client sent (SNI)
+
+    class Handler(BaseHTTPRequestHandler):
+        def log_message(self, *args) -> None:  # noqa: ANN002
+            return
+
+        def do_POST(self) -> None:  # noqa: N802
+            self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            seen.append({"host": self.headers["Host"], "sni": names[-1] if names else None})
+            self.send_response(204)
+            self.end_headers()
+
+    server_context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    ca.issue_cert("hooks.integrator.example").configure_cert(server_context)
+    server_context.sni_callback = lambda _socket, name, _context: names.append(name)
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.socket = server_context.wrap_socket(server.socket, server_side=True)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    port = server.server_address[1]
+    real_getaddrinfo = socket.getaddrinfo
+
+    def resolver(host, p, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        if host in ("hooks.integrator.example", "other.integrator.example"):
+            return [(socket.AF_INET, socket.SOCK_STREAM, 6, "", ("127.0.0.1", p))]
+        return real_getaddrinfo(host, p, *args, **kwargs)
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    bundle = tmp_path / "ca.pem"
+    ca.cert_pem.write_to_path(str(bundle))
+    monkeypatch.setenv("SSL_CERT_FILE", str(bundle))  # the system trust store, for this test: our CA
+    try:
+        delivery = _endpoint_and_delivery(person, f"https://hooks.integrator.example:{port}/hook")
+        call_command("retry_webhooks", stdout=io.StringIO())
+        delivery.refresh_from_db()
+        assert delivery.status == "succeeded", delivery.last_error
+        assert seen == [{"host": f"hooks.integrator.example:{port}", "sni": "hooks.integrator.example"}]
+        # A name the certificate does not cover fails verification, at the same address.
+        WebhookEndpoint.objects.all().delete()
+        other = _endpoint_and_delivery(person, f"https://other.integrator.example:{port}/hook")
+        call_command("retry_webhooks", stdout=io.StringIO())
+        other.refresh_from_db()
+        assert other.status == "pending" and "doesn't match" in other.last_error, other.last_error
+    finally:
+        server.shutdown()
+        server.server_close()
