@@ -198,8 +198,9 @@ def _post(url: str, body: bytes, headers: dict[str, str]) -> tuple[int | None, s
     """POST once to a checked address; (status code, error text, refused by the address policy)."""
     try:
         target = webhook_target_check(url)
-    except WebhookTargetRefused as refusal:
-        return None, f"refused: {refusal.message}"[:500], refusal.code == WebhookTargetRefused.code
+    except WebhookTargetRefused as refusal:  # the address policy is final; a name that does not resolve may yet
+        policy = refusal.code == WebhookTargetRefused.code
+        return None, (f"refused: {refusal.message}" if policy else refusal.message)[:500], policy
     timeout = urllib3.Timeout(total=TIMEOUT_SECONDS)
     error = ""
     for address in target.addresses:  # the checked addresses only, in the resolver's order

@@ -17,7 +17,6 @@ from django.core.exceptions import ImproperlyConfigured
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
 
 
-
 def throttle_rate(value: str, name: str) -> str | None:
     """A DRF rate such as `500/s` or `60/min`; `off` disables that throttle; anything else stops the start."""
     value = value.strip().lower()

@@ -247,3 +247,15 @@ def test_https_delivery_dials_the_checked_address_and_verifies_the_host_name(per
     finally:
         server.shutdown()
         server.server_close()
+
+
+def test_a_name_that_stops_resolving_is_retried_not_refused(person, monkeypatch) -> None:  # noqa: ANN001
+    def resolver(host, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003, ANN202
+        raise socket.gaierror(socket.EAI_AGAIN, "Temporary failure in name resolution")
+
+    monkeypatch.setattr(socket, "getaddrinfo", resolver)
+    delivery = _endpoint_and_delivery(person, "https://hooks.integrator.example/hook")
+    call_command("retry_webhooks", stdout=io.StringIO())
+    delivery.refresh_from_db()
+    assert (delivery.status, delivery.attempts) == ("pending", 1) and delivery.next_attempt_at is not None
+    assert delivery.last_error.startswith("The webhook host hooks.integrator.example does not resolve")
