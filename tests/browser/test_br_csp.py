@@ -58,5 +58,12 @@ def test_login_lockout_page_in_the_browser(browser, demo_live, settings) -> None
     page.get_by_role("heading", name="Too many failed sign-ins").wait_for()
     ARTIFACTS.mkdir(exist_ok=True)
     page.screenshot(path=str(ARTIFACTS / "12-login-locked.png"), full_page=True)
+    # The admin's own sign-in page works under the policy, and another user is not locked out.
+    page.goto(f"{demo_live.url}/admin/login/?next=/admin/")
+    page.get_by_label("Username").fill("sam")
+    page.get_by_label("Password").fill("sam-supervisor-2026")
+    page.get_by_role("button", name="Log in").click()
+    page.get_by_role("heading", name="Supervision").wait_for()
+    page.screenshot(path=str(ARTIFACTS / "13-admin-index.png"), full_page=True)
     assert not violations, violations
     context.close()
