@@ -128,6 +128,9 @@ def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response |
         code = exc.get_codes()  # a permission class's own code, e.g. supervisor_required
     if isinstance(exc, drf_exceptions.ValidationError):
         message, details = "The request is not valid.", response.data
+    elif isinstance(exc, drf_exceptions.Throttled):
+        # DRF has set the Retry-After header from the same wait (whole seconds, rounded up).
+        message, details = str(exc.detail), {"retry_after": exc.wait}
     else:
         message, details = str(getattr(exc, "detail", exc)), {}
     response.data = error_body(code, message, details)

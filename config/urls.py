@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from billing import api as billing_api
 from config.errors import api_not_found
+from config.health import ready
 from conversations import api as conversation_api
 from conversations.knowledge.urls import api_urlpatterns as knowledge_api
 from workflows import api as workflow_api
@@ -47,6 +48,7 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),
     re_path(r"^api/", api_not_found),
     path("favicon.ico", RedirectView.as_view(url="/static/favicon.svg", permanent=True)),
+    path("readyz", ready, name="ready"),
     path("", include("conversations.urls")),
 ]
 

@@ -56,4 +56,4 @@ class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="context state")
     def context_pretty(self, obj: Conversation) -> str:
-        return format_html("<pre style='white-space:pre-wrap;max-width:70em'>{}</pre>", json.dumps(obj.context, indent=2, ensure_ascii=False))
+        return format_html("<pre class='json-pretty'>{}</pre>", json.dumps(obj.context, indent=2, ensure_ascii=False))

@@ -216,7 +216,9 @@ class WebhookListApi(APIView):
     @extend_schema(request=WebhookIn, responses={201: WebhookCreatedOut}, summary="Register an endpoint (the secret is shown once)")
     def post(self, request: Request) -> Response:
         data = validated_input(WebhookIn, request.data)
-        from .webhooks import new_secret
+        from .webhooks import new_secret, webhook_target_check
+
+        webhook_target_check(data["url"])  # 400 when the address policy refuses it or it does not resolve
 
         endpoint = WebhookEndpoint.objects.create(
             owner=request.user, url=data["url"], events=sorted(set(data["events"])), secret=data.get("secret") or new_secret(),

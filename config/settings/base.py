@@ -6,11 +6,26 @@ fails loudly at start.
 
 from __future__ import annotations
 
+import re
+from datetime import timedelta
 from pathlib import Path
 
 import environ
+from csp.constants import NONCE, NONE, SELF
+from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
+
+
+def throttle_rate(value: str, name: str) -> str | None:
+    """A DRF rate such as `500/s` or `60/min`; `off` disables that throttle; anything else stops the start."""
+    value = value.strip().lower()
+    if value in ("off", "none"):
+        return None
+    if not re.fullmatch(r"[1-9][0-9]*/(s|sec|second|m|min|minute|h|hour|d|day)", value):
+        raise ImproperlyConfigured(f"{name}={value!r}: expected a rate such as 500/s, 60/min, 1000/hour or off")
+    return value
+
 
 env = environ.Env(
     DEBUG=(bool, False),
@@ -44,6 +59,8 @@ INSTALLED_APPS = [
     "workflows",
     "conversations",
     "billing",
+    "axes",  # failed-login lockout (after the apps whose users it protects)
+    "csp",  # Content-Security-Policy: its system checks
 ]
 
 MIDDLEWARE = [
@@ -56,8 +73,10 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "config.errors.ApiErrorMiddleware",
+    "axes.middleware.AxesMiddleware",  # last, as django-axes asks: turns a lockout into its page
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -103,6 +122,13 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
 DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# Throttle counters and login lockouts are kept per process by default (locmem); with several
+# web processes, point CACHE_URL at a shared cache (redis://redis:6379/1) so limits hold overall.
+CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
+
+# django-axes first: it refuses a locked-out username and address before any password is checked.
+AUTHENTICATION_BACKENDS = ["axes.backends.AxesStandaloneBackend", "django.contrib.auth.backends.ModelBackend"]
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -150,6 +176,51 @@ REST_FRAMEWORK = {
     "DEFAULT_PAGINATION_CLASS": "rest_framework.pagination.LimitOffsetPagination",
     "PAGE_SIZE": 50,
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+    # Per user (token or session), per anonymous address, and a stricter per-user budget for
+    # the expensive writes (plan uploads, knowledge ingestion); counters live in CACHES.
+    "DEFAULT_THROTTLE_CLASSES": [
+        "config.throttles.AnonRateThrottle",
+        "config.throttles.UserRateThrottle",
+        "config.throttles.ExpensiveRateThrottle",
+    ],
+    "DEFAULT_THROTTLE_RATES": {
+        # One integrator token drives many people's conversations (the load benchmark posts
+        # ~250 turns/s with one), so the user rate is per second: DRF keeps one timestamp per
+        # request in the window, and a short window keeps that history small.
+        "user": throttle_rate(env("THROTTLE_RATE_USER", default="500/s"), "THROTTLE_RATE_USER"),
+        "anon": throttle_rate(env("THROTTLE_RATE_ANON", default="60/min"), "THROTTLE_RATE_ANON"),
+        "expensive": throttle_rate(env("THROTTLE_RATE_EXPENSIVE", default="120/min"), "THROTTLE_RATE_EXPENSIVE"),
+    },
+    # Client addresses come from REMOTE_ADDR unless this many proxies in front are trusted to
+    # append to X-Forwarded-For (the login lockout uses the same address).
+    "NUM_PROXIES": env.int("TRUSTED_PROXY_COUNT", default=0),
+}
+
+# Failed logins (the sign-in page and the admin) lock out a username from one address after
+# AXES_FAILURE_LIMIT failures, for AXES_COOLOFF_MINUTES; other users and addresses carry on.
+AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
+AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
+if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() <= 0:
+    raise ImproperlyConfigured("AXES_FAILURE_LIMIT must be at least 1 and AXES_COOLOFF_MINUTES above 0")
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
+AXES_CLIENT_IP_CALLABLE = "config.lockout.client_ip"
+
+# Content-Security-Policy on every response (django-csp): scripts and styles from our own
+# origin only; an inline block carries the request's nonce (only the Swagger UI has one).
+CONTENT_SECURITY_POLICY = {
+    "DIRECTIVES": {
+        "default-src": [SELF],
+        "script-src": [SELF, NONCE],
+        "style-src": [SELF, NONCE],
+        "img-src": [SELF, "data:"],
+        "object-src": [NONE],
+        "base-uri": [NONE],
+        "form-action": [SELF],
+        "frame-ancestors": [NONE],
+    },
 }
 
 SPECTACULAR_SETTINGS = {
@@ -173,6 +244,12 @@ SPECTACULAR_SETTINGS = {
         "ReviewStatusEnum": "workflows.models.Review.Status",
     },
 }
+
+# Webhook targets must be public addresses (checked on registration and again, after name
+# resolution, on every delivery); true allows loopback and private networks (tests, intranets).
+WEBHOOK_ALLOW_PRIVATE = env.bool("WEBHOOK_ALLOW_PRIVATE", default=False)
+# /readyz: how long it waits for the broker before calling it down.
+READYZ_BROKER_TIMEOUT = env.float("READYZ_BROKER_TIMEOUT", default=1.0)
 
 # Celery: with no broker configured, tasks run inline (eagerly) in the web process.
 CELERY_BROKER_URL = env("CELERY_BROKER_URL")

@@ -36,6 +36,13 @@
       });
     }
   });
+  document.addEventListener("htmx:configRequest", function (event) {
+    // The poll says what the page already shows (no hx-vals "js:": the CSP forbids eval).
+    if (event.detail.elt && event.detail.elt.id === "poller") {
+      event.detail.parameters.after = lastMessageId();
+      event.detail.parameters.v = window.conciergeVersion();
+    }
+  });
   document.addEventListener("htmx:beforeRequest", function (event) {
     // Show the person's message at once, before the reply is ready.
     var form = event.detail.elt;

@@ -45,7 +45,9 @@ class Person:
         self.page = self.context.new_page()
         self.page.set_default_timeout(15000)
         self.errors: list[str] = []
-        self.page.on("console", lambda m: self.errors.append(m.text) if m.type == "error" else None)
+        # Chromium reports each Content-Security-Policy violation on the console.
+        self.csp_violations: list[str] = []
+        self.page.on("console", self._console)
         self.page.on("pageerror", lambda e: self.errors.append(str(e)))
         self.base = base_url
         self.page.goto(f"{base_url}/login/")
@@ -53,6 +55,12 @@ class Person:
         self.page.get_by_label("Password").fill(password)
         self.page.get_by_role("button", name="Sign in").click()
         self.page.wait_for_url(f"{base_url}/")
+
+    def _console(self, message) -> None:  # noqa: ANN001
+        if "Content Security Policy" in message.text or "Content-Security-Policy" in message.text:
+            self.csp_violations.append(message.text)
+        if message.type == "error":
+            self.errors.append(message.text)
 
     def shot(self, name: str) -> None:
         ARTIFACTS.mkdir(exist_ok=True)
@@ -68,8 +76,9 @@ class Person:
         count = self.page.locator("#transcript li.msg-assistant").count()
         self.page.get_by_label("Your message").fill(text)
         self.page.keyboard.press("Enter")
+        # A function, not an expression string: the page's CSP forbids evaluating strings.
         self.page.wait_for_function(
-            f"document.querySelectorAll('#transcript li.msg-assistant').length > {count}"
+            "count => document.querySelectorAll('#transcript li.msg-assistant').length > count", arg=count
         )
 
     def close(self) -> None:

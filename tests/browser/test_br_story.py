@@ -38,7 +38,7 @@ def test_fee_mismatch_story_person_and_supervisor(person_factory) -> None:  # no
 
     # The person's page updates by itself: no reload.
     page.locator(".banner-decided").wait_for(timeout=20000)
-    page.wait_for_function("document.querySelector('#transcript').innerText.includes('Review decided')")
+    page.wait_for_function("() => document.querySelector('#transcript').innerText.includes('Review decided')")
     assert "14.00" in page.locator("#transcript li").last.inner_text()
     person.shot("05-chat-after-decision")
     assert ParkingOrder.objects.get(order_no="SCN-020").total_amount == 14
@@ -84,7 +84,7 @@ def test_chinese_chat_displays_and_no_js_fallback(person_factory, browser, demo_
     person.start("parking_help_desk", "zh-hans")
     person.page.get_by_label("您的消息").fill("沪B88888在上海有没有欠费？")
     person.page.keyboard.press("Enter")
-    person.page.wait_for_function("document.querySelector('#transcript').innerText.includes('13.00')")
+    person.page.wait_for_function("() => document.querySelector('#transcript').innerText.includes('13.00')")
     assert "欠费" in person.page.locator("#transcript").inner_text()
     person.shot("08-chat-chinese")
     # Without JavaScript the composer still works as a plain form.
