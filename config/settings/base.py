@@ -207,6 +207,7 @@ AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
 AXES_CLIENT_IP_CALLABLE = "config.lockout.client_ip"
+AXES_VERBOSE = False  # no start-up banner on every management command
 
 # Content-Security-Policy on every response (django-csp): scripts and styles from our own
 # origin only; an inline block carries the request's nonce (only the Swagger UI has one).
