@@ -15,7 +15,9 @@ ERROR_CODES = ("400", "401", "403", "404", "429")
 
 
 def manage(*args: str, **env: str) -> subprocess.CompletedProcess:
-    environment = {k: v for k, v in os.environ.items() if k != "DJANGO_SETTINGS_MODULE"} | env
+    # The browser tests allow async-unsafe ORM calls in this process; a deployment never does.
+    dropped = {"DJANGO_SETTINGS_MODULE", "DJANGO_ALLOW_ASYNC_UNSAFE"}
+    environment = {k: v for k, v in os.environ.items() if k not in dropped} | env
     return subprocess.run([sys.executable, "manage.py", *args], cwd=ROOT, env=environment, capture_output=True, text=True, timeout=120)
 
 
