@@ -54,6 +54,11 @@ class Claim:
         self.record.status_code, self.record.response, self.record.completed = status_code, response, final
 
 
+def idempotency_known(user, key: str | None, endpoint: str) -> bool:  # noqa: ANN001
+    """Whether a key was claimed already (a cheap read, to skip work a replay will not need)."""
+    return bool(key) and IdempotencyRecord.objects.filter(user=user, key=key, endpoint=endpoint).exists()
+
+
 def idempotency_claim(*, user, key: str | None, endpoint: str, body: Mapping[str, Any]) -> Claim:  # noqa: ANN001
     """Claim `key` for this request, or return the response stored for it.
 

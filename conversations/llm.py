@@ -234,6 +234,10 @@ class _Retryable(Exception):
         self.wait = wait
 
 
+class _SchemaRefused(Exception):
+    """The server refused Structured Outputs (`json_schema`); ask again for a JSON object."""
+
+
 def _status_failure(error: openai.APIStatusError) -> ModelUnavailable | _Retryable:
     status = error.status_code
     kind = "rate_limited" if status == 429 else "http_error"
@@ -280,10 +284,19 @@ class OpenAIChatModel:
         self.deadline = deadline or Deadline.after(settings.timeout)
         self.client = _client(settings.api_key, settings.base_url, os.getpid())
 
-    def complete_json(self, system: str, user: str, *, deadline: Deadline | None = None) -> dict[str, Any]:
+    def complete_json(self, system: str, user: str, *, deadline: Deadline | None = None,
+                      schema: Mapping[str, Any] | None = None, schema_name: str = "answer") -> dict[str, Any]:
         """Ask for one JSON object before the deadline (the model's own unless given); raise
-        ModelUnavailable when none comes back."""
+        ModelUnavailable when none comes back.
+
+        With a `schema` the answer is asked for with Structured Outputs (strict JSON Schema);
+        a server that refuses `json_schema` (400) is asked again, once, for a plain JSON
+        object with the schema in the instructions. The answer is never trusted either way.
+        """
         deadline = deadline or self.deadline
+        response_format: dict[str, Any] = {"type": "json_object"}
+        if schema is not None:
+            response_format = {"type": "json_schema", "json_schema": {"name": schema_name, "schema": dict(schema), "strict": True}}
         # A lone surrogate (from a person's text or a document) would make the client's request
         # encoding raise; the model loses nothing by reading U+FFFD instead.
         messages = [{"role": "system", "content": _storable(system)}, {"role": "user", "content": _storable(user)}]
@@ -293,7 +306,11 @@ class OpenAIChatModel:
             if deadline.left() < MIN_ATTEMPT_SECONDS:
                 raise ModelUnavailable("timeout", f"no time left for attempt {attempt} of this turn's model calls")
             try:
-                return answer_from_body(self._post(messages, deadline))
+                return answer_from_body(self._post(messages, deadline, response_format))
+            except _SchemaRefused:
+                response_format = {"type": "json_object"}
+                messages[0]["content"] += "\n\nAnswer with one JSON object valid against this JSON Schema:\n" + json.dumps(schema)
+                attempt -= 1  # the server's limitation, not a failed attempt
             except _Retryable as failed:
                 wait = failed.wait if failed.wait is not None else backoff_seconds(attempt)
                 self._give_up_unless_time_for(failed.error, wait, attempt, deadline)
@@ -308,18 +325,22 @@ class OpenAIChatModel:
         if wait + MIN_ATTEMPT_SECONDS > left:
             raise ModelUnavailable(error.kind, f"{error.detail} (a retry in {wait:.3g}s would pass the {left:.2f}s left)")
 
-    def _post(self, messages: list[dict[str, str]], deadline: Deadline) -> bytes:
+    def _post(self, messages: list[dict[str, str]], deadline: Deadline, response_format: dict[str, Any]) -> bytes:
         """One attempt: the raw body of a 2xx, or the failure (retryable or not)."""
         timeout = deadline.left()
         try:
             # Streamed so that the body is read under our own size cap and deadline.
             with self.client.chat.completions.with_streaming_response.create(
-                model=self.settings.model, messages=messages, response_format={"type": "json_object"},
+                model=self.settings.model, messages=messages, response_format=response_format,
                 temperature=0, timeout=timeout,
             ) as response:
                 if not 200 <= response.status_code < 300:  # a redirect that was not followed
                     raise ModelUnavailable("http_error", f"HTTP {response.status_code}")
                 return _read_body(response.iter_bytes(), deadline)
+        except openai.BadRequestError as error:
+            if response_format["type"] == "json_schema":
+                raise _SchemaRefused() from error  # many compatible servers know only json_object
+            raise _status_failure(error) from error
         except openai.APIStatusError as error:
             failure = _status_failure(error)
             raise failure from error

@@ -42,8 +42,9 @@ from .engine._text import localize
 from .engine.intake import classify_intake
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
 from .engine.turn import final_report_for, initial_state, opening_question
-from .idempotency import idempotency_await, idempotency_claim
+from .idempotency import idempotency_await, idempotency_claim, idempotency_known
 from .models import Conversation, Message
+from .understanding import Understanding, understand
 
 MAX_TEXT = 4000
 logger = logging.getLogger(__name__)
@@ -351,7 +352,10 @@ def conversation_turn(
 
     text = _clean_text(text)
     endpoint, body = f"conversations/{conversation_id}/messages", {"text": text}
-    model = model_from_settings()
+    model = model_from_settings()  # one deadline for all of this turn's model calls
+    understood = None
+    if model is not None and settings.CONCIERGE_LLM_UNDERSTANDING and not idempotency_known(user, idempotency_key, endpoint):
+        understood = _understand(user, conversation_id, text, model)
     with transaction.atomic():
         conversation = access_conversation(user, conversation_id, for_update=True)
         claim = idempotency_claim(user=user, key=idempotency_key, endpoint=endpoint, body=body)
@@ -363,7 +367,8 @@ def conversation_turn(
                 return 200, None  # a redelivered task: the turn is already done
             if conversation.status == Conversation.Status.COMPLETED:
                 raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
-            result = _turn_in(conversation, user, text, pending=pending, with_model=model is not None)
+            words_by_model = model is not None and not (understood is not None and understood.model_down)
+            result = _turn_in(conversation, user, text, pending=pending, with_model=words_by_model, understood=understood)
             response = respond(result) if respond else result
             claim.store(201, response, final=result.model_turn is None)
     if claim.in_progress:  # the same request is still waiting for its model answer elsewhere
@@ -377,6 +382,17 @@ def conversation_turn(
     return 201, response
 
 
+def _understand(user, conversation_id: int, text: str, model) -> Understanding:  # noqa: ANN001
+    """The interpret phase: the model's commands for this message, read from a snapshot (no lock)."""
+    conversation = access_conversation(user, conversation_id)
+    run = conversation.run
+    plan = runs.plan_by_id(run.plan_id)
+    state = ContextState.from_dict(conversation.context)
+    lang = "zh" if conversation.locale.startswith("zh") else (state.locale or "en")
+    return understand(conversation=conversation, run=run, plan=plan, config=conversation_config(plan), state=state,
+                      text=text, model=model, lookups=LOOKUPS, lang=lang)
+
+
 def _pending_message(conversation: Conversation, pending_id: int | None) -> Message | None:
     """The queued message this turn answers, if it is still waiting (read under the conversation lock)."""
     if pending_id is None:
@@ -386,14 +402,18 @@ def _pending_message(conversation: Conversation, pending_id: int | None) -> Mess
 
 
 def _turn_in(conversation: Conversation, user, text: str, pending: Message | None = None,  # noqa: ANN001
-             with_model: bool = False) -> TurnResult:
-    """The rules phase of a turn, inside the caller's transaction (conversation locked)."""
+             with_model: bool = False, understood: Understanding | None = None) -> TurnResult:
+    """The apply phase of a turn, inside the caller's transaction (conversation locked): the
+    understood commands and the rules, the workflow's signals and tools, the rules reply."""
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
     config = conversation_config(plan)
     state = ContextState.from_dict(conversation.context)
     turn_index = conversation.turn_count + 1
-    outcome = advance_context(state, text, now=_now(), timezone=settings.CONCIERGE_TIMEZONE, config=config, lookups=LOOKUPS)
+    audit_rows: list = []  # the run's decisions and this turn's row, written in one insert
+    commands = _commands_for(conversation, understood, audit_rows)
+    outcome = advance_context(state, text, now=_now(), timezone=settings.CONCIERGE_TIMEZONE, config=config, lookups=LOOKUPS,
+                              commands=commands)
     lang = lang_of(outcome, conversation.locale)
     state = outcome.state
     actor = Actor.of(user, label=f"{'supervisor' if is_supervisor(user) else 'participant'}:{user.username}")
@@ -402,7 +422,6 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     signals = _signals_for(outcome, state, config, lang, user.get_username())
-    audit_rows: list = []  # the run's decisions and this turn's row, written in one insert
     writes = WriteBatch()  # the turn's updates and inserts, sent together at the end
     progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run,
                                        audit=audit_rows, batch=writes)
@@ -427,7 +446,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         "submode": outcome.submode, "steps_taken": [c.option.option_id for c in progress.auto_choices],
         "tools_called": [plan.node(c.state.current_step).settings.get("task") for c in progress.auto_choices
                          if plan.node(c.state.current_step).type == "task" and plan.node(c.state.current_step).settings.get("task")],
-        "retrieval_hits": hits, "backend": "rules", "contract_violations": [],
+        "retrieval_hits": hits, "backend": "rules",
+        "contract_violations": [understood.failure.kind] if understood is not None and understood.failure else [],
+        "commands": understood.summary() if understood is not None else {"generator": "rules"},
         "trace": list(outcome.trace),
     }
     answer = Message(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
@@ -444,11 +465,33 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     audit_write(audit_rows, writes)
     writes.flush()
     conversation._parsed_context, conversation._latest_review = state, review
+    chosen = next((c.option_id for c in commands if c.kind == "choose_option"), None)
+    if chosen and any(o["option_id"] == chosen and o["eligibility"] == "eligible" and not o.get("requires_consent")
+                      for o in view.options):
+        # The person picked an offered option in words: it counts as their choice.
+        picked = runs.run_option_choose(run_id=run.pk, option_id=chosen, locked=run, raise_refusal=False, locale=lang,
+                                        actor=Actor.of(user, label=f"{actor.label} (in words)"), selection_mode="user_confirmed")
+        run = picked.run
+        conversation.run = run
+        _save_conversation(conversation, state, run)
     model_turn = None
     if with_model:
         model_turn = ModelTurn(run=run, plan=plan, config=config, state_before_reply=state_before_reply, outcome=outcome,
                                view=view, draft=reply, lang=lang, text=text, answer_id=answer.pk, version=conversation.version)
-    return TurnResult(conversation, reply, outcome, "rules", path, [], model_turn)
+    return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn)
+
+
+def _commands_for(conversation: Conversation, understood: Understanding | None, audit_rows: list) -> tuple:
+    """The understood commands, if they were read from the version now locked (else the rules alone)."""
+    if understood is None:
+        return ()
+    audit_rows.extend(understood.audit)
+    if understood.version != conversation.version:
+        audit_record("commands_discarded", run=conversation.run, conversation=conversation, actor_label="concierge",
+                     outcome="stale", payload={"read_at_version": understood.version, "now": conversation.version},
+                     buffer=audit_rows)
+        understood.accepted = ()
+    return understood.accepted
 
 
 def _answer_payload(reply: ComposedReply, outcome: TurnOutcome, path: dict[str, Any]) -> dict[str, Any]:

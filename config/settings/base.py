@@ -275,6 +275,8 @@ CONCIERGE_LLM_TIMEOUT = env("CONCIERGE_LLM_TIMEOUT")  # seconds for all the mode
 if not 0 < CONCIERGE_LLM_TIMEOUT < float("inf"):
     raise environ.ImproperlyConfigured("CONCIERGE_LLM_TIMEOUT must be a positive, finite number of seconds")
 CONCIERGE_TIMEZONE = TIME_ZONE
+# With a model: it also reads each message as commands (checked, the rules fill in); off: it only words replies.
+CONCIERGE_LLM_UNDERSTANDING = env.bool("CONCIERGE_LLM_UNDERSTANDING", default=True)
 # Knowledge: the embedder (offline hashing by default) and where vectors are searched.
 KNOWLEDGE_EMBEDDER = env("KNOWLEDGE_EMBEDDER", default="hash-ngram-v1")
 KNOWLEDGE_VECTOR_BACKEND = env("KNOWLEDGE_VECTOR_BACKEND", default="auto")

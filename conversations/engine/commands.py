@@ -170,7 +170,7 @@ def commands_from_json(data: Any) -> tuple[list[Command], list[Refusal]]:
 def command_to_dict(command: Command) -> dict[str, Any]:
     """The JSON form a generator uses (and the audit stores)."""
     out: dict[str, Any] = {"command": command.kind}
-    for name in ARGUMENTS[command.kind]:
+    for name in ARGUMENTS.get(command.kind, ()):
         out[name] = list(command.candidates) if name == "candidates" else getattr(command, name)
     return out
 

@@ -16,7 +16,7 @@ clarify decision -> outcome.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
@@ -25,6 +25,7 @@ from ._serde import FrozenDict, Serializable
 from ._text import asks_question as text_asks_question
 from ._text import first_match, language_signal, localize
 from .ask_then_act import update_situation
+from .commands import Command
 from .config import ConversationConfig, FormQuestionSpec
 from .estimate import (
     REPORT_PATTERNS,
@@ -46,6 +47,7 @@ from .evidence import (
     replan_reason,
 )
 from .forms import (
+    FormEvaluation,
     add_clarifying_question,
     answer_clarifying_question,
     clarify_prompt,
@@ -56,7 +58,17 @@ from .forms import (
     open_thread,
     prefill_from_slots,
 )
-from .intents import CONFIRMATION, DISPUTE, NEW_EVIDENCE, DomainIntent, IntentResult, route_intent
+from .intents import (
+    CONFIRMATION,
+    DISPUTE,
+    EXPLAIN,
+    HOWTO,
+    LOCATE,
+    NEW_EVIDENCE,
+    DomainIntent,
+    IntentResult,
+    route_intent,
+)
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback, record_action
 from .procedure import (
     detect_procedure,
@@ -198,6 +210,11 @@ class _Turn:
     action: ProposedAction = field(default_factory=lambda: ProposedAction("statement"))
     values: dict[str, Any] = field(default_factory=dict)
     trace: list[str] = field(default_factory=list)
+    commands: tuple[Command, ...] = ()  # validated commands from a generator (the model)
+
+    def command(self, *kinds: str) -> Command | None:
+        """The first given command of one of these kinds."""
+        return next((c for c in self.commands if c.kind in kinds), None)
 
     def set(self, **values: Any) -> None:
         self.values.update(values)
@@ -221,13 +238,23 @@ def advance_context(
     timezone: str,
     config: ConversationConfig,
     lookups: Lookups | None = None,
+    commands: Sequence[Command] = (),
 ) -> TurnOutcome:
-    """Run the deterministic pipeline for one user turn."""
+    """Run the deterministic pipeline for one user turn.
+
+    `commands` are what a command generator (the model) understood, already validated
+    (`commands.validate_commands`): they take precedence over the rules' own reading where
+    they speak (the intent, a slot's value, the answer to the pending form question, a side
+    question, evidence, cancelling); the rules fill in the rest.
+    """
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     routed = route_intent(text, domain_intents=config.intents, default_language=state.locale)
-    t = _Turn(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language)
+    t = _Turn(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language, commands=tuple(commands))
+    t.routed = _routed_by_commands(t, config)
+    t.trace.extend(f"command {c.describe()}" for c in t.commands)
     state = _start(state, t, config)
+    state = _cancel(state, t)
     t.meaning = _meaning(state, t, config)
     state = _slots(state, t, config, lookups, now=now, timezone=timezone)
     state = _domain_intent(state, t, config)
@@ -316,6 +343,40 @@ def set_slot_status(
     return state.evolve(slots=with_key(state.slots, name, updated))
 
 
+# -- commands from a generator ---------------------------------------------------------------
+_SIDE_INTENT = {"locate": LOCATE, "explain": EXPLAIN, "howto": HOWTO, "knowledge": EXPLAIN}
+
+
+def _routed_by_commands(t: _Turn, config: ConversationConfig) -> IntentResult:
+    """The router's reading, overridden by an explicit intent or side question command."""
+    routed = t.routed
+    if (start := t.command("start_intent")) and config.intent(start.intent):
+        return replace(routed, intent=start.intent, kind="domain", confidence=1.0, candidates=(start.intent,),
+                       ambiguous=False, pattern=None)
+    if side := t.command("side_question"):
+        return replace(routed, intent=_SIDE_INTENT[side.side_kind], kind="builtin", confidence=1.0, pattern=None)
+    return routed
+
+
+def _cancel(state: ContextState, t: _Turn) -> ContextState:
+    """`cancel`: drop the request in progress and its open clarification (facts stay)."""
+    if t.command("cancel") is None:
+        return state
+    t.trace.append("cancelled: active intent and pending clarification dropped")
+    t.set(cancelled=True)
+    return state.evolve(active_intent=None, pending_clarification=None, clarify_rounds=0)
+
+
+def _command_answer(t: _Turn, spec: FormQuestionSpec) -> str | None:
+    """The value an `answer` command gives this form question, in the form's own format."""
+    answer = next((c for c in t.commands if c.kind == "answer" and c.question_id == spec.id), None)
+    if answer is None or answer.value is None:
+        return None
+    if spec.answer_type == "number" and spec.unit:
+        return f"{answer.value} {spec.unit}"
+    return answer.value
+
+
 # -- stages ----------------------------------------------------------------------------------
 def _start(state: ContextState, t: _Turn, config: ConversationConfig) -> ContextState:
     """Counters, locale, latest text, situation, and whether the last question got an answer."""
@@ -390,6 +451,9 @@ def _slots(
         if name not in found and (value := resolve_reference(t.text, candidates)):
             found[name] = Extraction(value=value, raw="reference")
             t.trace.append(f"slot {name} resolved from reference")
+    for command in t.commands:
+        if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
+            found[command.slot] = Extraction(value=command.value, raw=command.kind)
     merged, changed = merge_slots(state.slots, found, t.turn)
     merged = validate_slots(merged, changed, lookups, t.turn)
     t.set(slots_changed=changed, slots_mentioned=tuple(found))
@@ -526,7 +590,8 @@ def _evidence(state: ContextState, t: _Turn, config: ConversationConfig) -> Cont
     procedure = config.procedure(state.primary_system)
     rules = config.all_evidence(state.primary_system)
     before = state
-    matches = match_evidence(t.text, rules, t.language, t.language)
+    reported = " ".join(c.text for c in t.commands if c.kind == "report_evidence" and c.text)
+    matches = match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language)
     state, update = add_facts(
         state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
     )
@@ -715,7 +780,8 @@ def _form(state: ContextState, t: _Turn, config: ConversationConfig) -> ContextS
         return _form_next(state, t, config, current_question(state, form))
     state = open_thread(state, spec.id)
     state = answer_clarifying_question(state, t.text, turn=t.turn)
-    verdict = evaluate_answer(t.text, spec, t.language, state.active_thread)
+    given = _command_answer(t, spec)
+    verdict = FormEvaluation(True, given) if given else evaluate_answer(t.text, spec, t.language, state.active_thread)
     if verdict.accepted:
         state = finalize_answer(
             state, spec, verdict.value or t.text, turn=t.turn, locale=t.language, form=form

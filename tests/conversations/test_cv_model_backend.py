@@ -39,7 +39,7 @@ def test_a_valid_answer_is_used_and_its_option_is_recorded(chat, fake) -> None: 
     r = c.say("Does plate 沪B88888 have unpaid parking?")
     assert r["reply"]["backend"] == "openai" and r["reply"]["text"].startswith("Plate 沪B88888 owes 13.00")
     assert "Sources:" in r["reply"]["text"]  # the tool sources stay attached
-    request = fake.requests[-1]
+    request = fake.replies()[-1]
     assert request["auth"] == "Bearer test-key" and request["body"]["model"] == "fake-model"
     assert request["body"]["response_format"] == {"type": "json_object"}
     assert "Context Package" in request["body"]["messages"][1]["content"]

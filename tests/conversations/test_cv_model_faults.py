@@ -132,7 +132,7 @@ def test_an_outage_falls_back_to_the_rules_audited(chat, fake, settings, answers
 def test_garbage_falls_back_to_the_rules_as_a_contract_violation(chat, fake, settings, answers, kind) -> None:  # noqa: ANN001
     reply, conversation_id, _ = turn(chat, fake, settings, answers)
     assert_fell_back(reply, conversation_id, "contract_violation", kind)
-    assert len(fake.requests) == 1  # an answer that came back is not asked for again
+    assert len(fake.replies()) == 1  # an answer that came back is not asked for again
 
 
 # -- One deadline per turn --------------------------------------------------------------------
@@ -141,13 +141,13 @@ def test_garbage_falls_back_to_the_rules_as_a_contract_violation(chat, fake, set
 def test_a_hanging_model_ends_the_turn_at_its_deadline(chat, fake, settings) -> None:  # noqa: ANN001
     reply, conversation_id, took = turn(chat, fake, settings, [Scripted(hang=True)])
     assert_fell_back(reply, conversation_id, "model_fallback", "timeout")
-    assert 0.9 < took < 3.0 and len(fake.requests) == 1
+    assert 0.9 < took < 3.0 and len(fake.replies()) == 1
 
 
 def test_a_fast_failure_then_a_hanging_retry_share_one_deadline(chat, fake, settings) -> None:  # noqa: ANN001
     reply, conversation_id, took = turn(chat, fake, settings, [Scripted(status=500), Scripted(hang=True)])
     assert_fell_back(reply, conversation_id, "model_fallback", "timeout")
-    assert took < 3.0 and len(fake.requests) == 2
+    assert took < 3.0 and len(fake.replies()) == 2
 
 
 def test_a_body_that_drips_in_is_cut_at_the_deadline(chat, fake, settings) -> None:  # noqa: ANN001
@@ -161,22 +161,22 @@ def test_a_retry_after_beyond_the_budget_is_not_waited_for(chat, fake, settings)
     settings.CONCIERGE_LLM_TIMEOUT = 2.0
     reply, conversation_id, took = turn(chat, fake, settings, [Scripted(status=429, headers={"Retry-After": "30"}), Scripted(ANSWER)])
     assert_fell_back(reply, conversation_id, "model_fallback", "rate_limited")
-    assert took < 1.5 and len(fake.requests) == 1
+    assert took < 1.5 and len(fake.replies()) == 1
     assert "a retry in 30s would pass" in fallbacks(conversation_id)[0].payload["detail"]
 
 
 def test_a_retry_after_of_zero_is_retried_and_its_answer_used(chat, fake, settings) -> None:  # noqa: ANN001
     reply, conversation_id, _ = turn(chat, fake, settings, [Scripted(status=429, headers={"Retry-After": "0"}), Scripted(ANSWER)])
     assert reply["reply"]["backend"] == "openai" and reply["reply"]["text"].startswith(ANSWER["reply"])
-    assert len(fake.requests) == 2 and fallbacks(conversation_id) == []
+    assert len(fake.replies()) == 2 and fallbacks(conversation_id) == []
 
 
 def test_a_server_error_is_retried_and_the_next_answer_used(chat, fake, settings) -> None:  # noqa: ANN001
     reply, conversation_id, _ = turn(chat, fake, settings, [Scripted(status=502, body=HTML, content_type="text/html"), Scripted(ANSWER)])
-    assert reply["reply"]["backend"] == "openai" and len(fake.requests) == 2 and fallbacks(conversation_id) == []
+    assert reply["reply"]["backend"] == "openai" and len(fake.replies()) == 2 and fallbacks(conversation_id) == []
 
 
 def test_a_client_error_is_not_retried(chat, fake, settings) -> None:  # noqa: ANN001
     reply, conversation_id, _ = turn(chat, fake, settings, [Scripted(status=401), Scripted(ANSWER)])
     assert_fell_back(reply, conversation_id, "model_fallback", "http_error")
-    assert len(fake.requests) == 1
+    assert len(fake.replies()) == 1

@@ -3,7 +3,9 @@
 The tests point the real `openai` client at it (OPENAI_BASE_URL), so model calls cross a
 real HTTP boundary: timeouts, 500s, garbage and adversarial JSON are all real.
 
-Each request takes the next scripted answer (or `default`). An answer is a completion whose
+Two queues, told apart by what the client asks for: a request for Structured Outputs (the
+understanding call, `response_format` `json_schema`) takes the next of `command_answers`
+(by default no commands), every other request the next of `answers` (or `default`). An answer is a completion whose
 message content is `content`, unless it scripts a fault: any status, a raw `body` of any
 bytes and content type, extra `headers` (Retry-After...), a `delay`, a `hang` until
 `release()`, a connection dropped before answering or mid-body, or a body that drips in.
@@ -51,11 +53,16 @@ class Scripted:
     drip: float = 0.0  # seconds between 16-byte pieces of the body
 
 
+NO_COMMANDS = {"commands": [], "reply": None}
+
+
 @dataclass
 class FakeOpenAI:
     answers: deque = field(default_factory=deque)
     requests: list = field(default_factory=list)
     default: Scripted | None = None
+    command_answers: deque = field(default_factory=deque)
+    command_default: Scripted | None = None
 
     def __post_init__(self) -> None:
         fake = self
@@ -68,9 +75,13 @@ class FakeOpenAI:
             def do_POST(self) -> None:  # noqa: N802
                 length = int(self.headers.get("Content-Length", 0))
                 body = json.loads(self.rfile.read(length) or b"{}")
+                kind = "commands" if (body.get("response_format") or {}).get("type") == "json_schema" else "reply"
                 fake.requests.append({"path": self.path, "body": body, "auth": self.headers.get("Authorization"),
-                                      "at": time.monotonic()})
-                answer = fake.answers.popleft() if fake.answers else (fake.default or Scripted({"reply": "ok"}))
+                                      "at": time.monotonic(), "kind": kind})
+                if kind == "commands":
+                    answer = fake.command_answers.popleft() if fake.command_answers else (fake.command_default or Scripted(NO_COMMANDS))
+                else:
+                    answer = fake.answers.popleft() if fake.answers else (fake.default or Scripted({"reply": "ok"}))
                 if answer.delay:
                     time.sleep(answer.delay)
                 if answer.hang:
@@ -111,6 +122,15 @@ class FakeOpenAI:
     def script(self, *answers: Scripted | dict | str) -> None:
         for answer in answers:
             self.answers.append(answer if isinstance(answer, Scripted) else Scripted(answer))
+
+    def script_commands(self, *answers: Scripted | dict | str) -> None:
+        """Answers for the understanding calls: `{"commands": [...], "reply": None}` or a fault."""
+        for answer in answers:
+            self.command_answers.append(answer if isinstance(answer, Scripted) else Scripted(answer))
+
+    def replies(self) -> list[dict]:
+        """The requests for a worded reply (not the understanding calls)."""
+        return [r for r in self.requests if r["kind"] == "reply"]
 
     def release(self) -> None:
         """Let every hanging answer go (and any later one answer at once)."""

@@ -1,0 +1,148 @@
+"""The interpret phase of a turn: the model as a command generator, checked command by command.
+
+With a model configured, the model reads the message with the conversation's state, the
+pending question and what the plan allows, and answers with commands (Structured Outputs,
+a JSON Schema built from the plan and this turn: its intents, slot names, question ids,
+option ids). Every command is validated (`engine.commands.validate_commands`): refused
+ones are audited and dropped, accepted ones go to the engine, and the rules fill in
+everything else. A failed call leaves the turn to the rules alone. No transaction is open
+here: the model may take seconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from workflows import services as runs
+from workflows.audit import audit_record
+
+from .engine import ContextState, ConversationConfig
+from .engine._serde import FrozenDict
+from .engine._text import localize
+from .engine.commands import (
+    Command,
+    CommandContext,
+    QuestionRef,
+    Refusal,
+    command_schema,
+    command_to_dict,
+    commands_from_json,
+    validate_commands,
+)
+from .llm import ModelUnavailable
+
+SYSTEM_PROMPT = """You read one message a person wrote to a governed workflow assistant and say
+what it means as commands, in the JSON format required. You never answer the person here.
+Use only the names the schema allows. Commands:
+- start_intent(intent): the person asks for one of the workflow's intents.
+- set_slot(slot, value) / correct_slot(slot, value): a detail the person gives, or a correction of
+  one given earlier ("no, I meant ..."). Values in the slot's type: numbers as digits, times as
+  ISO 8601 with the offset of the conversation's time zone, identifiers exactly as written.
+- answer(question_id, value): the answer to the PENDING question only; a choice answer is one of
+  the allowed values; never answer when the person is unsure, asks something or changes topic.
+- side_question(side_kind, topic): where is / what is / how to / a knowledge question.
+- report_evidence(text): a new observation or measurement.
+- confirm / deny: yes or no to what was just asked or proposed.
+- choose_option(option_id): the person explicitly picks one of the listed options.
+- request_action(action_id): the person asks for an action (drafting an email, scheduling a call).
+- cancel, human_handoff (the person asks for a human), chitchat, clarify(candidates), cannot_handle.
+Give no command for what the message does not say. An empty list is a valid answer."""
+
+
+@dataclass
+class Understanding:
+    """What the interpret phase produced for one message, and at which conversation version."""
+
+    version: int
+    generator: str = "rules"
+    accepted: tuple[Command, ...] = ()
+    refused: tuple[Refusal, ...] = ()
+    failure: ModelUnavailable | None = None
+    audit: list = field(default_factory=list)
+
+    @property
+    def model_down(self) -> bool:
+        """The endpoint itself failed (not just a bad answer): the reply phase skips it too."""
+        return self.failure is not None and not self.failure.broken_contract
+
+    def summary(self) -> dict[str, Any]:
+        return {
+            "generator": self.generator,
+            "accepted": [command_to_dict(c) for c in self.accepted],
+            "refused": [{**command_to_dict(r.command), "reason": r.reason} for r in self.refused],
+        }
+
+
+def command_context(*, run, plan, config: ConversationConfig, state: ContextState,  # noqa: ANN001
+                    lookups: Mapping[str, Callable[..., Any]], lang: str) -> CommandContext:
+    """What a command may name on this turn: the plan's intents, slots and questions, the options on offer."""
+    dp = runs.run_decision_point(run, locale=lang)
+    eligible = [o for o in dp.options if o.eligible and not o.non_advancing]
+    slot_names = list(config.slots) + [n for i in config.intents for n in (*i.required_slots, *i.optional_slots)]
+    return CommandContext(
+        intents=frozenset(i.name for i in config.intents),
+        slot_types=FrozenDict({n: config.slot_spec(n).extractor for n in dict.fromkeys(slot_names)}),
+        questions=FrozenDict(_questions(config, state)),
+        pending_question_id=state.current_step_id if state.current_step_id in _questions(config, state) else None,
+        options=frozenset(o.option_id for o in eligible if not o.requires_consent),
+        consent_options=frozenset(o.option_id for o in eligible if o.requires_consent),
+        known_actions=frozenset(a.id for a in config.actions),
+        lookups=FrozenDict(lookups),
+        known_slots=FrozenDict(state.usable_slots()),
+    )
+
+
+def _questions(config: ConversationConfig, state: ContextState) -> dict[str, QuestionRef]:
+    questions: dict[str, QuestionRef] = {}
+    if config.form is not None:
+        for q in config.form.questions:
+            if state.finalized(q.id) is None:
+                questions[q.id] = QuestionRef(q.id, q.answer_type, tuple(c.value for c in q.choices), q.unit)
+    procedure = config.procedure(state.primary_system) if config.diagnostic is not None else None
+    for step in procedure.steps if procedure else ():
+        if step.id not in state.completed_steps:
+            questions[step.id] = QuestionRef(step.id, "text")
+    return questions
+
+
+def _prompt(text: str, ctx: CommandContext, state: ContextState, config: ConversationConfig, lang: str) -> str:
+    pending = None
+    if ctx.pending_question_id and config.form is not None and (spec := config.form.question(ctx.pending_question_id)):
+        pending = localize(spec.question, lang)
+    known = {name: slot.value for name, slot in state.slots.items()}
+    return "\n".join([
+        f"Conversation language: {lang}",
+        f"Pending question ({ctx.pending_question_id or 'none'}): {pending or state.last_question or '(none)'}",
+        f"Details known so far: {json.dumps(known, ensure_ascii=False)}",
+        f"Active request: {state.active_intent or '(none)'}",
+        "",
+        "The person's message:",
+        text,
+    ])
+
+
+def understand(*, conversation, run, plan, config: ConversationConfig, state: ContextState, text: str,  # noqa: ANN001
+               model, lookups: Mapping[str, Callable[..., Any]], lang: str) -> Understanding:
+    """Ask the model for commands and validate them (no transaction open; never raises for the model)."""
+    result = Understanding(version=conversation.version, generator=model.name)
+    ctx = command_context(run=run, plan=plan, config=config, state=state, lookups=lookups, lang=lang)
+    try:
+        raw = model.complete_json(SYSTEM_PROMPT, _prompt(text, ctx, state, config, lang),
+                                  schema=command_schema(ctx), schema_name="commands")
+    except ModelUnavailable as error:
+        result.failure = error
+        audit_record("contract_violation" if error.broken_contract else "model_fallback", run=run, conversation=conversation,
+                     actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
+                     payload={"phase": "understanding", "kind": error.kind, "detail": error.detail},
+                     buffer=result.audit)
+        return result
+    commands, malformed = commands_from_json(raw)
+    checked = validate_commands(commands, ctx)
+    result.accepted, result.refused = checked.accepted, tuple(malformed) + checked.refused
+    if result.refused:
+        audit_record("command_refused", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
+                     outcome="refused", payload={"phase": "understanding", **result.summary()}, buffer=result.audit)
+    return result
