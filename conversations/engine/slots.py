@@ -26,7 +26,7 @@ from ._serde import FrozenDict, Serializable
 from ._text import NUMBER_WORDS, compile_pattern, first_match, is_non_answer, localize
 from .config import SlotSpec
 from .state import INVALID, UNVERIFIED, VALID, PendingClarification, SlotValue
-from .timeparse import parse_date, parse_datetime, zh_number
+from .timeparse import names_period, parse_date, parse_datetime, zh_number
 
 CONTINUE, ASK, ABORT = "continue", "ask", "abort"
 
@@ -189,7 +189,11 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
         if _NEXT_DAY.search(tail) and value.date() == start.value.date():
             value = value + timedelta(days=1)
         elif value <= start.value and value.date() == start.value.date():
-            value = value + timedelta(days=1)  # "21:00 - 7:30" ends the next morning
+            later = value + timedelta(hours=12)
+            if value.hour < 12 and not names_period(tail) and start.value < later < start.value + timedelta(hours=12):
+                value = later  # "下午两点到五点", "from 2pm to 5": the end keeps the start's afternoon
+            else:
+                value = value + timedelta(days=1)  # "21:00 - 7:30" ends the next morning
         return Extraction(value.isoformat(), tail.strip()[:40])
     return None
 

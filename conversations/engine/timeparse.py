@@ -70,6 +70,18 @@ _PM_WORDS = re.compile(r"\b(?:afternoon|evening|tonight|pm)\b", re.IGNORECASE)
 _AM_WORDS = re.compile(r"\bmorning\b", re.IGNORECASE)
 
 
+_PERIOD = re.compile(
+    r"a\.?m\.?|p\.?m\.?|\b(?:morning|afternoon|evening|tonight|night|noon|midnight)\b|凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|"
+    r"今晚|昨晚|明晚|午夜|半夜|утра|дня|вечера|ночи|полдень|полночь|de\s+la\s+(?:ma[ñn]ana|tarde|noche)|mediod[ií]a|medianoche",
+    re.IGNORECASE,
+)
+
+
+def names_period(text: str) -> bool:
+    """Whether text says which half of the day it means (pm, 下午, вечера...) or a 24-hour clock past noon."""
+    return bool(_PERIOD.search(text)) or any(int(m.group(1)) >= 13 for m in _CLOCK.finditer(text))
+
+
 @dataclass(frozen=True)
 class ParsedTime:
     """A resolved moment: aware datetime, how precise the text was, and the text it came from."""
@@ -179,6 +191,58 @@ def _month_day_en(text: str, today: date) -> tuple[date, str] | None:
         return None
 
 
+_WEEKDAYS = {
+    # Full names only: "sat" or "sun" in a sentence is rarely a day ("the car sat there").
+    "en": ("monday", "tues(?:day)?", "wednesday|weds", "thurs(?:day)?", "friday", "saturday", "sunday"),
+    "ru": ("понедельник\\w*", "вторник\\w*", "сред[ауы]", "четверг\\w*", "пятниц[ауы]", "суббот[ауы]", "воскресень[ея]"),
+    "es": ("lunes", "martes", "mi[ée]rcoles", "jueves", "viernes", "s[áa]bado", "domingo"),
+}
+_ZH_WEEKDAY_DIGITS = "一二三四五六日天"
+_ZH_WEEKDAY = re.compile(r"(上上|上|下下|下|这|這|本)?\s*(?:个|個)?\s*(?:周|週|星期|礼拜|禮拜)([一二三四五六日天])")
+_EN_WEEKDAY = re.compile(r"\b(?:(last|next|this|coming|past)\s+)?(" + "|".join(_WEEKDAYS["en"]) + r")\b\.?(?:\s+(before\s+last))?",
+                         re.IGNORECASE)
+_RU_WEEKDAY = re.compile(r"(?<!\w)(?:(?:в|во)\s+)?(?:(прошл\w*|следующ\w*|эт\w*)\s+)?(" + "|".join(_WEEKDAYS["ru"]) + r")(?!\w)",
+                         re.IGNORECASE)
+_ES_WEEKDAY = re.compile(r"\b(?:(?:el|este)\s+)?(?:(pr[óo]ximo)\s+)?(" + "|".join(_WEEKDAYS["es"])
+                         + r")\b(?:\s+(pasado|que\s+viene|pr[óo]ximo))?", re.IGNORECASE)
+_PAST, _NEXT, _THIS, _NEAREST = "past", "next", "this", "nearest"
+
+
+def _weekday_date(today: date, weekday: int, relation: str, weeks: int = 1) -> date:
+    """The date of `weekday` (Monday 0) relative to today: the one before, after, in this week, or nearest."""
+    if relation == "week":  # Chinese 上周六 / 下周一: that weekday of the week `weeks` away (weeks start Monday)
+        return today - timedelta(days=today.weekday()) + timedelta(days=7 * weeks + weekday)
+    ahead = (weekday - today.weekday()) % 7
+    if relation == _PAST:
+        return today - timedelta(days=(7 - ahead) % 7 or 7)
+    if relation == _NEXT:
+        return today + timedelta(days=ahead or 7)
+    if relation == _THIS:
+        return today - timedelta(days=today.weekday()) + timedelta(days=weekday)
+    # A bare weekday: the nearest one, today included ("周六" three days back, "Thursday" two ahead).
+    return today + timedelta(days=ahead) if ahead <= 3 else today - timedelta(days=7 - ahead)
+
+
+def _weekday_part(text: str, today: date) -> tuple[date, str] | None:
+    """ "上周六", "下星期一", "周四", "last Saturday", "on Thursday", "в субботу", "el sábado pasado" """
+    if m := _ZH_WEEKDAY.search(text):
+        weekday = min(_ZH_WEEKDAY_DIGITS.index(m.group(2)), 6)
+        weeks = {"上上": -2, "上": -1, "下下": 2, "下": 1, "这": 0, "這": 0, "本": 0}.get(m.group(1) or "")
+        on = _weekday_date(today, weekday, "week", weeks) if weeks is not None else _weekday_date(today, weekday, _NEAREST)
+        return on, m.group(0)
+    for pattern, names in ((_EN_WEEKDAY, _WEEKDAYS["en"]), (_RU_WEEKDAY, _WEEKDAYS["ru"]), (_ES_WEEKDAY, _WEEKDAYS["es"])):
+        if m := pattern.search(text):
+            weekday = next(i for i, name in enumerate(names) if re.fullmatch(name, m.group(2), re.IGNORECASE))
+            word = " ".join(w for w in (m.group(1), m.group(3) if m.lastindex and m.lastindex >= 3 else None) if w).lower()
+            relation = (_PAST if re.search(r"last|past|прошл|pasado", word) else _NEXT if re.search(r"next|coming|следующ|pr[óo]ximo|viene", word)
+                        else _THIS if re.search(r"this|эт", word) else _NEAREST)
+            on = _weekday_date(today, weekday, relation)
+            if "before last" in word:
+                on -= timedelta(days=7)
+            return on, m.group(0).strip()
+    return None
+
+
 def _date_part(text: str, today: date) -> tuple[date, str] | None:
     if m := _DATE.search(text):
         try:
@@ -195,7 +259,7 @@ def _date_part(text: str, today: date) -> tuple[date, str] | None:
     for pattern, offset in _RELATIVE_DAYS:
         if m := pattern.search(text):
             return today + timedelta(days=offset), m.group(0)
-    return None
+    return _weekday_part(text, today)
 
 
 def _local_now(now: datetime, timezone: str) -> datetime:

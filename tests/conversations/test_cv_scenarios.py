@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import pytest
 
 from workflows.models import AuditEvent, Review, RunDocument
@@ -246,3 +248,12 @@ def test_everyday_phrasings_reach_the_right_tool(chat, locale, text, intent) -> 
     body = chat("parking_help_desk", locale).say(text)
     assert body["reply"]["intent"] == intent and body["reply"]["decision"] == "continue", body["reply"]["text"]
     assert body["execution_path"]["tools_called"] == [f"billing.{intent}"]
+
+
+def test_an_afternoon_range_last_saturday_is_priced_as_three_hours(chat) -> None:  # noqa: ANN001
+    """Issue 14: "从下午两点到五点" was 14:00 to 05:00 the next day (20.00), "上周六" was ignored."""
+    c = chat("parking_help_desk", "zh-hans")
+    r = c.say("上周六下午两点到五点在SH-PD-001停车要多少钱？")
+    start, end = (datetime.fromisoformat(r["slots"][k]["value"]) for k in ("at_time", "until_time"))
+    assert start.weekday() == 5 and (start.hour, end.hour) == (14, 17) and end.date() == start.date()
+    assert "17:00：12.00元" in r["reply"]["text"]
