@@ -175,6 +175,37 @@ def clauses(text: str) -> list[str]:
     return parts or [text.strip()]
 
 
+# A negation right before a word ("no retail", "not a shop", "不是零售", "без магазинов", "sin tiendas").
+_NEGATION_BEFORE = re.compile(
+    r"(?:\b(?:no|not|non|never|without|isn'?t|aren'?t|won'?t|wouldn'?t|neither|nor|zero)\b[\s-]*(?:\w+\s+){0,2}"
+    r"|(?:不是|不会|不|没有|没|无|非|别)\s*\S{0,3}"
+    r"|(?<!\w)(?:не|нет|без|никак\w*)\s+(?:\w+\s+){0,1}"
+    r"|\b(?:no|sin|ning[uú]n[oa]?|nada\s+de)\s+(?:\w+\s+){0,1})$",
+    re.IGNORECASE,
+)
+# Putting the answer off: never a final answer, wherever it appears in the message.
+_DEFERRAL = re.compile(
+    r"\b(?:not\s+sure|unsure|no\s+idea|don'?t\s+know(?:\s+yet)?|(?:need|have|got)\s+to\s+(?:check|ask|look|confirm|find\s+out)|"
+    r"let\s+me\s+(?:check|ask|look|think|find\s+out)|i'?ll\s+(?:check|ask|find\s+out|get\s+back|confirm)|"
+    r"haven'?t\s+(?:decided|checked)|not\s+(?:decided|known)\s+yet|tbd|to\s+be\s+(?:decided|confirmed))\b"
+    r"|不确定|不清楚|不知道|还没(?:定|决定|确定)|待定|(?:我|得|要)(?:再)?(?:查|问|确认|核实)一下|回头(?:再)?(?:告诉|确认)"
+    r"|не\s+знаю|не\s+уверен\w*|надо\s+(?:проверить|уточнить)|уточню|"
+    r"\bno\s+s[eé]\b|no\s+estoy\s+segur[oa]|tengo\s+que\s+(?:revisar|comprobar|consultar|preguntar)",
+    re.IGNORECASE,
+)
+
+
+def negated_at(text: str, start: int) -> bool:
+    """Whether the words just before `start`, in the same clause, negate what follows."""
+    before = _CLAUSE_SPLIT.split(text[:start])[-1] if text[:start] else ""
+    return bool(_NEGATION_BEFORE.search(before))
+
+
+def defers_answer(text: str) -> bool:
+    """The person puts the answer off or is unsure ("not sure", "I need to check the drawings", "待定")."""
+    return bool(_DEFERRAL.search(text.replace("’", "'")))
+
+
 def is_non_answer(text: str) -> bool:
     """True for fillers and 'I don't know' replies that carry no information."""
     core = _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'")).strip()

@@ -14,7 +14,17 @@ from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
 from ._serde import Serializable
-from ._text import NUMBER_WORDS, first_match, is_non_answer, localize, normalize_patterns
+from ._text import (
+    NUMBER_WORDS,
+    compile_pattern,
+    defers_answer,
+    first_match,
+    is_non_answer,
+    iter_patterns,
+    localize,
+    negated_at,
+    normalize_patterns,
+)
 from .config import FormQuestionSpec, FormSpec
 from .state import (
     VALID,
@@ -77,16 +87,20 @@ def evaluate_answer(
     text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None
 ) -> FormEvaluation:
     """Judge a reply against the question type; clarifying answers count as context."""
-    if is_non_answer(text):
+    if is_non_answer(text) or defers_answer(text):
         return FormEvaluation(False, reason="non_answer")
     context = " ".join([e.answer for e in (thread.entries if thread else ()) if e.answer] + [text])
     if spec.answer_type == "choice":
         for candidate in (text, context):
-            for choice in spec.choices:
-                if first_match(candidate, choice.patterns, language):
-                    return FormEvaluation(True, choice.value)
+            named = _choices_named(candidate, spec, language)
+            if len(named) == 1:
+                return FormEvaluation(True, named[0])
+            if len(named) > 1:
+                return FormEvaluation(False, reason="several_choices")  # ask which, never pick the first
         return FormEvaluation(False, reason="no_choice_matched")
     if spec.answer_type == "number":
+        if _other_unit(text, spec.unit):
+            return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
         value = _number_value(text) or _number_value(context)
         if value is None:
             return FormEvaluation(False, reason="no_number")
@@ -100,6 +114,35 @@ def evaluate_answer(
     if len(stripped) < spec.min_chars:
         return FormEvaluation(False, reason="too_short")
     return FormEvaluation(True, stripped)
+
+
+def _choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]:
+    """The choices the text names and does not negate ("no retail" names no shop)."""
+    named = []
+    for choice in spec.choices:
+        for _, pattern in iter_patterns(choice.patterns, language):
+            if any(not negated_at(text, m.start()) for m in compile_pattern(pattern).finditer(text)):
+                named.append(choice.value)
+                break
+    return named
+
+
+# Units people give numbers in; a number with another question's unit does not answer this one.
+_UNITS = {
+    "storeys": r"stor(?:e?y|eys|ies)|floors?|levels?|层|楼层|этаж\w*|plantas?|pisos?",
+    "sq ft": r"sq\.?\s*f(?:ee)?t|square\s+f(?:ee|oo)t|ft²|ft2|平方英尺|平方尺",
+    "m2": r"m²|m2|sq\.?\s*m\b|square\s+met(?:er|re)s?|平方米|平米|кв\.?\s*м|metros?\s+cuadrados",
+    "persons": r"persons?|people|occupants?|visitors?|guests?|人|человек\w*|personas?",
+}
+
+
+def _other_unit(text: str, unit: str | None) -> bool:
+    """The number in text is given in a unit that is not this question's."""
+    own = next((key for key in _UNITS if unit and (key == unit or re.fullmatch(_UNITS[key], unit, re.IGNORECASE))), None)
+    for key, pattern in _UNITS.items():
+        if key != own and re.search(rf"\d[\d,.]*\s*(?:{pattern})", text, re.IGNORECASE):
+            return own is not None
+    return False
 
 
 def current_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | None:
