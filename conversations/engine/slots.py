@@ -338,6 +338,35 @@ def _call_lookup(fn: Lookup, value: str, known: Mapping[str, str]) -> Any:
         return None
 
 
+# Any token with a digit may be an identifier: "7734412", "P2026-000871", "粤B·D12345" are looked up.
+_ID_TOKEN = re.compile(
+    r"(?<![A-Za-z0-9\-_·])((?:[\u4e00-\u9fff](?=[A-Za-z]))?[A-Za-z0-9][A-Za-z0-9\-_·]*)(?![A-Za-z0-9\-_·])"
+)
+MAX_ID_CANDIDATES = 5
+
+
+def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
+    """Tokens that could be an identifier of any shape, in order, without the ones already used."""
+    used = {t.upper() for t in taken}
+    found = []
+    for m in _ID_TOKEN.finditer(text):
+        token = m.group(1).strip("-·_")
+        if any(ch.isdigit() for ch in token) and 3 <= len(token) <= 40 and token.upper() not in used and token not in found:
+            found.append(token)
+    return found[:MAX_ID_CANDIDATES]
+
+
+def lookup_identifier(lookup: Lookup, tokens: Iterable[str], known: Mapping[str, str]) -> tuple[str, str] | None:
+    """The first token the domain knows, as (canonical value, token): identifiers are resolved, not pattern-matched."""
+    for token in tokens:
+        result = _call_lookup(lookup, token, known)
+        if result is True:
+            return token, token
+        if isinstance(result, str) and result:
+            return result, token
+    return None
+
+
 def validate_slots(
     memory: Mapping[str, SlotValue],
     names: Iterable[str],

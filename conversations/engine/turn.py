@@ -86,7 +86,9 @@ from .slots import (
     decide_clarify,
     extract_slots,
     has_content,
+    identifier_candidates,
     intent_question,
+    lookup_identifier,
     merge_slots,
     resolve_reference,
     validate_slots,
@@ -454,12 +456,40 @@ def _slots(
     for command in t.commands:
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
             found[command.slot] = Extraction(value=command.value, raw=command.kind)
+    _identifiers_by_lookup(state, t, config, found, lookups or {})
     merged, changed = merge_slots(state.slots, found, t.turn)
     merged = validate_slots(merged, changed, lookups, t.turn)
     t.set(slots_changed=changed, slots_mentioned=tuple(found))
     if changed:
         t.trace.append("slots changed: " + ", ".join(changed))
     return state.evolve(slots=merged)
+
+
+def _identifiers_by_lookup(state: ContextState, t: _Turn, config: ConversationConfig,
+                           found: dict[str, Extraction], lookups: Lookups) -> None:
+    """A needed identifier the patterns missed is looked up among the message's tokens.
+
+    Needed: asked for by the pending clarification, or required by the intent the message
+    asks for. When the person answers "which order?" with a token no one knows, that token
+    is taken so that validation says plainly it was not found.
+    """
+    pending = state.pending_clarification
+    asked = set(pending.missing) if pending is not None and pending.kind == "slot" else set()
+    requested = config.intent(t.routed.intent) if t.routed.kind == "domain" else None
+    needed = [n for n in (*sorted(asked), *(requested.required_slots if requested else ())) if n in lookups and n not in found]
+    taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
+    known = {k: v.value for k, v in state.slots.items()}
+    for name in dict.fromkeys(needed):
+        tokens = identifier_candidates(t.text, taken)
+        hit = lookup_identifier(lookups[name], tokens, known)
+        if hit is not None:
+            found[name] = Extraction(value=hit[0], raw=hit[1])
+        elif name in asked and len(tokens) == 1:
+            found[name] = Extraction(value=tokens[0], raw=tokens[0])  # validation will say it was not found
+        else:
+            continue
+        taken.append(found[name].raw)
+        t.trace.append(f"slot {name} resolved by lookup")
 
 
 def _pick_ambiguous(state: ContextState, t: _Turn, config: ConversationConfig) -> str | None:

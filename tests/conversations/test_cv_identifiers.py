@@ -1,0 +1,53 @@
+"""Identifiers of any shape are resolved by lookup, not by the demo's pattern (issue 14)."""
+
+from __future__ import annotations
+
+import pytest
+
+from billing.models import ParkingOrder
+from conversations.engine.slots import identifier_candidates
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def odd_orders(demo):  # noqa: ANN001, ANN201
+    template = ParkingOrder.objects.order_by("pk").first()
+    for number in ("7734412", "P2026-000871", "kx_77-01"):
+        template.pk, template.order_no = None, number
+        template.save()
+
+
+@pytest.mark.parametrize(("locale", "ask", "answer", "found"), [
+    ("en", "I want to verify an order", "7734412", "7734412"),
+    ("en", "can you verify the fee on my order", "it's P2026-000871.", "P2026-000871"),
+    ("en", "verify an order", "the number is kx_77-01 I think", "kx_77-01"),
+    ("zh-hans", "核验订单", "订单号是7734412", "7734412"),
+    ("zh-hans", "帮我核对一下订单", "P2026-000871", "P2026-000871"),
+])
+def test_a_bare_answer_to_which_order_is_looked_up(chat, odd_orders, locale, ask, answer, found) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk", locale)
+    asked = c.say(ask)
+    assert asked["reply"]["decision"] == "ask"
+    r = c.say(answer)
+    assert r["slots"]["order_no"]["value"].upper() == found.upper() and r["slots"]["order_no"]["status"] == "valid"
+    assert "billing.fee_verify" in r["execution_path"]["tools_called"]
+
+
+def test_an_order_nobody_knows_is_said_plainly_and_can_be_corrected(chat, odd_orders) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk")
+    c.say("please verify my order")
+    missing = c.say("it's P2026-999999")
+    assert "P2026-999999" in missing["reply"]["text"] and missing["slots"]["order_no"]["status"] == "invalid"
+    fixed = c.say("sorry, P2026-000871")
+    assert fixed["slots"]["order_no"]["value"] == "P2026-000871" and fixed["slots"]["order_no"]["status"] == "valid"
+
+
+@pytest.mark.parametrize(("text", "tokens"), [
+    ("订单号是7734412", ["7734412"]),
+    ("粤B·D12345 欠费吗", ["粤B·D12345"]),
+    ("plate 苏E 9Z8Y7 at 14:00 on 2026-03-02", ["9Z8Y7", "2026-03-02"]),
+    ("no digits here", []),
+])
+def test_identifier_candidates(text, tokens) -> None:  # noqa: ANN001
+    assert identifier_candidates(text) == tokens
