@@ -200,7 +200,8 @@ def _stay(state: ContextState) -> dict[str, str]:
     if at is None:
         return {}
     start = datetime.fromisoformat(at.value)
-    if until is not None and until.source_turn == at.source_turn and datetime.fromisoformat(until.value) > start:
+    # An end given with the start, or later (a correction: "no, I left at 5pm"), never one older than the start.
+    if until is not None and until.source_turn >= at.source_turn and datetime.fromisoformat(until.value) > start:
         return {"entry_time": at.value, "exit_time": until.value}
     if minutes is not None and minutes.value.isdigit():
         return {"entry_time": at.value, "exit_time": (start + timedelta(minutes=int(minutes.value))).isoformat()}

@@ -94,6 +94,7 @@ class ExtractContext:
     now: datetime
     timezone: str
     language: str = "en"
+    entry: datetime | None = None  # the stay's start already known: an exit time alone is on its day
 
 
 @dataclass(frozen=True)
@@ -148,9 +149,45 @@ def _city(text: str, ctx: ExtractContext) -> Extraction | None:
     return None
 
 
+# Leaving: a time said with one of these is the end of the stay, not its start.
+_EXIT = re.compile(
+    r"开走|离开|离场|出场|开出|驶离|走的|\bleft\b|\bdrove\s+(?:out|off|away)|\bexit(?:ed)?\b|\bpicked\s+(?:it|the\s+car)\s+up|"
+    r"\bcame\s+out\b|(?<!\w)(?:уехал\w*|выехал\w*)(?!\w)|\bsal[ií]\b|\bme\s+fui\b|\bretir[eé]\b",
+    re.IGNORECASE,
+)
+
+
+_BARE_HOUR = re.compile(r"\b(?:at|around|about)\s+(\d{1,2})(?:[:.](\d{2}))?\b(?![:.]?\d)", re.IGNORECASE)
+
+
+def _is_exit_only(text: str) -> bool:
+    return bool(_EXIT.search(text)) and not _RANGE_SEP.search(text)
+
+
 def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
+    if _is_exit_only(text):
+        return None  # "不对，我是下午5点就开走了": the time is when the car left
     parsed = parse_datetime(text, now=ctx.now, timezone=ctx.timezone)
     return Extraction(parsed.iso(), parsed.raw) if parsed else None
+
+
+def _exit_time(text: str, ctx: ExtractContext) -> Extraction | None:
+    """ "I left at 5pm", "下午5点开走的": the stay's end, on the entry's day when one is known."""
+    if not _is_exit_only(text):
+        return None
+    entry = ctx.entry
+    parsed = parse_datetime(text, now=entry or ctx.now, timezone=ctx.timezone)
+    if parsed is not None and parsed.precision == "minute":
+        value, raw = parsed.value, parsed.raw
+    elif entry is not None and (bare := _BARE_HOUR.search(text)):  # "I drove out at 5"
+        value = entry.replace(hour=int(bare.group(1)) % 24, minute=int(bare.group(2) or 0) % 60, second=0, microsecond=0)
+        raw = bare.group(0)
+    else:
+        return None
+    if entry is not None and value <= entry and value.date() == entry.date():
+        later = value + timedelta(hours=12)
+        value = later if value.hour < 12 and not names_period(text) and later > entry else value + timedelta(days=1)
+    return Extraction(value.isoformat(), raw)
 
 
 # "8:00 to 9:05", "从早上8点停到9点", "21:00 - 7:30 next day", "until 20:30"
@@ -175,7 +212,9 @@ def _number_of(token: str) -> float:
 
 
 def _until(text: str, ctx: ExtractContext) -> Extraction | None:
-    """The end of a stay written as a range: the time after "to / 到 / -", on the start's day."""
+    """The end of a stay: the time after "to / 到 / -" on the start's day, or a time said with leaving."""
+    if exit_time := _exit_time(text, ctx):
+        return exit_time
     for sep in _RANGE_SEP.finditer(text):
         start = parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone)
         tail = text[sep.end():]

@@ -447,7 +447,9 @@ def _slots(
     names = _slot_names(config)
     if not names:
         return state
-    ctx = ExtractContext(now=now, timezone=timezone, language=t.language)
+    known_entry = state.slots.get("at_time")
+    entry = _aware(known_entry.value) if known_entry is not None else None
+    ctx = ExtractContext(now=now, timezone=timezone, language=t.language, entry=entry)
     found = extract_slots(t.text, [config.slot_spec(n) for n in names], ctx)
     for name, candidates in state.slot_candidates.items():
         if name not in found and (value := resolve_reference(t.text, candidates)):
@@ -463,6 +465,14 @@ def _slots(
     if changed:
         t.trace.append("slots changed: " + ", ".join(changed))
     return state.evolve(slots=merged)
+
+
+def _aware(value: str) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
 
 
 def _identifiers_by_lookup(state: ContextState, t: _Turn, config: ConversationConfig,
@@ -539,7 +549,9 @@ def _domain_intent(state: ContextState, t: _Turn, config: ConversationConfig) ->
     ):
         resolved, source = pending.intent, "pending_clarification"
     elif state.active_intent and (
-        t.meaning == FOLLOW_UP or (t.meaning == ANSWER and t.values.get("slots_changed"))
+        t.meaning == FOLLOW_UP
+        # a new value for the request in progress, also when it comes as a correction ("不对，…")
+        or (t.meaning in (ANSWER, DISPUTE_MEANING, CONFIRM) and t.values.get("slots_changed"))
     ):
         resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
     t.set(resolved_intent=resolved, intent_source=source)

@@ -257,3 +257,18 @@ def test_an_afternoon_range_last_saturday_is_priced_as_three_hours(chat) -> None
     start, end = (datetime.fromisoformat(r["slots"][k]["value"]) for k in ("at_time", "until_time"))
     assert start.weekday() == 5 and (start.hour, end.hour) == (14, 17) and end.date() == start.date()
     assert "17:00：12.00元" in r["reply"]["text"]
+
+
+@pytest.mark.parametrize(("locale", "first", "correction", "end_hour", "amount"), [
+    ("zh-hans", "上周六下午两点到四点在SH-PD-001停车要多少钱？", "不对，我是下午5点就开走了", 17, "12.00"),
+    ("en", "How much for parking at SH-PD-001 last Saturday from 2pm to 4pm?", "no wait, I actually left at 6pm", 18, "16.00"),
+    ("en", "What would 2pm till 4pm at SH-PD-001 cost last Saturday?", "sorry, I drove out at 5", 17, "12.00"),
+])
+def test_a_corrected_exit_time_reprices_the_stay(chat, locale, first, correction, end_hour, amount) -> None:  # noqa: ANN001
+    """Issue 14: the correction "不对，我是下午5点就开走了" got a bare menu; the entry stays, the exit changes."""
+    c = chat("parking_help_desk", locale)
+    c.say(first)
+    r = c.say(correction)
+    start, end = (datetime.fromisoformat(r["slots"][k]["value"]) for k in ("at_time", "until_time"))
+    assert (start.hour, end.hour, end.date()) == (14, end_hour, start.date())
+    assert amount in r["reply"]["text"] and r["reply"]["decision"] == "continue"
