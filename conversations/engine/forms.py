@@ -145,6 +145,60 @@ def _other_unit(text: str, unit: str | None) -> bool:
     return False
 
 
+# "no, I meant 3 storeys", "change the floor area to 1,450", "不对，应该是两层", "я имел в виду", "quise decir"
+_CORRECTION = re.compile(
+    r"\b(?:no,?\s+i\s+meant|i\s+meant|actually|correction|sorry,?\s+(?:it'?s|it\s+is|i\s+meant)|"
+    r"change\s+(?:the\s+|my\s+)?(?:\w+\s+){0,3}?to|make\s+(?:it|that)|should\s+(?:be|have\s+been))\b"
+    r"|不对|说错了?|改成|改为|应该是|更正一下|更正"
+    r"|не\s+так|я\s+имел\s+в\s+виду|исправ\w*|поменя\w*|quise\s+decir|corrig\w*|cambi[ae]\w*",
+    re.IGNORECASE,
+)
+_STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have", "from", "with", "your", "many", "much", "does", "building"])
+
+
+def find_correction(state: ContextState, form: FormSpec, text: str, language: str) -> tuple[FormQuestionSpec, str] | None:
+    """A correction of an answer already final, and the new value, or None.
+
+    The target is the final answer the message points at (its unit, or words of its
+    question), else the last one finalized; the new value must fit that question's type.
+    """
+    marker = _CORRECTION.search(text)
+    if marker is None or not state.finalized_answers:
+        return None
+    rest = (text[: marker.start()] + " " + text[marker.end():]).strip(" ,，:：")
+    final = {a.question_id for a in state.finalized_answers}
+    specs = [q for q in form.questions if q.id in final]
+    pending = current_question(state, form)
+    if pending is not None and pending.unit and not _other_unit(text, pending.unit) and _mentions_unit(text, pending.unit):
+        return None  # the number is in the pending question's own unit: an answer, not a correction
+    scored = [(2 if q.unit and _mentions_unit(text, q.unit) else 0) + _shared_words(text, q) for q in specs]
+    pointed = [q for score, q in sorted(zip(scored, specs, strict=True), key=lambda p: -p[0]) if score > 0]
+    last = next((q for a in reversed(state.finalized_answers) for q in specs if q.id == a.question_id), None)
+    # "actually" alone is too common in plain answers to redo the last one without pointing at it
+    weak = marker.group(0).lower() == "actually"
+    for spec in [*pointed, *([last] if last is not None and not weak else [])]:
+        verdict = evaluate_answer(rest or text, spec, language)
+        if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:
+            return spec, verdict.value
+    return None
+
+
+def _mentions_unit(text: str, unit: str) -> bool:
+    """A number given in this unit ("3 storeys", "3层")."""
+    key = next((k for k in _UNITS if k == unit or re.fullmatch(_UNITS[k], unit, re.IGNORECASE)), None)
+    return key is not None and re.search(rf"\d[\d,.]*\s*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
+
+
+def _shared_words(text: str, spec: FormQuestionSpec) -> int:
+    """How many words of the question (English words, Chinese character pairs) the text repeats."""
+    words = {w for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower()) if w not in _STOPWORDS}
+    lowered = text.lower()
+    count = sum(1 for w in words if re.search(rf"\b{w}", lowered))
+    question = localize(spec.question, "zh")
+    pairs = {question[i:i + 2] for i in range(len(question) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", question[i:i + 2])}
+    return count + sum(1 for p in pairs - {"什么", "多少", "是否", "哪些", "请问"} if p in text)
+
+
 def current_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | None:
     """The first question without a finalized answer."""
     return next((q for q in form.questions if state.finalized(q.id) is None), None)
@@ -208,7 +262,10 @@ def finalize_answer(
         section=spec.section,
         needs_review=needs_review,
     )
-    answers = tuple(a for a in state.finalized_answers if a.question_id != spec.id) + (final,)
+    if state.finalized(spec.id) is not None:  # a corrected answer keeps its place in the form
+        answers = tuple(final if a.question_id == spec.id else a for a in state.finalized_answers)
+    else:
+        answers = state.finalized_answers + (final,)
     archived = state.archived_threads
     active = state.active_thread
     if active is not None and active.question_id == spec.id:

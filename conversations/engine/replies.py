@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._text import asks_question
+from ._text import asks_question, localize
 from .config import ConversationConfig
 from .state import ContextState
 from .turn import TurnOutcome, final_report_for
@@ -226,6 +226,10 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
 
 def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
     lines = []
+    if outcome.form_changed_question and config.form is not None and (spec := config.form.question(outcome.form_changed_question)):
+        question = localize(spec.question, lang).rstrip("?？")
+        lines.append(_t(lang, f"Changed “{question}” from {outcome.form_changed_from} to {outcome.form_changed_to}.",
+                        f"已将“{question}”从 {outcome.form_changed_from} 改为 {outcome.form_changed_to}。"))
     if outcome.form_answer_finalized is not None:
         answer = outcome.form_answer_finalized
         lines.append(_t(lang, f"Recorded: {answer.answer.rstrip('.。')}.", f"已记录：{answer.answer.rstrip('.。')}。"))

@@ -54,6 +54,7 @@ from .forms import (
     current_question,
     evaluate_answer,
     finalize_answer,
+    find_correction,
     form_complete,
     open_thread,
     prefill_from_slots,
@@ -184,6 +185,9 @@ class TurnOutcome(Serializable):
     form_answer_finalized: FinalizedAnswer | None = None
     clarify_form_question_id: str | None = None
     form_complete: bool = False
+    form_changed_question: str | None = None  # a final answer corrected this turn: which, from, to
+    form_changed_from: str | None = None
+    form_changed_to: str | None = None
     situation: str = "unknown"
     trace: tuple[str, ...] = ()
 
@@ -814,6 +818,13 @@ def _form(state: ContextState, t: _Turn, config: ConversationConfig) -> ContextS
         t.trace.append("prefilled: " + ", ".join(prefilled))
     if t.meaning == SIDE_QUESTION:
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
+    if (corrected := find_correction(state, form, t.text, t.language)) is not None:
+        target, value = corrected
+        before = state.finalized(target.id).answer
+        state = finalize_answer(state, target, value, turn=t.turn, locale=t.language, form=form)
+        t.set(form_changed_question=target.id, form_changed_from=before, form_changed_to=value)
+        t.trace.append(f"form answer {target.id} corrected: {before} -> {value}")
+        return _form_next(state, t, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
     if asked is None and form.kind == "interview" and has_content(t.text):
         # an interview's opening message answers its first question
@@ -1026,6 +1037,9 @@ def _outcome(state: ContextState, t: _Turn, config: ConversationConfig) -> TurnO
         form_answer_finalized=v.get("form_answer_finalized"),
         clarify_form_question_id=v.get("clarify_form_question_id"),
         form_complete=v.get("form_complete", False),
+        form_changed_question=v.get("form_changed_question"),
+        form_changed_from=v.get("form_changed_from"),
+        form_changed_to=v.get("form_changed_to"),
         situation=state.situation,
         trace=tuple(t.trace),
     )

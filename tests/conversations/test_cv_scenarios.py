@@ -272,3 +272,26 @@ def test_a_corrected_exit_time_reprices_the_stay(chat, locale, first, correction
     start, end = (datetime.fromisoformat(r["slots"][k]["value"]) for k in ("at_time", "until_time"))
     assert (start.hour, end.hour, end.date()) == (14, end_hour, start.date())
     assert amount in r["reply"]["text"] and r["reply"]["decision"] == "continue"
+
+
+def test_form_answers_are_corrected_in_place_and_said(chat) -> None:  # noqa: ANN001
+    """Issue 14: "no, I meant 3 storeys" and "change the floor area to 1,450" replace the earlier answer."""
+    c = chat("permit_form")
+    for text in ("residential", "2", "no, I meant 3 storeys", "1,400 sq ft", "change the floor area to 1,450"):
+        r = c.say(text)
+    answers = {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}
+    assert answers == {"3.1.1": "residential", "3.1.2": "3 storeys", "3.1.3": "1450 sq ft"}
+    assert [a["question_id"] for a in r["form"]["finalized_answers"]] == ["3.1.1", "3.1.2", "3.1.3"]  # form order kept
+    assert "from 1400 sq ft to 1450 sq ft" in r["reply"]["text"]
+    assert r["form"]["active_thread"] is None or r["form"]["active_thread"]["question_id"] == "3.2.1"
+    # a plain answer to the pending question that says "actually" is not a correction of the last one
+    r = c.say("actually, it's offices, Group D")
+    assert {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}["3.2.1"] == "Group D"
+
+
+def test_a_chinese_correction_of_a_form_answer(chat) -> None:  # noqa: ANN001
+    c = chat("permit_form", "zh-hans")
+    for text in ("住宅", "两层", "不对，应该是3层"):
+        r = c.say(text)
+    assert {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}["3.1.2"] == "3 storeys"
+    assert "改为 3 storeys" in r["reply"]["text"]
