@@ -335,6 +335,9 @@ def compose_reply(
         parts.insert(0, _t(lang, "You're welcome! Is there anything else I can help with?", "不客气！还有其他可以帮您的吗？"))
     options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions else ""
     if options_line:
+        if not parts and outcome.resolved_intent is None:
+            # Never a bare menu: say what this concierge can do before the options.
+            parts.append(_capabilities(config, lang) or _t(lang, "I'm not sure I understood that.", "我没有完全理解您的意思。"))
         parts.append(options_line)
     if question:
         if outcome.side_question is not None:

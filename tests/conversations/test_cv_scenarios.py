@@ -295,3 +295,9 @@ def test_a_chinese_correction_of_a_form_answer(chat) -> None:  # noqa: ANN001
         r = c.say(text)
     assert {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}["3.1.2"] == "3 storeys"
     assert "改为 3 storeys" in r["reply"]["text"]
+
+
+def test_a_message_nothing_matched_never_gets_a_bare_menu(chat) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk")
+    r = c.say("my car got towed, what now?")
+    assert r["reply"]["text"].startswith("I can help you")  # what the desk can do, not just "You can choose: Finish"
