@@ -41,7 +41,7 @@ from .engine import (
 from .engine._text import localize
 from .engine.intake import classify_intake
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
-from .engine.turn import final_report_for, initial_state, opening_question
+from .engine.turn import commands_understood, final_report_for, initial_state, opening_question
 from .idempotency import idempotency_await, idempotency_claim, idempotency_known
 from .models import Conversation, Message
 from .understanding import Understanding, understand
@@ -449,7 +449,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
                          if plan.node(c.state.current_step).type == "task" and plan.node(c.state.current_step).settings.get("task")],
         "retrieval_hits": hits, "backend": "rules",
         "contract_violations": [understood.failure.kind] if understood is not None and understood.failure else [],
-        "commands": understood.summary() if understood is not None else {"generator": "rules"},
+        "commands": {**(understood.summary() if understood is not None else {"generator": "rules"}),
+                     "understood": [c.describe() for c in commands_understood(outcome)]},
         "trace": list(outcome.trace),
     }
     answer = Message(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,

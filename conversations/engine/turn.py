@@ -161,6 +161,7 @@ class TurnOutcome(Serializable):
     missing_slots: tuple[str, ...] = ()
     invalid_slots: tuple[str, ...] = ()
     slots_changed: tuple[str, ...] = ()
+    slots_corrected: tuple[str, ...] = ()  # of those, the ones that replaced an earlier value
     usable_slots: Mapping[str, str] = field(default_factory=FrozenDict)
     side_question: SideQuestion | None = None
     returned_to_step: str | None = None
@@ -464,6 +465,7 @@ def _slots(
             found[command.slot] = Extraction(value=command.value, raw=command.kind)
     _identifiers_by_lookup(state, t, config, found, lookups or {})
     merged, changed = merge_slots(state.slots, found, t.turn)
+    t.set(slots_corrected=tuple(n for n in changed if n in state.slots))  # replaced an earlier value
     merged = validate_slots(merged, changed, lookups, t.turn)
     t.set(slots_changed=changed, slots_mentioned=tuple(found))
     if changed:
@@ -1013,6 +1015,7 @@ def _outcome(state: ContextState, t: _Turn, config: ConversationConfig) -> TurnO
         missing_slots=v.get("missing_slots", ()),
         invalid_slots=v.get("invalid_slots", ()),
         slots_changed=v.get("slots_changed", ()),
+        slots_corrected=v.get("slots_corrected", ()),
         usable_slots=FrozenDict(state.usable_slots()),
         side_question=v.get("side_question"),
         returned_to_step=v.get("returned_to_step"),
@@ -1045,7 +1048,41 @@ def _outcome(state: ContextState, t: _Turn, config: ConversationConfig) -> TurnO
     )
 
 
+def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
+    """What the turn understood, as commands (the rules' reading, or the model's once applied).
+
+    The same vocabulary the model generates: a dialogue test states its expectations in it.
+    """
+    state = outcome.state
+    commands: list[Command] = []
+    if outcome.intent_source == "explicit" and outcome.resolved_intent:
+        commands.append(Command("start_intent", intent=outcome.resolved_intent))
+    for name in outcome.slots_changed:
+        slot = state.slots.get(name)
+        if slot is not None:
+            kind = "correct_slot" if name in outcome.slots_corrected else "set_slot"
+            commands.append(Command(kind, slot=name, value=slot.value))
+    if outcome.form_changed_question:  # a final answer given again, corrected
+        commands.append(Command("answer", question_id=outcome.form_changed_question, value=outcome.form_changed_to))
+    if outcome.form_answer_finalized is not None:
+        answer = outcome.form_answer_finalized
+        commands.append(Command("answer", question_id=answer.question_id, value=answer.answer))
+    if outcome.side_question is not None:
+        kind = {"locate": "locate", "explain": "explain", "howto": "howto"}.get(outcome.side_question.submode, "knowledge")
+        commands.append(Command("side_question", side_kind=kind, topic=outcome.side_question.topic))
+    if outcome.facts_added or outcome.meaning == EVIDENCE:
+        commands.append(Command("report_evidence", text=", ".join(outcome.facts_added) or state.latest_user_text))
+    if outcome.meaning == CONFIRM:
+        commands.append(Command("confirm"))
+    if outcome.meaning == DISPUTE_MEANING:
+        commands.append(Command("deny"))
+    if not commands and outcome.meaning == UNCLEAR_MEANING:
+        commands.append(Command("cannot_handle"))
+    return tuple(commands)
+
+
 __all__ = [
+    "commands_understood",
     "TurnOutcome",
     "final_report_for",
     "opening_question",
