@@ -1,0 +1,134 @@
+"""Scripted dialogues (anchor: Rasa's end-to-end tests): a person's turns and what must hold after each.
+
+A dialogue file (JSON, under `tests/dialogues/`) holds a list of dialogues:
+
+    {"id": "...", "workflow": "parking_help_desk", "locale": "zh-hans", "setup": {"orders": ["7734412"]},
+     "turns": [{"user": "...", "expect": {...}}]}
+
+What a turn may expect (every key optional):
+- `commands`: labels the turn must have understood (`set_slot(slot=order_no, value=7734412)`);
+  a label may stop at the arguments it cares about (`answer(question_id=3.1.2` matches any value);
+- `not_commands`: labels it must not have understood;
+- `slots`: slot values (`"re:..."` for a regular expression), `null` for a slot that must be absent;
+- `form`: final answers by question id;
+- `reply_contains` / `reply_not_contains`: texts of the reply;
+- `decision`: continue | ask | abort; `tools`: tools that must have been called.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+DIALOGUES_DIR = Path(__file__).resolve().parent.parent / "tests" / "dialogues"
+
+
+@dataclass
+class DialogueReport:
+    """Pass counts per workflow and locale, and what failed."""
+
+    passed: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    total: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
+    failures: list[str] = field(default_factory=list)
+
+    @property
+    def all_passed(self) -> bool:
+        return not self.failures
+
+    def lines(self) -> list[str]:
+        out = [f"{workflow} [{locale}]: {self.passed[(workflow, locale)]}/{count} passed"
+               for (workflow, locale), count in sorted(self.total.items())]
+        done, count = sum(self.passed.values()), sum(self.total.values())
+        out.append(f"all: {done}/{count} passed ({(done / count if count else 1):.1%})")
+        return out
+
+
+def load_dialogues(paths: Iterable[Path] | None = None) -> list[dict[str, Any]]:
+    """Every dialogue of the given files or folders (the shipped corpus by default)."""
+    files: list[Path] = []
+    for path in paths or [DIALOGUES_DIR]:
+        files += sorted(path.glob("*.json")) if path.is_dir() else [path]
+    dialogues = []
+    for file in files:
+        for dialogue in json.loads(file.read_text(encoding="utf-8")):
+            dialogues.append({**dialogue, "file": file.name})
+    return dialogues
+
+
+def run_dialogues(dialogues: list[dict[str, Any]], user) -> DialogueReport:  # noqa: ANN001
+    """Hold each conversation through the services, as a person would; writes (use a rolled-back transaction)."""
+    report = DialogueReport()
+    for dialogue in dialogues:
+        key = (dialogue["workflow"], dialogue.get("locale", "en"))
+        report.total[key] += 1
+        problems = _run_one(dialogue, user)
+        if problems:
+            report.failures.append(f"{dialogue['file']}:{dialogue['id']}: " + "; ".join(problems))
+        else:
+            report.passed[key] += 1
+    return report
+
+
+def _setup(setup: dict[str, Any]) -> None:
+    from billing.models import ParkingOrder
+
+    template = ParkingOrder.objects.order_by("pk").first()
+    for number in setup.get("orders", ()):
+        if template is not None and not ParkingOrder.objects.filter(order_no=number).exists():
+            template.pk, template.order_no = None, number
+            template.save()
+
+
+def _run_one(dialogue: dict[str, Any], user) -> list[str]:  # noqa: ANN001
+    from . import services
+
+    _setup(dialogue.get("setup", {}))
+    conversation = services.conversation_start(user=user, workflow_id=dialogue["workflow"], locale=dialogue.get("locale", "en"))
+    for index, turn in enumerate(dialogue["turns"], start=1):
+        _, result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
+        state = services.conversation_state(result.conversation)
+        problems = check_turn(turn.get("expect", {}), result, state)
+        if problems:
+            return [f"turn {index} ({turn['user']!r}): {p}" for p in problems]
+    return []
+
+
+def check_turn(expect: dict[str, Any], result, state: dict[str, Any]) -> list[str]:  # noqa: ANN001
+    """What does not hold of one turn's expectations."""
+    problems: list[str] = []
+    understood = result.execution_path.get("commands", {}).get("understood", [])
+    for label in expect.get("commands", ()):
+        if not any(c.startswith(label) for c in understood):
+            problems.append(f"expected {label}, understood {understood}")
+    for label in expect.get("not_commands", ()):
+        if any(c.startswith(label) for c in understood):
+            problems.append(f"did not expect {label}, understood {understood}")
+    for name, wanted in expect.get("slots", {}).items():
+        value = state["slots"].get(name, {}).get("value")
+        if not _matches(value, wanted):
+            problems.append(f"slot {name} is {value!r}, expected {wanted!r}")
+    answers = {a["question_id"]: a["answer"] for a in state["form"]["finalized_answers"]}
+    for question_id, wanted in expect.get("form", {}).items():
+        if not _matches(answers.get(question_id), wanted):
+            problems.append(f"answer {question_id} is {answers.get(question_id)!r}, expected {wanted!r}")
+    text = result.reply.text
+    problems += [f"reply lacks {t!r}: {text[:200]!r}" for t in expect.get("reply_contains", ()) if t not in text]
+    problems += [f"reply has {t!r}" for t in expect.get("reply_not_contains", ()) if t in text]
+    if "decision" in expect and result.outcome.decision != expect["decision"]:
+        problems.append(f"decision {result.outcome.decision}, expected {expect['decision']}")
+    tools = result.execution_path.get("tools_called", [])
+    problems += [f"tool {t} not called ({tools})" for t in expect.get("tools", ()) if t not in tools]
+    return problems
+
+
+def _matches(value: Any, wanted: Any) -> bool:
+    if wanted is None:
+        return value is None
+    if isinstance(wanted, str) and wanted.startswith("re:"):
+        return value is not None and re.search(wanted[3:], str(value)) is not None
+    return value == wanted
