@@ -42,10 +42,6 @@ class Claim:
     replay: tuple[int, Any] | None = None
     in_progress: bool = False
 
-    @property
-    def fresh(self) -> bool:
-        return self.record is not None and self.replay is None and not self.in_progress
-
     def store(self, status_code: int, response: Any, *, final: bool = True) -> None:
         """Keep the response for retries (inside the caller's transaction)."""
         if self.record is None:

@@ -82,11 +82,12 @@ def command_context(*, run, plan, config: ConversationConfig, state: ContextStat
     dp = runs.run_decision_point(run, locale=lang)
     eligible = [o for o in dp.options if o.eligible and not o.non_advancing]
     slot_names = list(config.slots) + [n for i in config.intents for n in (*i.required_slots, *i.optional_slots)]
+    questions = _questions(config, state)
     return CommandContext(
         intents=frozenset(i.name for i in config.intents),
         slot_types=FrozenDict({n: config.slot_spec(n).extractor for n in dict.fromkeys(slot_names)}),
-        questions=FrozenDict(_questions(config, state)),
-        pending_question_id=state.current_step_id if state.current_step_id in _questions(config, state) else None,
+        questions=FrozenDict(questions),
+        pending_question_id=state.current_step_id if state.current_step_id in questions else None,
         options=frozenset(o.option_id for o in eligible if not o.requires_consent),
         consent_options=frozenset(o.option_id for o in eligible if o.requires_consent),
         known_actions=frozenset(a.id for a in config.actions),

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ._serde import FrozenDict, Serializable
+from .slots import lookup_identifier
 
 MAX_COMMANDS = 8
 MAX_VALUE_CHARS = 1000
@@ -227,10 +228,10 @@ def _slot(command: Command, ctx: CommandContext) -> Command | str:
         return f"invalid_value:{command.slot}:{slot_type}"
     lookup = ctx.lookups.get(command.slot or "")
     if lookup is not None:
-        found = _looked_up(lookup, value, {k: v for k, v in ctx.known_slots.items() if k != command.slot})
+        found = lookup_identifier(lookup, [value], {k: v for k, v in ctx.known_slots.items() if k != command.slot})
         if found is None:
             return f"not_found:{command.slot}:{value[:60]}"
-        value = found
+        value = found[0]
     return Command(command.kind, slot=command.slot, value=value)
 
 
@@ -281,19 +282,6 @@ _CHECKS: Mapping[str, Callable[[Command, CommandContext], Command | str]] = Froz
     "request_action": _request_action,
     "clarify": _clarify,
 })
-
-
-def _looked_up(lookup: Lookup, value: str, known: Mapping[str, str]) -> str | None:
-    """The canonical value a domain lookup gives, or None when it does not know it."""
-    try:
-        result = lookup(value, known)
-    except TypeError:
-        result = lookup(value)
-    if result is True:
-        return value
-    if isinstance(result, str) and result:
-        return result
-    return None
 
 
 # -- typed values --------------------------------------------------------------------------------

@@ -136,9 +136,14 @@ _UNITS = {
 }
 
 
+def _unit_key(unit: str | None) -> str | None:
+    """Which of the known units a question's unit is ("storeys", "sq ft"...)."""
+    return next((key for key in _UNITS if unit and (key == unit or re.fullmatch(_UNITS[key], unit, re.IGNORECASE))), None)
+
+
 def _other_unit(text: str, unit: str | None) -> bool:
     """The number in text is given in a unit that is not this question's."""
-    own = next((key for key in _UNITS if unit and (key == unit or re.fullmatch(_UNITS[key], unit, re.IGNORECASE))), None)
+    own = _unit_key(unit)
     for key, pattern in _UNITS.items():
         if key != own and re.search(rf"\d[\d,.]*\s*(?:{pattern})", text, re.IGNORECASE):
             return own is not None
@@ -185,7 +190,7 @@ def find_correction(state: ContextState, form: FormSpec, text: str, language: st
 
 def _mentions_unit(text: str, unit: str) -> bool:
     """A number given in this unit ("3 storeys", "3层")."""
-    key = next((k for k in _UNITS if k == unit or re.fullmatch(_UNITS[k], unit, re.IGNORECASE)), None)
+    key = _unit_key(unit)
     return key is not None and re.search(rf"\d[\d,.]*\s*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
 
 

@@ -184,10 +184,23 @@ def _exit_time(text: str, ctx: ExtractContext) -> Extraction | None:
         raw = bare.group(0)
     else:
         return None
-    if entry is not None and value <= entry and value.date() == entry.date():
-        later = value + timedelta(hours=12)
-        value = later if value.hour < 12 and not names_period(text) and later > entry else value + timedelta(days=1)
+    if entry is not None:
+        value = _end_after(entry, value, text)
     return Extraction(value.isoformat(), raw)
+
+
+def _end_after(start: datetime, end: datetime, said: str) -> datetime:
+    """An end the text put on or before its start's time of day, moved after the start.
+
+    Without a period of its own ("五点", "to 5"), an end within the half day after the start
+    keeps the start's afternoon; otherwise it is the next day ("21:00 - 7:30").
+    """
+    if end > start or end.date() != start.date():
+        return end
+    later = end + timedelta(hours=12)
+    if end.hour < 12 and not names_period(said) and start < later < start + timedelta(hours=12):
+        return later
+    return end + timedelta(days=1)
 
 
 # "8:00 to 9:05", "从早上8点停到9点", "21:00 - 7:30 next day", "until 20:30"
@@ -227,12 +240,8 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
         value = end.value
         if _NEXT_DAY.search(tail) and value.date() == start.value.date():
             value = value + timedelta(days=1)
-        elif value <= start.value and value.date() == start.value.date():
-            later = value + timedelta(hours=12)
-            if value.hour < 12 and not names_period(tail) and start.value < later < start.value + timedelta(hours=12):
-                value = later  # "下午两点到五点", "from 2pm to 5": the end keeps the start's afternoon
-            else:
-                value = value + timedelta(days=1)  # "21:00 - 7:30" ends the next morning
+        else:
+            value = _end_after(start.value, value, tail)  # "下午两点到五点" keeps the afternoon
         return Extraction(value.isoformat(), tail.strip()[:40])
     return None
 
