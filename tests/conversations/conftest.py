@@ -6,6 +6,8 @@ import io
 
 import pytest
 
+from tests.support.fake_openai import FakeOpenAI
+
 
 @pytest.fixture
 def demo(db):  # noqa: ANN001, ANN201
@@ -47,3 +49,22 @@ class Chat:
 @pytest.fixture
 def chat(api, demo):  # noqa: ANN001, ANN201
     return lambda workflow_id, locale="en": Chat(api, workflow_id, locale)
+
+
+@pytest.fixture
+def model_server(settings):  # noqa: ANN001, ANN201
+    """`model_server(timeout=...)`: a fake OpenAI-compatible server the concierge is pointed at."""
+    servers: list[FakeOpenAI] = []
+
+    def start(*, timeout: float) -> FakeOpenAI:
+        server = FakeOpenAI()
+        servers.append(server)
+        settings.OPENAI_API_KEY = "test-key"
+        settings.OPENAI_BASE_URL = server.base_url
+        settings.CONCIERGE_LLM_MODEL = "fake-model"
+        settings.CONCIERGE_LLM_TIMEOUT = timeout
+        return server
+
+    yield start
+    for server in servers:
+        server.close()

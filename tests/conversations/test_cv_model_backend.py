@@ -8,21 +8,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.fake_openai import FakeOpenAI, Scripted
+from tests.support.fake_openai import Scripted
 from workflows.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def fake(settings):  # noqa: ANN001, ANN201
-    server = FakeOpenAI()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.CONCIERGE_LLM_MODEL = "fake-model"
-    settings.CONCIERGE_LLM_TIMEOUT = 0.5
-    yield server
-    server.close()
+def fake(model_server):  # noqa: ANN001, ANN201
+    return model_server(timeout=0.5)
 
 
 def ok(reply: str, option_id=None, asks=False, **extra) -> dict:  # noqa: ANN001

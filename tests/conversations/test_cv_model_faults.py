@@ -8,7 +8,7 @@ import time
 
 import pytest
 
-from tests.support.fake_openai import FakeOpenAI, Scripted, completion, refused_url
+from tests.support.fake_openai import Scripted, completion, refused_url
 from workflows.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -88,14 +88,8 @@ GARBAGE = {
 
 
 @pytest.fixture
-def fake(settings):  # noqa: ANN001, ANN201
-    server = FakeOpenAI()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.CONCIERGE_LLM_MODEL = "fake-model"
-    settings.CONCIERGE_LLM_TIMEOUT = 1.0
-    yield server
-    server.close()
+def fake(model_server):  # noqa: ANN001, ANN201
+    return model_server(timeout=1.0)
 
 
 def fallbacks(conversation_id: int) -> list[AuditEvent]:

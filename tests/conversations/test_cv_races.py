@@ -16,7 +16,7 @@ from django.db import connections
 
 from conversations.models import Conversation, IdempotencyRecord, Message
 from tests.support.fake_openai import FakeOpenAI, Scripted
-from tests.support.helpers import client_for
+from tests.support.helpers import client_for, run_together
 from workflows.models import AuditEvent, ConsentRecord, Run, RunDocument
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -27,24 +27,7 @@ MANAGER_SCRIPT = ("My employee Sam didn't show up for two shifts", "Yes, I calle
 
 def _race(fn, count: int) -> list:  # noqa: ANN001
     """Run fn(i) in `count` threads released together; each result is (status, body) or a crash."""
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
-
-    def worker(i: int) -> None:
-        try:
-            barrier.wait()
-            results[i] = fn(i)
-        except Exception as error:  # noqa: BLE001 - reported by the assertions
-            results[i] = ("crash", repr(error))
-        finally:
-            connections.close_all()
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    return results
+    return [("crash", repr(r)) if isinstance(r, Exception) else r for r in run_together(fn, count)]
 
 
 def _post(user, path: str, body: dict, **headers) -> tuple[int, dict]:  # noqa: ANN001, ANN003
@@ -128,14 +111,8 @@ def test_an_action_is_never_eligible_before_the_person_said_anything(person) -> 
 
 
 @pytest.fixture
-def hanging_model(settings):  # noqa: ANN001, ANN201
-    server = FakeOpenAI()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.CONCIERGE_LLM_MODEL = "fake-model"
-    settings.CONCIERGE_LLM_TIMEOUT = 8
-    yield server
-    server.close()
+def hanging_model(model_server):  # noqa: ANN001, ANN201
+    return model_server(timeout=8)
 
 
 def _answer(reply: str) -> dict:

@@ -10,22 +10,17 @@ from __future__ import annotations
 import pytest
 
 from billing.models import ParkingOrder
-from tests.support.fake_openai import FakeOpenAI, Scripted
+from tests.support.fake_openai import Scripted
 from workflows.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def fake(settings):  # noqa: ANN001, ANN201
-    server = FakeOpenAI()
-    settings.OPENAI_API_KEY = "test-key"
-    settings.OPENAI_BASE_URL = server.base_url
-    settings.CONCIERGE_LLM_MODEL = "fake-model"
-    settings.CONCIERGE_LLM_TIMEOUT = 3
+def fake(model_server):  # noqa: ANN001, ANN201
+    server = model_server(timeout=3)
     server.default = Scripted({"bad": "shape"})  # wording answers break the contract: the rules' words stand
-    yield server
-    server.close()
+    return server
 
 
 def commands(*items: dict) -> dict:

@@ -6,12 +6,11 @@ by default, PostgreSQL when DATABASE_URL points there (.ci/run does both).
 
 from __future__ import annotations
 
-import threading
-
 import pytest
-from django.db import connection, connections
+from django.db import connection
 
 from config.errors import ApplicationError
+from tests.support.helpers import run_together
 from workflows import services
 from workflows.demo import load_shipped_plans
 from workflows.models import AuditEvent, Review, Run
@@ -21,26 +20,15 @@ THREADS = 8
 
 
 def _race(fn, count: int = THREADS) -> list:  # noqa: ANN001
-    barrier = threading.Barrier(count)
-    results: list = [None] * count
+    return [_judged(r) for r in run_together(fn, count, timeout=60)]
 
-    def worker(i: int) -> None:
-        try:
-            barrier.wait()
-            results[i] = ("ok", fn(i))
-        except ApplicationError as error:
-            results[i] = (error.code, error.status_code)
-        except Exception as error:  # noqa: BLE001 - reported by the assertion below
-            results[i] = ("crash", repr(error))
-        finally:
-            connections.close_all()
 
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(count)]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=60)
-    return results
+def _judged(result: object) -> tuple:
+    if isinstance(result, ApplicationError):
+        return (result.code, result.status_code)
+    if isinstance(result, Exception):
+        return ("crash", repr(result))  # reported by the assertions
+    return ("ok", result)
 
 
 @pytest.mark.django_db(transaction=True)

@@ -9,7 +9,6 @@ import socket
 import pytest
 from django.core.management import call_command
 
-from tests.support.receiver import Receiver
 from workflows.models import WebhookDelivery, WebhookEndpoint
 from workflows.webhooks import (
     WebhookTargetRefused,
@@ -19,13 +18,6 @@ from workflows.webhooks import (
 )
 
 pytestmark = pytest.mark.django_db
-
-
-@pytest.fixture
-def receiver():  # noqa: ANN201
-    server = Receiver()
-    yield server
-    server.close()
 
 
 @pytest.fixture

@@ -16,13 +16,6 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
-def receiver():  # noqa: ANN201
-    server = Receiver()
-    yield server
-    server.close()
-
-
-@pytest.fixture
 def demo(db):  # noqa: ANN001, ANN201
     call_command("seed_demo", stdout=io.StringIO())
 
