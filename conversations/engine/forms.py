@@ -74,7 +74,11 @@ class FormEvaluation(Serializable):
 def _number_value(text: str) -> str | None:
     if m := _NUM.search(text):
         raw = m.group(1)
-        return raw.replace(",", "") if _THOUSANDS.fullmatch(raw) else raw.replace(",", ".")
+        if _THOUSANDS.fullmatch(raw):
+            return raw.replace(",", "")
+        if re.fullmatch(r"\d+,\d{4,}", raw):
+            return None  # "1,2000": neither thousands nor a decimal comma; a typo to ask about, not 1.2
+        return raw.replace(",", ".")
     lowered = text.lower()
     for word, value in NUMBER_WORDS.items():
         if re.search(rf"(?<!\w){word}(?!\w)", lowered):
@@ -153,9 +157,9 @@ def _other_unit(text: str, unit: str | None) -> bool:
 # "no, I meant 3 storeys", "change the floor area to 1,450", "不对，应该是两层", "я имел в виду", "quise decir"
 _CORRECTION = re.compile(
     r"\b(?:no,?\s+i\s+meant|i\s+meant|actually|correction|sorry,?\s+(?:it'?s|it\s+is|i\s+meant)|"
-    r"change\s+(?:the\s+|my\s+)?(?:\w+\s+){0,3}?to|make\s+(?:it|that)|should\s+(?:be|have\s+been))\b"
-    r"|不对|说错了?|改成|改为|应该是|更正一下|更正"
-    r"|не\s+так|я\s+имел\s+в\s+виду|исправ\w*|поменя\w*|quise\s+decir|corrig\w*|cambi[ae]\w*",
+    r"change\s+(?:the\s+|my\s+)?(?:\w+\s+){0,3}?to|make\s+(?:it|that)|should\s+(?:be|have\s+been)|typo|mistyped)\b"
+    r"|不对|说错了?|打错了?|写错了?|改成|改为|应该是|更正一下|更正"
+    r"|не\s+так|я\s+имел\s+в\s+виду|опечат\w*|исправ\w*|поменя\w*|quise\s+decir|corrig\w*|cambi[ae]\w*",
     re.IGNORECASE,
 )
 _STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have", "from", "with", "your", "many", "much", "does", "building"])

@@ -556,8 +556,9 @@ def _domain_intent(state: ContextState, t: _Turn, config: ConversationConfig) ->
         resolved, source = pending.intent, "pending_clarification"
     elif state.active_intent and (
         t.meaning == FOLLOW_UP
-        # a new value for the request in progress, also when it comes as a correction ("不对，…")
-        or (t.meaning in (ANSWER, DISPUTE_MEANING, CONFIRM) and t.values.get("slots_changed"))
+        # a new value for the request in progress, however it is phrased: an answer, a correction
+        # ("不对，…"), or words that read like evidence ("我其实是下午五点才开走的")
+        or (t.meaning not in (SIDE_QUESTION, REQUEST) and t.values.get("slots_changed"))
     ):
         resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
     t.set(resolved_intent=resolved, intent_source=source)

@@ -34,6 +34,7 @@ def judge(question_id: str, text: str) -> tuple[bool, str | None]:
     ("3.1.3", "roughly 1,450 square feet", (True, "1450 sq ft")),
     ("3.1.2", "three", (True, "3 storeys")),
     ("3.2.3", "about 40 people", (True, "40 persons")),
+    ("3.1.3", "1,2000 sq ft", (False, "no_number")),  # a typo, not 1.2 sq ft
     # unsure or putting it off is never final, whatever the question's type
     ("3.3.1", "hmm, I need to check the drawings", (False, "non_answer")),
     ("3.3.1", "not sure yet, TBD", (False, "non_answer")),
