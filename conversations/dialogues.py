@@ -12,7 +12,16 @@ What a turn may expect (every key optional):
 - `slots`: slot values (`"re:..."` for a regular expression), `null` for a slot that must be absent;
 - `form`: final answers by question id;
 - `reply_contains` / `reply_not_contains`: texts of the reply;
-- `decision`: continue | ask | abort; `tools`: tools that must have been called.
+- `decision`: continue | ask | abort; `tools`: tools that must have been called;
+- `state`: values in the conversation's state (the API's shape) by dotted path
+  (`"mode": "diagnostic"`, `"isolation.complete": true`, `"estimate.status": "confirmed"`);
+- `options` / `not_options`: option ids that must be (must not be) offered as eligible;
+- `documents`: documents the run must hold; `document_contains` / `document_not_contains`:
+  `{document key: [texts]}` in the newest version, as the person downloads it.
+
+A turn is either a message (`"user": "..."`) or a choice of an offered option
+(`"choose": "option_id", "consent": true`); a choice's `expect` may hold `state`, `options`,
+`documents`, `reply_contains` (the choice's note) and `error` (the refusal's code).
 """
 
 from __future__ import annotations
@@ -90,12 +99,42 @@ def _run_one(dialogue: dict[str, Any], user) -> list[str]:  # noqa: ANN001
     _setup(dialogue.get("setup", {}))
     conversation = services.conversation_start(user=user, workflow_id=dialogue["workflow"], locale=dialogue.get("locale", "en"))
     for index, turn in enumerate(dialogue["turns"], start=1):
-        _, result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
-        state = services.conversation_state(result.conversation)
-        problems = check_turn(turn.get("expect", {}), result, state)
+        if "choose" in turn:
+            problems = _choose(user, conversation.pk, turn)
+            label = f"choose {turn['choose']}"
+        else:
+            _, result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
+            state = services.conversation_state(result.conversation)
+            problems = check_turn(turn.get("expect", {}), result, state)
+            label = repr(turn["user"])
         if problems:
-            return [f"turn {index} ({turn['user']!r}): {p}" for p in problems]
+            return [f"turn {index} ({label}): {p}" for p in problems]
     return []
+
+
+def _choose(user, conversation_id: int, turn: dict[str, Any]) -> list[str]:  # noqa: ANN001
+    from config.errors import ApplicationError
+
+    from . import services
+    from .models import Conversation
+
+    expect = turn.get("expect", {})
+    try:
+        services.conversation_choose(user=user, conversation_id=conversation_id, option_id=turn["choose"],
+                                     consent=bool(turn.get("consent")))
+    except ApplicationError as refusal:
+        if expect.get("error") == refusal.code:
+            return []
+        return [f"refused: {refusal.code} {refusal.message}"]
+    if "error" in expect:
+        return [f"expected the refusal {expect['error']}, the choice was taken"]
+    conversation = Conversation.objects.select_related("run").get(pk=conversation_id)
+    state = services.conversation_state(conversation)
+    note = conversation.messages.order_by("-id").first()
+    problems = _check_state(expect, state)
+    text = note.text if note is not None else ""
+    problems += [f"note lacks {t!r}: {text[:200]!r}" for t in expect.get("reply_contains", ()) if t not in text]
+    return problems
 
 
 def check_turn(expect: dict[str, Any], result, state: dict[str, Any]) -> list[str]:  # noqa: ANN001
@@ -123,7 +162,51 @@ def check_turn(expect: dict[str, Any], result, state: dict[str, Any]) -> list[st
         problems.append(f"decision {result.outcome.decision}, expected {expect['decision']}")
     tools = result.execution_path.get("tools_called", [])
     problems += [f"tool {t} not called ({tools})" for t in expect.get("tools", ()) if t not in tools]
+    return problems + _check_state(expect, state)
+
+
+def _check_state(expect: dict[str, Any], state: dict[str, Any]) -> list[str]:
+    """The expectations on the conversation's state, options and documents."""
+    problems: list[str] = []
+    for path, wanted in expect.get("state", {}).items():
+        value = _at_path(state, path)
+        if not _matches(value, wanted):
+            problems.append(f"state {path} is {value!r}, expected {wanted!r}")
+    offered = [o["option_id"] for o in state["options"] if o.get("eligibility") == "eligible"]
+    problems += [f"option {o} not offered ({offered})" for o in expect.get("options", ()) if o not in offered]
+    problems += [f"option {o} offered" for o in expect.get("not_options", ()) if o in offered]
+    problems += [f"document {d} missing ({state['documents']})" for d in expect.get("documents", ())
+                 if d not in state["documents"]]
+    for name, texts in expect.get("document_contains", {}).items():
+        body = _document_text(state["id"], name)
+        problems += [f"document {name} lacks {t!r}" for t in texts if t not in body]
+    for name, texts in expect.get("document_not_contains", {}).items():
+        body = _document_text(state["id"], name)
+        problems += [f"document {name} has {t!r}" for t in texts if t in body]
     return problems
+
+
+def _at_path(data: Any, path: str) -> Any:
+    for part in path.split("."):
+        if isinstance(data, dict):
+            data = data.get(part)
+        elif isinstance(data, list) and part.isdigit() and int(part) < len(data):
+            data = data[int(part)]
+        else:
+            return None
+    return data
+
+
+def _document_text(conversation_id: int, name: str) -> str:
+    """A document's text as the person downloads it: the newest version the run produced."""
+    from workflows.models import RunDocument
+
+    from .documents import render
+    from .models import Conversation
+
+    conversation = Conversation.objects.get(pk=conversation_id)
+    doc = RunDocument.objects.filter(run_id=conversation.run_id, key=name).order_by("-version").first()
+    return render(conversation, doc)[0] if doc is not None else ""
 
 
 def _matches(value: Any, wanted: Any) -> bool:
