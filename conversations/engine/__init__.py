@@ -4,8 +4,10 @@ Modules: `intents` (pattern router), `slots` (extraction, memory, clarify decisi
 `state` (ContextState and its parts), `config` (ConversationConfig, the plan's
 "conversation" JSON), `evidence` / `procedure` / `topics` / `loop_guard` / `estimate`
 (seed 000 behaviours), `forms` (clarifying threads), `ask_then_act` (seed 002),
-`context_package` (seed 003 package and the model response contract), `turn` (the
-per-turn pipeline). Example configs live in `examples/*.json`.
+`context_package` (seed 003 package and the model response contract), `commands` (the
+understanding vocabulary and its validation), `turn` (the per-turn pipeline and its
+outcome) with its stages in `turn_understand` / `turn_diagnostic` / `turn_form` /
+`turn_clarify`, sharing the typed working memory `turn_work.TurnWork`. Example configs live in `examples/*.json`.
 """
 
 from __future__ import annotations

@@ -1,0 +1,93 @@
+"""The last stages of a turn: continue / ask / abort for the request's slots, and the mode to end in."""
+
+from __future__ import annotations
+
+from ._text import localize
+from .config import ConversationConfig
+from .loop_guard import ProposedAction
+from .slots import ABORT, CONTINUE, decide_clarify, intent_question
+from .state import ContextState, PendingClarification
+from .turn_diagnostic import diagnostic_mode
+from .turn_work import SIDE_QUESTION, TurnWork
+
+
+def clarify_slots(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Continue / ask / abort for the domain intent's required slots (RAG-010/011/012)."""
+    if t.decision == ABORT:
+        return state
+    if t.routed.kind == "domain" and t.routed.ambiguous and not t.resolved_intent:
+        return _ask_intent(state, t, config)
+    intent = config.intent(t.resolved_intent)
+    if t.meaning == SIDE_QUESTION:
+        pending = state.pending_clarification
+        if pending is not None and pending.last_question:
+            # the side answer comes back to the open question
+            t.ask(pending.last_question, pending.kind)
+        return state
+    if intent is None:
+        return state
+    verdict = decide_clarify(
+        intent=intent.name,
+        required=intent.required_slots,
+        memory=state.slots,
+        specs=config.slots,
+        pending=state.pending_clarification
+        if state.pending_clarification and state.pending_clarification.intent == intent.name
+        else None,
+        progressed=bool(t.slots_changed),
+        locale=t.language,
+        turn=t.turn,
+        max_rounds=config.max_clarify_rounds,
+    )
+    t.missing_slots = verdict.missing
+    t.invalid_slots = verdict.invalid
+    if verdict.decision == CONTINUE:
+        if t.reply_action == "acknowledge":
+            t.reply_action = "present_results"
+        return state.evolve(pending_clarification=None, clarify_rounds=0)
+    if verdict.decision == ABORT:
+        t.decision, t.reply_action = ABORT, "abort"
+        t.trace.append(f"clarify aborted after {verdict.rounds} rounds")
+        return state.evolve(pending_clarification=None, clarify_rounds=0)
+    t.ask(verdict.question, "slot")
+    t.reply_action = "ask_slot"
+    t.action = ProposedAction("clarification", topic=f"slot:{verdict.slot}")
+    return state.evolve(pending_clarification=verdict.pending, clarify_rounds=verdict.rounds)
+
+
+def _ask_intent(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Two workflow intents fit equally: ask which one, within the clarify round limit."""
+    names = [n for n in t.routed.candidates if config.intent(n)]
+    pending = state.pending_clarification
+    rounds = pending.rounds + 1 if pending is not None and pending.kind == "intent" else 1
+    if rounds > config.max_clarify_rounds:
+        t.decision, t.reply_action = ABORT, "abort"
+        return state.evolve(pending_clarification=None, clarify_rounds=0)
+    labels = [
+        localize(intent.label, t.language) or intent.name
+        for intent in filter(None, map(config.intent, names))
+    ]
+    question = intent_question(labels, t.language)
+    t.ask(question, "intent")
+    t.reply_action = "ask_intent"
+    t.action = ProposedAction("clarification", topic="intent")
+    pending = PendingClarification(
+        intent=None,
+        missing=tuple(names),
+        rounds=rounds,
+        last_question=question,
+        asked_turn=t.turn,
+        kind="intent",
+    )
+    return state.evolve(pending_clarification=pending, clarify_rounds=rounds)
+
+
+def finish_mode(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Submode for the turn: a side question's, replan, or back to main."""
+    if t.meaning == SIDE_QUESTION:
+        return state
+    submode = "replan" if t.replan and "replan" in config.modes.submodes else "main"
+    mode = state.mode
+    if t.replan and mode == "final_report":
+        mode = diagnostic_mode(config)  # new evidence reopens the diagnosis
+    return state.evolve(submode=submode, mode=mode)

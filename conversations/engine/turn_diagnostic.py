@@ -1,0 +1,261 @@
+"""Seed 000 stages of a turn: the system, evidence and replan, isolation, estimate, report, next step."""
+
+from __future__ import annotations
+
+from ._text import localize
+from .config import ConversationConfig
+from .estimate import (
+    confirm_estimate,
+    draft_estimate,
+    estimate_request,
+    skip_estimate,
+)
+from .evidence import (
+    add_facts,
+    add_note,
+    apply_replan,
+    assess,
+    complete_isolation,
+    match_evidence,
+    reassess_hypotheses,
+    replan_reason,
+)
+from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
+from .procedure import (
+    detect_procedure,
+    next_step,
+    remaining_steps,
+    step_available,
+    steps_answered_by,
+)
+from .slots import ABORT, has_content
+from .state import CONFIRMED, EST_NONE, ContextState, PendingClarification
+from .turn_work import (
+    ANSWER,
+    CONFIRM,
+    DISPUTE_MEANING,
+    ESTIMATE,
+    EVIDENCE,
+    FALLBACK_TEXT,
+    REPORT,
+    SIDE_QUESTION,
+    UNCLEAR_MEANING,
+    TurnWork,
+)
+
+
+def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Pick the system being diagnosed; ask which one when it cannot be told."""
+    diag = config.diagnostic
+    assert diag is not None
+    if state.primary_system is not None:
+        return state
+    found = detect_procedure(t.text, diag.procedures) or (
+        diag.procedures[0] if len(diag.procedures) == 1 else None
+    )
+    if found is None:
+        question = localize(diag.system_question, t.language) or "Which system are we working on?"
+        rounds = (state.pending_clarification.rounds if state.pending_clarification else 0) + 1
+        if rounds > config.max_clarify_rounds:
+            t.decision, t.reply_action = ABORT, "abort"
+            return state.evolve(pending_clarification=None)
+        t.ask(question, "system")
+        t.reply_action = "ask_system"
+        pending = PendingClarification(
+            intent=None,
+            missing=("system",),
+            rounds=rounds,
+            last_question=question,
+            asked_turn=t.turn,
+            kind="system",
+        )
+        return state.evolve(pending_clarification=pending)
+    hypotheses = tuple(assess(h, (), t.language) for h in found.hypotheses)
+    t.trace.append(f"procedure {found.id}")
+    return state.evolve(
+        primary_system=found.id,
+        hypotheses=hypotheses,
+        pending_clarification=None,
+        mode=diagnostic_mode(config),
+    )
+
+
+def diagnostic_mode(config: ConversationConfig) -> str:
+    return "diagnostic" if "diagnostic" in config.modes.enabled else config.modes.initial
+
+
+def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Facts from the message, hypotheses re-derived, replan if isolation is contradicted."""
+    procedure = config.procedure(state.primary_system)
+    rules = config.all_evidence(state.primary_system)
+    before = state
+    reported = " ".join(c.text for c in t.commands if c.kind == "report_evidence" and c.text)
+    matches = match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language)
+    state, update = add_facts(
+        state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
+    )
+    added = list(update.added)
+    noteworthy = t.meaning in (EVIDENCE, DISPUTE_MEANING) or (
+        t.meaning == ANSWER and state.current_step_id
+    )
+    if not added and noteworthy and has_content(t.text):
+        state, note = add_note(state, t.text, turn=t.turn, step_id=state.current_step_id)
+        added.append(note)
+    state, changes = reassess_hypotheses(
+        state, procedure.hypotheses if procedure else (), t.language
+    )
+    t.facts_added = tuple(added)
+    t.facts_superseded = update.superseded
+    t.contradictions_added = update.contradictions
+    t.hypotheses_eliminated = changes.eliminated
+    t.hypotheses_confirmed = changes.confirmed
+    reason = replan_reason(
+        before,
+        state,
+        text=t.text,
+        intent=t.routed.intent,
+        new_fact_ids=update.added,
+        specs=procedure.hypotheses if procedure else (),
+        triggers=config.diagnostic.replan_triggers if config.diagnostic else {},
+        language=t.language,
+    )
+    if reason and added:
+        state = apply_replan(state, reason=reason, evidence_fact_id=added[0], turn=t.turn)
+        t.replan = True
+        t.replan_reason = reason
+        t.trace.append(f"replan: {reason}")
+    return _isolation(state, t, config, changes.confirmed)
+
+
+def _isolation(
+    state: ContextState, t: TurnWork, config: ConversationConfig, newly_confirmed: tuple[str, ...]
+) -> ContextState:
+    """Complete isolation on a newly confirmed hypothesis and draft the estimate (non-blocking)."""
+    procedure = config.procedure(state.primary_system)
+    if state.isolation_complete or procedure is None:
+        return state
+    candidates = [h for h in state.hypotheses if h.id in newly_confirmed]
+    if not candidates and not remaining_steps(state, procedure, config.loop_guard):
+        # Nothing left to ask: settle on what the evidence already confirms.
+        candidates = [h for h in state.hypotheses if h.status == CONFIRMED]
+    if not candidates:
+        return state
+    state = complete_isolation(state, candidates[0], turn=t.turn)
+    t.isolation_completed = True
+    t.trace.append(f"isolation complete: {candidates[0].id}")
+    if config.estimate_enabled and state.estimate.status == EST_NONE:
+        state = draft_estimate(state, procedure.hypotheses, turn=t.turn, locale=t.language)
+        t.estimate_drafted = True
+        t.estimate_changed = True
+    return state
+
+
+def _complete_steps(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Steps answered this turn: by evidence anywhere in the procedure, or the current one by a real answer."""
+    procedure = config.procedure(state.primary_system)
+    if procedure is None:
+        return state
+    new_keys = [f.key for f in state.facts if f.id in t.facts_added]
+    done = list(steps_answered_by(procedure, new_keys))
+    current = state.current_step_id
+    # A plain answer completes the current step, unless its evidence answered other steps instead
+    # (the person skipped ahead: the skipped check stays open). Volunteered evidence only
+    # completes the steps it answers.
+    answering = t.meaning in (ANSWER, CONFIRM) and not done
+    if current and answering and has_content(t.text) and procedure.step(current):
+        done.append(current)
+    done = [s for s in dict.fromkeys(done) if s not in state.completed_steps]
+    if done:
+        t.completed_steps = tuple(done)
+    return state.evolve(completed_steps=state.completed_steps + tuple(done))
+
+
+def _estimate_and_report(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Confirm or skip the estimate when asked; enter the final report when requested."""
+    if t.meaning == ESTIMATE:
+        request = estimate_request(t.text, t.language)
+        state = (
+            confirm_estimate(state, t.text, turn=t.turn)
+            if request == "confirm"
+            else skip_estimate(state, turn=t.turn)
+        )
+        t.estimate_changed = True
+        t.reply_action = "estimate_" + ("confirmed" if request == "confirm" else "skipped")
+        if "authorization" in config.modes.enabled:
+            state = state.evolve(mode="authorization")
+    if t.meaning == REPORT:
+        if state.isolation_complete:
+            t.reply_action = "final_report"
+            if "final_report" in config.modes.enabled:
+                state = state.evolve(mode="final_report")
+        else:
+            t.report_blockers = ("isolation_incomplete",)
+    return state
+
+
+def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Choose the check to ask next under the loop guard (fallback at most once in a row)."""
+    procedure = config.procedure(state.primary_system)
+    guard = config.loop_guard
+    if procedure is None:
+        return state
+    current = procedure.step(state.current_step_id)
+    violations: list[str] = []
+    if (
+        t.meaning == UNCLEAR_MEANING
+        and current is not None
+        and current.id not in state.completed_steps
+    ):
+        if may_fallback(state, guard):
+            t.reply_action, t.action = "fallback", ProposedAction(FALLBACK, step_id=current.id)
+            t.ask(FALLBACK_TEXT.get(t.language, FALLBACK_TEXT["en"]), "fallback")
+            t.next_step_id = current.id
+            t.next_step_question = localize(current.question, t.language)
+            return state
+        violations.append("consecutive_fallback")
+        if not step_available(state, current, guard):
+            violations.append(f"step_repeat_limit:{current.id}")
+            state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
+    keep = (
+        current is not None and not t.replan and step_available(state, current, guard)
+    )
+    step = current if keep else next_step(state, procedure, guard)
+    if step is not None:
+        violations += check_loop(state, ProposedAction(QUESTION, step.id, step.topic), guard)
+    t.loop_violations = tuple(violations)
+    if step is None:
+        t.ready_for_report = state.isolation_complete
+        if t.reply_action == "acknowledge":
+            t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
+        return state.evolve(current_step_id=None)
+    t.next_step_id = step.id
+    t.next_step_question = localize(step.question, t.language)
+    t.ready_for_report = state.isolation_complete
+    if t.reply_action == "acknowledge":
+        t.reply_action = "ask_step"
+    if t.reply_action in ("ask_step", "estimate_confirmed", "estimate_skipped"):
+        # The estimate is non-blocking: its reply goes on with the next check.
+        t.action = ProposedAction(QUESTION, step.id, step.topic)
+    return state.evolve(current_step_id=step.id)
+
+
+def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Seed 000 behaviours for plans with diagnostic procedures."""
+    if t.meaning == SIDE_QUESTION:
+        procedure = config.procedure(state.primary_system)
+        step = procedure.step(state.current_step_id) if procedure else None
+        if step is not None:
+            t.next_step_id = step.id
+            t.next_step_question = localize(step.question, t.language)
+        return state
+    state = _procedure(state, t, config)
+    if state.primary_system is None:
+        return state
+    if state.mode in ("authorization",) and t.meaning not in (ESTIMATE, REPORT):
+        state = state.evolve(mode=diagnostic_mode(config))
+    state = _evidence(state, t, config)
+    state = _complete_steps(state, t, config)
+    state = _estimate_and_report(state, t, config)
+    # A procedure with nothing left to ask settles on what is confirmed.
+    state = _isolation(state, t, config, ())
+    return _next_step(state, t, config)

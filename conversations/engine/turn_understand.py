@@ -1,0 +1,283 @@
+"""The rules' reading of a message: routing, meaning, slots, the request served, side questions.
+
+Generator commands (the model's, validated) take precedence where they speak: an explicit
+intent or side question, a slot's value, cancelling. The stages write what they found into
+the turn's working memory (`TurnWork`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+
+from ._text import first_match, language_signal
+from .ask_then_act import update_situation
+from .config import ConversationConfig
+from .estimate import REPORT_PATTERNS, estimate_request
+from .intents import (
+    CONFIRMATION,
+    DISPUTE,
+    EXPLAIN,
+    HOWTO,
+    LOCATE,
+    NEW_EVIDENCE,
+    DomainIntent,
+    IntentResult,
+)
+from .loop_guard import ProposedAction
+from .slots import (
+    ExtractContext,
+    Extraction,
+    extract_slots,
+    has_content,
+    identifier_candidates,
+    lookup_identifier,
+    merge_slots,
+    resolve_reference,
+    validate_slots,
+)
+from .state import EST_NONE, ContextState
+from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
+from .turn_work import (
+    ANSWER,
+    CONFIRM,
+    DISPUTE_MEANING,
+    ESTIMATE,
+    EVIDENCE,
+    FOLLOW_UP,
+    REPORT,
+    REQUEST,
+    SIDE_QUESTION,
+    UNCLEAR_MEANING,
+    Lookups,
+    TurnWork,
+)
+
+_SIDE_INTENT = {"locate": LOCATE, "explain": EXPLAIN, "howto": HOWTO, "knowledge": EXPLAIN}
+
+
+def routed_by_commands(t: TurnWork, config: ConversationConfig) -> IntentResult:
+    """The router's reading, overridden by an explicit intent or side question command."""
+    routed = t.routed
+    if (start := t.command("start_intent")) and config.intent(start.intent):
+        return replace(routed, intent=start.intent, kind="domain", confidence=1.0, candidates=(start.intent,),
+                       ambiguous=False, pattern=None)
+    if side := t.command("side_question"):
+        return replace(routed, intent=_SIDE_INTENT[side.side_kind], kind="builtin", confidence=1.0, pattern=None)
+    return routed
+
+
+def cancel_request(state: ContextState, t: TurnWork) -> ContextState:
+    """`cancel`: drop the request in progress and its open clarification (facts stay)."""
+    if t.command("cancel") is None:
+        return state
+    t.trace.append("cancelled: active intent and pending clarification dropped")
+    t.cancelled = True
+    return state.evolve(active_intent=None, pending_clarification=None, clarify_rounds=0)
+
+
+def start_turn(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Counters, locale, latest text, situation, and whether the last question got an answer."""
+    side = t.routed.is_side_question and t.routed.kind == "builtin"
+    answered = state.last_question_answered or (not side and has_content(t.text))
+    # keep the locale on bare ids/numbers
+    locale = t.language if language_signal(t.text) else state.locale
+    t.language = locale
+    return state.evolve(
+        turn_index=t.turn,
+        message_count=state.message_count + 1,
+        latest_user_text=t.text,
+        locale=locale,
+        last_question_answered=answered,
+        situation=update_situation(state.situation, t.text),
+        complaint=state.complaint
+        or (t.text.strip() if config.diagnostic_enabled and has_content(t.text) else None),
+    )
+
+
+def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -> str:
+    """What the message is, in the conversation's terms."""
+    routed = t.routed
+    if (
+        config.estimate_enabled
+        and state.estimate.status != EST_NONE
+        and estimate_request(t.text, t.language)
+    ):
+        return ESTIMATE
+    if config.diagnostic_enabled:
+        patterns = (
+            config.diagnostic.report_patterns if config.diagnostic else None
+        ) or REPORT_PATTERNS
+        if first_match(t.text, patterns, t.language):
+            return REPORT
+    if routed.kind == "domain":
+        return REQUEST
+    if routed.kind == "builtin":
+        if routed.is_side_question:
+            return SIDE_QUESTION
+        return {NEW_EVIDENCE: EVIDENCE, DISPUTE: DISPUTE_MEANING, CONFIRMATION: CONFIRM}[
+            routed.intent
+        ]
+    if not has_content(t.text):
+        return UNCLEAR_MEANING
+    return FOLLOW_UP if routed.follow_up and state.active_intent else ANSWER
+
+
+def _slot_names(config: ConversationConfig) -> list[str]:
+    names = list(config.slots)
+    for intent in config.intents:
+        names += [n for n in intent.required_slots + intent.optional_slots if n not in names]
+    return names
+
+
+def fill_slots(
+    state: ContextState,
+    t: TurnWork,
+    config: ConversationConfig,
+    lookups: Lookups | None,
+    *,
+    now: datetime,
+    timezone: str,
+) -> ContextState:
+    """Extract, resolve references, merge into memory and validate the new values."""
+    names = _slot_names(config)
+    if not names:
+        return state
+    known_entry = state.slots.get("at_time")
+    entry = _aware(known_entry.value) if known_entry is not None else None
+    ctx = ExtractContext(now=now, timezone=timezone, language=t.language, entry=entry)
+    found = extract_slots(t.text, [config.slot_spec(n) for n in names], ctx)
+    for name, candidates in state.slot_candidates.items():
+        if name not in found and (value := resolve_reference(t.text, candidates)):
+            found[name] = Extraction(value=value, raw="reference")
+            t.trace.append(f"slot {name} resolved from reference")
+    for command in t.commands:
+        if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
+            found[command.slot] = Extraction(value=command.value, raw=command.kind)
+    _identifiers_by_lookup(state, t, config, found, lookups or {})
+    merged, changed = merge_slots(state.slots, found, t.turn)
+    t.slots_corrected = tuple(n for n in changed if n in state.slots)
+    merged = validate_slots(merged, changed, lookups, t.turn)
+    t.slots_changed = changed
+    t.slots_mentioned = tuple(found)
+    if changed:
+        t.trace.append("slots changed: " + ", ".join(changed))
+    return state.evolve(slots=merged)
+
+
+def _aware(value: str) -> datetime | None:
+    try:
+        parsed = datetime.fromisoformat(value)
+    except ValueError:
+        return None
+    return parsed if parsed.tzinfo is not None else None
+
+
+def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: ConversationConfig,
+                           found: dict[str, Extraction], lookups: Lookups) -> None:
+    """A needed identifier the patterns missed is looked up among the message's tokens.
+
+    Needed: asked for by the pending clarification, or required by the intent the message
+    asks for. When the person answers "which order?" with a token no one knows, that token
+    is taken so that validation says plainly it was not found.
+    """
+    pending = state.pending_clarification
+    asked = set(pending.missing) if pending is not None and pending.kind == "slot" else set()
+    requested = config.intent(t.routed.intent) if t.routed.kind == "domain" else None
+    needed = [n for n in (*sorted(asked), *(requested.required_slots if requested else ())) if n in lookups and n not in found]
+    taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
+    known = {k: v.value for k, v in state.slots.items()}
+    for name in dict.fromkeys(needed):
+        tokens = identifier_candidates(t.text, taken)
+        hit = lookup_identifier(lookups[name], tokens, known)
+        if hit is not None:
+            found[name] = Extraction(value=hit[0], raw=hit[1])
+        elif name in asked and len(tokens) == 1:
+            found[name] = Extraction(value=tokens[0], raw=tokens[0])  # validation will say it was not found
+        else:
+            continue
+        taken.append(found[name].raw)
+        t.trace.append(f"slot {name} resolved by lookup")
+
+
+def _pick_ambiguous(state: ContextState, t: TurnWork, config: ConversationConfig) -> str | None:
+    """Among equally matched domain intents, the single one whose required slots are all valid;
+    if several are, the single one whose slot this very message gave (fresh evidence wins)."""
+    domain = [config.intent(name) for name in t.routed.candidates if config.intent(name)]
+    usable = state.usable_slots()
+    complete = [i for i in domain if i and _has_required_slots(i, usable)]
+    if len(complete) == 1:
+        return complete[0].name
+    mentioned = set(t.slots_mentioned)  # given in this message, new or restated
+    fresh = [i.name for i in complete if mentioned & set(i.required_slots)]
+    return fresh[0] if len(fresh) == 1 else None
+
+
+def _switched_by_slot(state: ContextState, t: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
+    """A follow-up that gives a detail only another intent uses ("check order SCN-019" while a
+    rule was being explained) moves to that intent, when it is the only one and is complete."""
+    active = config.intent(state.active_intent)
+    if active is None:
+        return None
+    used = set(active.required_slots) | set(active.optional_slots)
+    new = set(t.slots_mentioned) - used
+    usable = state.usable_slots()
+    takers = [i.name for i in config.intents if i.name != active.name and new & set(i.required_slots)
+              and _has_required_slots(i, usable)]
+    return (takers[0], "slots") if len(takers) == 1 else None
+
+
+def _has_required_slots(intent: DomainIntent, usable: Mapping[str, str]) -> bool:
+    return all(name in usable for name in intent.required_slots)
+
+
+def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Which domain intent this turn serves: explicit, pending clarification, or follow-up."""
+    pending = state.pending_clarification
+    resolved, source = None, None
+    if t.routed.kind == "domain":
+        resolved, source = t.routed.intent, "explicit"
+        if t.routed.ambiguous:
+            resolved = _pick_ambiguous(state, t, config)
+            source = "slots" if resolved else None
+    elif (
+        pending is not None
+        and pending.kind == "slot"
+        and t.meaning in (ANSWER, CONFIRM, FOLLOW_UP, UNCLEAR_MEANING)
+    ):
+        resolved, source = pending.intent, "pending_clarification"
+    elif state.active_intent and (
+        t.meaning == FOLLOW_UP
+        # a new value for the request in progress, however it is phrased: an answer, a correction
+        # ("不对，…"), or words that read like evidence ("我其实是下午五点才开走的")
+        or (t.meaning not in (SIDE_QUESTION, REQUEST) and t.slots_changed)
+    ):
+        resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
+    t.resolved_intent = resolved
+    t.intent_source = source
+    if resolved:
+        t.trace.append(f"intent {resolved} ({source})")
+        return state.evolve(active_intent=resolved)
+    return state
+
+
+def track_topic(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Push a side question (answered briefly); any other message returns to the interrupted step."""
+    if t.meaning != SIDE_QUESTION:
+        state, returned = pop_all(state)
+        t.returned_to_step = returned
+        return state
+    topic = detect_topic(t.text, t.routed.intent, config.side_topics, t.language, state.topic_stack)
+    submode = submode_for(t.routed.intent, config.modes.submodes)
+    key = f"side:{topic}:{submode}"
+    last = state.cooldowns.get(key)
+    repeat = last is not None and state.turn_index - last <= config.loop_guard.topic_cooldown_turns
+    return_step = state.current_step_id
+    state = push_topic(state, topic=topic, submode=submode, return_step_id=return_step, turn=t.turn)
+    answer = side_answer(topic, submode, config.side_topics, t.language)
+    t.side_question = SideQuestion( topic, submode, answer, state.topic_stack[0].return_step_id, repeat )
+    t.reply_action = "side_answer"
+    t.action = ProposedAction("side_answer", step_id=return_step, topic=key)
+    t.trace.append(f"side question {topic} ({submode}) pushed")
+    return state

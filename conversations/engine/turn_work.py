@@ -1,0 +1,102 @@
+"""The working memory of one turn: what each stage of the pipeline found, typed.
+
+`advance_context` (in `turn`) creates a `TurnWork`, passes it through the stages
+(`turn_understand` → `turn_diagnostic` / `turn_form` → `turn_clarify`) and assembles the
+`TurnOutcome` from it. It is internal and mutable by design, and never leaves the engine.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from .commands import Command
+from .intents import IntentResult
+from .loop_guard import ProposedAction
+from .slots import ASK, CONTINUE
+from .state import FinalizedAnswer
+from .topics import SideQuestion
+
+Lookups = Mapping[str, Callable[..., Any]]
+
+# What a turn means (TurnOutcome.meaning).
+ANSWER, SIDE_QUESTION, REQUEST, FOLLOW_UP = "answer", "side_question", "request", "follow_up"
+EVIDENCE, DISPUTE_MEANING, CONFIRM, ESTIMATE, REPORT, UNCLEAR_MEANING = (
+    "new_evidence",
+    "dispute",
+    "confirmation",
+    "estimate",
+    "report",
+    "unclear",
+)
+
+FALLBACK_TEXT = {
+    "en": "Could you tell me a bit more about what you see?",
+    "zh": "能再具体说说您看到的情况吗？",
+    "ru": "Расскажите, пожалуйста, чуть подробнее, что вы видите?",
+    "es": "¿Podría contarme un poco más de lo que ve?",
+}
+
+
+@dataclass
+class TurnWork:
+    """One pipeline run: the message, its reading, and what each stage decided."""
+
+    text: str
+    turn: int
+    routed: IntentResult
+    language: str
+    commands: tuple[Command, ...] = ()  # validated commands from a generator (the model)
+    meaning: str = ANSWER
+    decision: str = CONTINUE
+    reply_action: str = "acknowledge"
+    action: ProposedAction = field(default_factory=lambda: ProposedAction("statement"))
+    trace: list[str] = field(default_factory=list)
+    # the question the reply must ask
+    question: str | None = None
+    question_kind: str | None = None
+    # understanding: the request and its slots
+    cancelled: bool = False
+    resolved_intent: str | None = None
+    intent_source: str | None = None
+    slots_changed: tuple[str, ...] = ()
+    slots_corrected: tuple[str, ...] = ()
+    slots_mentioned: tuple[str, ...] = ()
+    missing_slots: tuple[str, ...] = ()
+    invalid_slots: tuple[str, ...] = ()
+    side_question: SideQuestion | None = None
+    returned_to_step: str | None = None
+    # diagnostic
+    facts_added: tuple[str, ...] = ()
+    facts_superseded: tuple[str, ...] = ()
+    contradictions_added: tuple[str, ...] = ()
+    hypotheses_eliminated: tuple[str, ...] = ()
+    hypotheses_confirmed: tuple[str, ...] = ()
+    replan: bool = False
+    replan_reason: str | None = None
+    isolation_completed: bool = False
+    completed_steps: tuple[str, ...] = ()
+    next_step_id: str | None = None
+    next_step_question: str | None = None
+    loop_violations: tuple[str, ...] = ()
+    estimate_drafted: bool = False
+    estimate_changed: bool = False
+    ready_for_report: bool = False
+    report_blockers: tuple[str, ...] = ()
+    # form
+    form_question_id: str | None = None
+    form_answer_finalized: FinalizedAnswer | None = None
+    clarify_form_question_id: str | None = None
+    form_complete: bool = False
+    form_changed_question: str | None = None
+    form_changed_from: str | None = None
+    form_changed_to: str | None = None
+
+    def command(self, *kinds: str) -> Command | None:
+        """The first given command of one of these kinds."""
+        return next((c for c in self.commands if c.kind in kinds), None)
+
+    def ask(self, question: str | None, kind: str) -> None:
+        self.decision = ASK
+        self.question, self.question_kind = question, kind
