@@ -206,6 +206,22 @@ def defers_answer(text: str) -> bool:
     return bool(_DEFERRAL.search(text.replace("’", "'")))
 
 
+_CHITCHAT = {
+    "greeting": re.compile(r"^(?:hi|hiya|hello|hey|yo|good (?:morning|afternoon|evening)|howdy|你好|您好|嗨|哈喽|哈啰|早上好|下午好|晚上好|"
+                           r"привет|здравствуйте|добрый (?:день|вечер)|доброе утро|hola|buen[oa]s (?:d[ií]as|tardes|noches))"
+                           r"(?: there| all| everyone|呀|啊|哈)?$"),
+    "thanks": re.compile(r"^(?:ok(?:ay)? )?(?:thanks|thank you|thx|ty|cheers|谢谢(?:你|您|啦)?|多谢|感谢|谢啦|спасибо(?: большое)?|"
+                         r"(?:muchas )?gracias)(?: a lot| so much| very much)?$"),
+    "goodbye": re.compile(r"^(?:bye|goodbye|see you|see ya|cya|再见|拜拜|拜|пока|до свидания|adi[oó]s|hasta luego|chao)$"),
+}
+
+
+def chitchat_kind(text: str) -> str | None:
+    """greeting / thanks / goodbye for a message that is only that (small talk, no request)."""
+    core = re.sub(r"\s+", " ", _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'"))).strip()
+    return next((kind for kind, pattern in _CHITCHAT.items() if pattern.match(core)), None)
+
+
 def is_non_answer(text: str) -> bool:
     """True for fillers and 'I don't know' replies that carry no information."""
     core = _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'")).strip()

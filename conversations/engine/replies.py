@@ -13,7 +13,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from ._text import asks_question, localize
+from ._text import asks_question, chitchat_kind, localize
 from .config import ConversationConfig
 from .state import ContextState
 from .turn import TurnOutcome, final_report_for
@@ -331,14 +331,17 @@ def compose_reply(
     offer = _action_offer(view, lang)
     if offer and not question:
         parts.append(offer)
-    if not question and tool is None and outcome.resolved_intent is None and _THANKS.search(state.latest_user_text or ""):
-        parts.insert(0, _t(lang, "You're welcome! Is there anything else I can help with?", "不客气！还有其他可以帮您的吗？"))
+    small_talk = _small_talk_kind(state.latest_user_text or "") if not question and tool is None and outcome.resolved_intent is None else None
     options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions else ""
     if options_line:
-        if not parts and outcome.resolved_intent is None:
+        if not parts and outcome.resolved_intent is None and small_talk in (None, "greeting"):
             # Never a bare menu: say what this concierge can do before the options.
             parts.append(_capabilities(config, lang) or _t(lang, "I'm not sure I understood that.", "我没有完全理解您的意思。"))
         parts.append(options_line)
+    if small_talk:
+        if not parts and small_talk == "greeting":  # a greeting alone: then what this concierge can do
+            parts.append(_capabilities(config, lang))
+        parts.insert(0, _t(lang, *_SMALL_TALK[small_talk]))
     if question:
         if outcome.side_question is not None:
             parts.append(_t(lang, "Back to where we were: ", "回到刚才的步骤：") + question)
@@ -353,6 +356,18 @@ def compose_reply(
         facts=tuple(facts), evidence=tuple(evidence), conclusion=conclusion, sources=tuple(sources),
         citations=tuple(view.citations),
     )
+
+
+_SMALL_TALK = {
+    "greeting": ("Hello!", "您好！"),
+    "thanks": ("You're welcome! Is there anything else I can help with?", "不客气！还有其他可以帮您的吗？"),
+    "goodbye": ("Goodbye! You can come back to this conversation at any time.", "再见！您随时可以回到这个对话。"),
+}
+
+
+def _small_talk_kind(text: str) -> str | None:
+    """Greetings, thanks and goodbyes are answered in kind; thanks also at the end of a longer message."""
+    return chitchat_kind(text) or ("thanks" if _THANKS.search(text) else None)
 
 
 def opening_text(config: ConversationConfig, workflow_name: str, description: str, lang: str, first_question: str | None) -> str:

@@ -25,7 +25,7 @@ from typing import Any
 
 from ._serde import FrozenDict, Serializable
 from ._text import asks_question as text_asks_question
-from ._text import localize
+from ._text import chitchat_kind, localize
 from .commands import Command
 from .config import ConversationConfig
 from .estimate import FinalReport, build_final_report
@@ -362,6 +362,8 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         commands.append(Command("confirm"))
     if outcome.meaning == DISPUTE_MEANING:
         commands.append(Command("deny"))
-    if not commands and outcome.meaning == UNCLEAR_MEANING:
+    if not commands and chitchat_kind(state.latest_user_text or ""):
+        commands.append(Command("chitchat"))
+    elif not commands and outcome.meaning == UNCLEAR_MEANING:
         commands.append(Command("cannot_handle"))
     return tuple(commands)
