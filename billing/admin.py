@@ -10,9 +10,9 @@ from django.forms.models import BaseInlineFormSet
 
 from config.errors import ApplicationError
 
-from . import services
+from . import places, services
 from .engine import validate_rule_payload
-from .models import BillingRule, BillingRuleVersion, FeeVerification, ParkingOrder
+from .models import BillingRule, BillingRuleVersion, City, FeeVerification, Lot, ParkingOrder
 
 
 class VersionForm(forms.ModelForm):
@@ -157,3 +157,64 @@ class FeeVerificationAdmin(admin.ModelAdmin):
         from django.utils.html import format_html
 
         return format_html("<pre>{}</pre>", json.dumps(obj.breakdown, indent=2, ensure_ascii=False))
+
+
+class _PlaceForm(forms.ModelForm):
+    """Names per language and aliases, checked as the REST API checks them."""
+
+    names = forms.JSONField(required=False, help_text='{"en": "Pudong lot 1", "zh": "浦东一号停车场"}',
+                            widget=forms.Textarea(attrs={"rows": 3, "cols": 60}))
+    aliases = forms.JSONField(required=False, help_text='["浦东一号", "Pudong 1"]', widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
+
+    def clean_names(self):  # noqa: ANN201
+        return self._checked(places.names_checked, "names")
+
+    def clean_aliases(self):  # noqa: ANN201
+        return self._checked(places.aliases_checked, "aliases")
+
+    def _checked(self, check, field: str):  # noqa: ANN001, ANN202
+        try:
+            return check(self.cleaned_data.get(field), field)
+        except ApplicationError as error:
+            raise forms.ValidationError(error.message) from None
+
+
+class CityForm(_PlaceForm):
+    class Meta:
+        model = City
+        fields = ["code", "names", "aliases"]
+
+
+class LotForm(_PlaceForm):
+    class Meta:
+        model = Lot
+        fields = ["city", "code", "names", "aliases"]
+
+
+@admin.register(City)
+class CityAdmin(admin.ModelAdmin):
+    form = CityForm
+    list_display = ["code", "names", "aliases", "updated_at"]
+    search_fields = ["code", "names", "aliases"]
+
+    def get_readonly_fields(self, request, obj=None):  # noqa: ANN001, ANN201
+        return ["code"] if obj is not None else []  # rules and orders refer to the code
+
+    def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001
+        places.city_save(data={"code": obj.code, "names": obj.names, "aliases": obj.aliases}, user=request.user)
+
+
+@admin.register(Lot)
+class LotAdmin(admin.ModelAdmin):
+    form = LotForm
+    list_display = ["code", "city", "names", "aliases", "updated_at"]
+    list_filter = ["city"]
+    search_fields = ["code", "names", "aliases", "city__code"]
+    list_select_related = ["city"]
+
+    def get_readonly_fields(self, request, obj=None):  # noqa: ANN001, ANN201
+        return ["city", "code"] if obj is not None else []  # rules and orders refer to the code in its city
+
+    def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001
+        places.lot_save(data={"city_code": obj.city.code, "code": obj.code, "names": obj.names, "aliases": obj.aliases},
+                        user=request.user)

@@ -1,4 +1,4 @@
-"""Billing REST endpoints: rules with versions, simulation, orders, arrears, verification.
+"""Billing REST endpoints: rules with versions, simulation, orders, arrears, verification, lots and cities.
 
 Prices are public: anyone signed in reads rules and simulates a fee. Orders, plates and
 arrears are the operator's (a person reaches them only through their own conversations), and
@@ -25,8 +25,8 @@ from config.serializers import (
 )
 from workflows.permissions import HoldsRequiredPerms
 
-from . import services
-from .models import BillingRule, ParkingOrder
+from . import places, services
+from .models import BillingRule, City, Lot, ParkingOrder
 
 
 def money(value) -> str:  # noqa: ANN001
@@ -299,3 +299,98 @@ class VerifyApi(APIView):
             "version_no": verification.version_no,
             "review_id": verification.review_id,
         })
+
+
+# --- lots and cities ---------------------------------------------------------------
+
+
+class NamesField(serializers.DictField):
+    def __init__(self, **kwargs) -> None:  # noqa: ANN003
+        super().__init__(child=serializers.CharField(max_length=200), **kwargs)
+
+
+class CityIn(JSONInput):
+    code = serializers.CharField(max_length=32)
+    names = NamesField(required=False)
+    aliases = serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=100)
+
+
+class CityOut(serializers.Serializer):
+    code = serializers.CharField()
+    names = serializers.DictField(child=serializers.CharField())
+    aliases = serializers.ListField(child=serializers.CharField())
+
+
+class LotIn(JSONInput):
+    city_code = serializers.CharField(max_length=32)
+    code = serializers.CharField(max_length=64)
+    names = NamesField(required=False)
+    aliases = serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=100)
+
+
+class LotOut(serializers.Serializer):
+    city_code = serializers.CharField(source="city.code")
+    code = serializers.CharField()
+    names = serializers.DictField(child=serializers.CharField())
+    aliases = serializers.ListField(child=serializers.CharField())
+
+
+class CityListOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = CityOut(many=True)
+
+
+class LotListOut(serializers.Serializer):
+    count = serializers.IntegerField()
+    results = LotOut(many=True)
+
+
+class LotQueryIn(serializers.Serializer):
+    city_code = serializers.CharField(max_length=32, required=False)
+    code = serializers.CharField(max_length=64, required=False)
+
+
+class CityListApi(APIView):
+    """Cities with their names and aliases: how people call them, so the help desk understands names."""
+
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"GET": ("billing.view_city",), "POST": ("billing.add_city", "billing.change_city")}
+
+    @extend_schema(responses=CityListOut, summary="List cities")
+    def get(self, request: Request) -> Response:
+        cities = list(City.objects.all())
+        return Response(CityListOut({"count": len(cities), "results": cities}).data)
+
+    @extend_schema(request=CityIn, responses={200: CityOut, 201: CityOut},
+                   summary="Create a city, or update its names and aliases (201 when created)")
+    def post(self, request: Request) -> Response:
+        data = validated_input(CityIn, request.data)
+        created = not City.objects.filter(code=data["code"]).exists()
+        city = places.city_save(data=data, user=request.user)
+        return Response(CityOut(city).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
+
+
+class LotListApi(APIView):
+    """Lots (a code is unique within its city) with their names and aliases."""
+
+    permission_classes = [IsAuthenticated, HoldsRequiredPerms]
+    required_perms = {"GET": ("billing.view_lot",), "POST": ("billing.add_lot", "billing.change_lot")}
+
+    @extend_schema(parameters=[LotQueryIn], responses=LotListOut, summary="List lots (by city or code)")
+    def get(self, request: Request) -> Response:
+        query = validated_query(LotQueryIn, request.query_params)
+        lots = Lot.objects.select_related("city")
+        if query.get("city_code"):
+            lots = lots.filter(city__code=query["city_code"])
+        if query.get("code"):
+            lots = lots.filter(code__iexact=query["code"])
+        lots = list(lots)
+        return Response(LotListOut({"count": len(lots), "results": lots}).data)
+
+    @extend_schema(request=LotIn, responses={200: LotOut, 201: LotOut},
+                   summary="Create a lot in a city, or update its names and aliases (201 when created)")
+    def post(self, request: Request) -> Response:
+        data = validated_input(LotIn, request.data)
+        created = not Lot.objects.filter(city__code=data["city_code"], code=data["code"]).exists()
+        lot = places.lot_save(data=data, user=request.user)
+        return Response(LotOut(lot).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

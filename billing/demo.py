@@ -10,6 +10,7 @@ import json
 from typing import Any
 
 from .models import BillingRule, BillingRuleVersion, ParkingOrder
+from .places import city_save, lot_save
 from .services import billing_rule_version_add, parking_order_create
 
 CITY = "310100"  # Shanghai
@@ -57,6 +58,22 @@ RULES: list[dict[str, Any]] = [
          {"name": "all_day", "type": "periodic", "time_window": {"start": "00:00", "end": "00:00"},
           "unit_minutes": 60, "unit_price": 6, "free_minutes": 0, "max_charge": 60},
      ]}]},
+]
+
+
+# How people name the demo's city and lots (records an operator edits in admin or over REST).
+CITIES: list[dict[str, Any]] = [
+    {"code": CITY, "names": {"en": "Shanghai", "zh": "上海"}, "aliases": ["上海市", "沪", "Shanghai city"]},
+]
+LOTS: list[dict[str, Any]] = [
+    {"city_code": CITY, "code": "SH-PD-001", "names": {"en": "Pudong lot 1", "zh": "浦东一号停车场"},
+     "aliases": ["浦东一号", "Pudong 1", "Pudong No. 1"]},
+    {"city_code": CITY, "code": "SH-PD-002", "names": {"en": "Pudong lot 2", "zh": "浦东二号停车场"},
+     "aliases": ["浦东二号", "Pudong 2", "Pudong No. 2"]},
+    {"city_code": CITY, "code": "SH-JA-001", "names": {"en": "Jing'an lot 1", "zh": "静安一号停车场"},
+     "aliases": ["静安一号", "Jingan lot 1", "Jing'an 1"]},
+    {"city_code": CITY, "code": "SH-XH-001", "names": {"en": "Xuhui lot 1", "zh": "徐汇一号停车场"},
+     "aliases": ["徐汇一号", "Xuhui 1"]},
 ]
 
 
@@ -187,6 +204,10 @@ def seed(stdout) -> None:  # noqa: ANN001
                 continue
             billing_rule_version_add(data={"rule_code": rule["rule_code"], "name": rule["name"], "scope": rule["scope"],
                                            "version": {**version, "priority": 0}})
+    for city in CITIES:
+        city_save(data=city)
+    for lot in LOTS:
+        lot_save(data=lot)
     existing = set(ParkingOrder.objects.values_list("order_no", flat=True))
     for scenario in SCENARIOS:
         for order in scenario["orders"]:

@@ -18,7 +18,8 @@ from workflows.models import Review
 from workflows.services import review_applier
 
 from . import services
-from .models import BillingRule, ParkingOrder
+from .models import City, Lot, ParkingOrder
+from .places import find_places
 
 EXAMPLE_STAYS_MINUTES = (60, 180)
 
@@ -143,17 +144,27 @@ def order_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
 
 
 def lot_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
-    lot = value.strip().upper()
-    return lot if services.city_of_lot(lot) else False
+    """A lot's code as recorded (in the known city, when one is known)."""
+    lots = Lot.objects.filter(code__iexact=value.strip())
+    city = (known or {}).get("city_code")
+    if city and lots.filter(city__code=city).exists():
+        lots = lots.filter(city__code=city)
+    return lots.values_list("code", flat=True).first() or False
 
 
 def city_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
-    return value if BillingRule.objects.filter(city_code=value).exists() or ParkingOrder.objects.filter(city_code=value).exists() else False
+    return City.objects.filter(code__iexact=value.strip()).values_list("code", flat=True).first() or False
+
+
+def place_finder(text: str, lang: str) -> list[dict]:
+    """Lots and cities named in a message, by code, name or alias (conversations' finder protocol)."""
+    return [{"slots": hit.slots, "raw": hit.raw, "labels": hit.labels} for hit in find_places(text, lang)]
 
 
 def register_lookups() -> None:
-    from conversations.services import register_lookup
+    from conversations.services import register_finder, register_lookup
 
     register_lookup("order_no", order_lookup)
     register_lookup("lot_code", lot_lookup)
     register_lookup("city_code", city_lookup)
+    register_finder(place_finder)

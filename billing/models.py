@@ -9,6 +9,39 @@ from django.db import models
 from config.fields import JSONField
 
 
+class City(models.Model):
+    """A city the operator runs lots in: its code (as rules and orders give it) and how people name it."""
+
+    code = models.CharField(max_length=32, unique=True)
+    names = JSONField(default=dict, blank=True, help_text='Name per language: {"en": "Shanghai", "zh": "上海"}')
+    aliases = JSONField(default=list, blank=True, help_text='Other names people use: ["沪", "SH"]')
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["code"]
+        verbose_name_plural = "cities"
+
+    def __str__(self) -> str:
+        return " / ".join([self.code, *self.names.values()])
+
+
+class Lot(models.Model):
+    """A parking lot: its code, unique within its city (two cities may use the same code), and its names."""
+
+    city = models.ForeignKey(City, on_delete=models.PROTECT, related_name="lots")
+    code = models.CharField(max_length=64)
+    names = JSONField(default=dict, blank=True, help_text='Name per language: {"en": "Pudong lot 1", "zh": "浦东一号停车场"}')
+    aliases = JSONField(default=list, blank=True, help_text='Other names people use: ["浦东一号", "Pudong 1"]')
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["city__code", "code"]
+        constraints = [models.UniqueConstraint(fields=["city", "code"], name="lot_code_unique_in_city")]
+
+    def __str__(self) -> str:
+        return " / ".join([self.code, *self.names.values()])
+
+
 class BillingRule(models.Model):
     """A rule's identity and scope; what it charges lives in its versions."""
 

@@ -25,6 +25,7 @@ from workflows.audit import audit_record
 from workflows.models import Review
 
 from .models import BillingRule, BillingRuleVersion, FeeVerification, ParkingOrder
+from .places import lot_cities, places_ensure
 
 FEE_OPTIONS = (
     ("adjust_to_simulated", "adjust", "Adjust to the simulated amount", "调整为模拟金额",
@@ -109,6 +110,7 @@ def billing_rule_version_add(*, data: dict[str, Any], user=None) -> tuple[Billin
             rule_code=rule_code,
             defaults={"name": data["name"], "scope": scope, "city_code": scope["city_code"]},
         )
+        places_ensure(scope["city_code"], scope.get("lot_codes") or ())
         if not created and (rule.name, rule.scope) != (data["name"], scope):
             rule.name, rule.scope, rule.city_code = data["name"], scope, scope["city_code"]
             rule.save(update_fields=["name", "scope", "city_code", "updated_at"])
@@ -189,13 +191,9 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
 
 
 def city_of_lot(lot_code: str | None) -> str | None:
-    """The city a lot belongs to, from the rules that name it or the orders parked there."""
-    if not lot_code:
-        return None
-    for city, scope in BillingRule.objects.values_list("city_code", "scope"):
-        if lot_code in (scope.get("lot_codes") or []):
-            return city
-    return ParkingOrder.objects.filter(lot_code=lot_code).values_list("city_code", flat=True).first()
+    """The city of a lot, when exactly one city has a lot with this code."""
+    cities = lot_cities(lot_code) if lot_code else []
+    return cities[0] if len(cities) == 1 else None
 
 
 @dataclass(frozen=True)
@@ -270,6 +268,7 @@ def parking_order_create(*, data: dict[str, Any], user=None) -> ParkingOrder:  #
     try:
         with transaction.atomic():
             order.save()
+            places_ensure(order.city_code, [order.lot_code])
             audit_record("parking_order_created", actor=user, payload={"order_no": order.order_no, "total_amount": str(order.total_amount)})
     except IntegrityError:
         raise Conflict(f"Order {order.order_no} already exists.", code="order_exists") from None

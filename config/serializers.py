@@ -32,7 +32,11 @@ _JSON_TYPES: tuple[tuple[type[serializers.Field], tuple[type, ...], str], ...] =
 
 
 def _json_type_problem(field: serializers.Field, value: Any) -> str | None:
-    """Why a JSON value cannot be this field's (None when it can)."""
+    """Why a JSON value cannot be this field's (None when it can); list items and map values too."""
+    if isinstance(field, serializers.ListField) and isinstance(value, list):
+        return next((f"Item {i}: {p}" for i, v in enumerate(value) if (p := _json_type_problem(field.child, v))), None)
+    if isinstance(field, serializers.DictField) and isinstance(value, dict):
+        return next((f"{k}: {p}" for k, v in value.items() if (p := _json_type_problem(field.child, v))), None)
     for kind, types, name in _JSON_TYPES:
         if isinstance(field, kind):
             if value is None or (isinstance(value, types) and (bool in types or not isinstance(value, bool))):

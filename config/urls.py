@@ -35,6 +35,8 @@ api_v1 = [
     path("parking-orders/<str:order_no>", billing_api.OrderDetailApi.as_view(), name="parking-order"),
     path("parking-orders/<str:order_no>/verify", billing_api.VerifyApi.as_view(), name="parking-order-verify"),
     path("arrears-orders", billing_api.ArrearsApi.as_view(), name="arrears-orders"),
+    path("cities", billing_api.CityListApi.as_view(), name="cities"),
+    path("lots", billing_api.LotListApi.as_view(), name="lots"),
 ]
 
 admin.site.site_header = "Concierge administration"

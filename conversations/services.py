@@ -40,6 +40,7 @@ from .engine import (
 )
 from .engine._text import localize
 from .engine.intake import classify_intake
+from .engine.named_values import Finder
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
 from .engine.turn import commands_understood, final_report_for, initial_state, opening_question
 from .idempotency import idempotency_await, idempotency_claim, idempotency_known
@@ -54,6 +55,15 @@ LOOKUPS: dict[str, Callable[..., Any]] = {}
 def register_lookup(slot: str, fn: Callable[..., Any]) -> None:
     """Let a domain validate a slot value before tools use it (billing: orders, lots)."""
     LOOKUPS[slot] = fn
+
+
+FINDERS: list[Finder] = []
+
+
+def register_finder(fn: Finder) -> None:
+    """Let a domain find the things people name in words (billing: lots and cities by name or alias)."""
+    if fn not in FINDERS:
+        FINDERS.append(fn)
 
 
 _CONFIGS: dict[tuple[str, int, str], ConversationConfig] = {}
@@ -212,6 +222,8 @@ def _signals_for(outcome: TurnOutcome, state: ContextState, config: Conversation
     """Everything a plan's conditions may test, recomputed every turn (nothing goes stale)."""
     domain = {i.name for i in config.intents}
     intent = outcome.resolved_intent if outcome.resolved_intent in domain else None
+    if outcome.decision == "ask" and outcome.question_kind == "slot":
+        intent = None  # a detail of the request is still being asked: no tool runs on a guess
     slots = _slot_values(state)
     signals: dict[str, Any] = {
         "intent": intent,
@@ -414,7 +426,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     audit_rows: list = []  # the run's decisions and this turn's row, written in one insert
     commands = _commands_for(conversation, understood, audit_rows)
     outcome = advance_context(state, text, now=_now(), timezone=settings.CONCIERGE_TIMEZONE, config=config, lookups=LOOKUPS,
-                              commands=commands)
+                              commands=commands, finders=FINDERS)
     lang = lang_of(outcome, conversation.locale)
     state = outcome.state
     actor = Actor.of(user, label=f"{'supervisor' if is_supervisor(user) else 'participant'}:{user.username}")

@@ -19,11 +19,12 @@ ROLES = (PERSON, OPERATOR, SUPERVISOR)
 OPERATORS_GROUP, SUPERVISORS_GROUP = "Operators", "Supervisors"
 
 # An operator is the parking operator's systems or an integrator's service account: orders,
-# arrears, fee verification, knowledge ingestion. No admin screens.
+# arrears, fee verification, lots and cities, knowledge ingestion. No admin screens.
 OPERATOR_PERMISSIONS = (
     "billing.view_billingrule", "billing.view_billingruleversion",
     "billing.add_parkingorder", "billing.view_parkingorder",
     "billing.add_feeverification", "billing.view_feeverification",
+    "billing.add_city", "billing.change_city", "billing.view_city", "billing.add_lot", "billing.change_lot", "billing.view_lot",
     "conversations.add_knowledgesource", "conversations.change_knowledgesource", "conversations.view_knowledgesource",
     "conversations.add_knowledgechunk", "conversations.view_knowledgechunk",
     "workflows.view_workflowplan",

@@ -65,7 +65,7 @@ _CITY_KEYWORD = re.compile(
     re.IGNORECASE,
 )
 # "in SH": upper-case codes only
-_CITY_IN = re.compile(r"\b(?:in|at|for)\s+([A-Z]{2,3})(?![A-Za-z0-9])")
+_CITY_IN = re.compile(r"\b(?:in|at|for)\s+([A-Z]{2,3})(?![A-Za-z0-9_\-])")
 _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 # Not the digits inside an id, a date or a plate ("SCN-020", "2026-02-10", "沪A12345").
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.\-/:])[-+]?\d+(?:[.,]\d+)?(?![A-Za-z0-9_\-/:]|[.,]\d)")

@@ -32,6 +32,7 @@ from .estimate import FinalReport, build_final_report
 from .forms import add_clarifying_question, current_question
 from .intents import route_intent
 from .loop_guard import QUESTION, ProposedAction, record_action
+from .named_values import Finder
 from .state import EST_NONE, INVALID, VALID, ContextState, FinalizedAnswer, with_key
 from .topics import SideQuestion
 from .turn_clarify import clarify_slots, finish_mode
@@ -174,6 +175,7 @@ def advance_context(
     config: ConversationConfig,
     lookups: Lookups | None = None,
     commands: Sequence[Command] = (),
+    finders: Sequence[Finder] = (),
 ) -> TurnOutcome:
     """Run the deterministic pipeline for one user turn.
 
@@ -191,7 +193,7 @@ def advance_context(
     state = start_turn(state, t, config)
     state = cancel_request(state, t)
     t.meaning = read_meaning(state, t, config)
-    state = fill_slots(state, t, config, lookups, now=now, timezone=timezone)
+    state = fill_slots(state, t, config, lookups, now=now, timezone=timezone, finders=finders)
     state = resolve_intent(state, t, config)
     state = track_topic(state, t, config)
     if config.diagnostic_enabled:

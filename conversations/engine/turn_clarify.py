@@ -5,8 +5,9 @@ from __future__ import annotations
 from ._text import localize
 from .config import ConversationConfig
 from .loop_guard import ProposedAction
+from .named_values import which_value_question
 from .slots import ABORT, CONTINUE, decide_clarify, intent_question
-from .state import ContextState, PendingClarification
+from .state import ContextState, PendingClarification, with_key
 from .turn_diagnostic import diagnostic_mode
 from .turn_work import SIDE_QUESTION, TurnWork
 
@@ -26,6 +27,9 @@ def clarify_slots(state: ContextState, t: TurnWork, config: ConversationConfig) 
         return state
     if intent is None:
         return state
+    open_slots = [s for s in t.ambiguous_slots if s in intent.required_slots + intent.optional_slots]
+    if open_slots:
+        return _ask_which_value(state, t, intent.name, open_slots[0])
     verdict = decide_clarify(
         intent=intent.name,
         required=intent.required_slots,
@@ -53,6 +57,22 @@ def clarify_slots(state: ContextState, t: TurnWork, config: ConversationConfig) 
     t.reply_action = "ask_slot"
     t.action = ProposedAction("clarification", topic=f"slot:{verdict.slot}")
     return state.evolve(pending_clarification=verdict.pending, clarify_rounds=verdict.rounds)
+
+
+def _ask_which_value(state: ContextState, t: TurnWork, intent: str, slot: str) -> ContextState:
+    """Two things fit the name the person gave (one lot code in two cities): ask which, never guess."""
+    candidates = t.ambiguous_slots[slot]
+    question = which_value_question([label for _, label in candidates], t.language)
+    t.ask(question, "slot")
+    t.reply_action = "ask_slot"
+    t.missing_slots = (slot,)
+    t.action = ProposedAction("clarification", topic=f"slot:{slot}")
+    rounds = state.clarify_rounds + 1
+    pending = PendingClarification(intent=intent, missing=(slot,), rounds=rounds, last_question=question,
+                                   asked_turn=t.turn, kind="slot")
+    # "the second one" / "第二个" picks among them next turn
+    candidates_kept = with_key(state.slot_candidates, slot, tuple(value for value, _ in candidates))
+    return state.evolve(pending_clarification=pending, clarify_rounds=rounds, slot_candidates=candidates_kept)
 
 
 def _ask_intent(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:

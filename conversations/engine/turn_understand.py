@@ -7,7 +7,7 @@ the turn's working memory (`TurnWork`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
@@ -26,6 +26,7 @@ from .intents import (
     IntentResult,
 )
 from .loop_guard import ProposedAction
+from .named_values import Finder, find_named_values
 from .slots import (
     ExtractContext,
     Extraction,
@@ -139,8 +140,9 @@ def fill_slots(
     *,
     now: datetime,
     timezone: str,
+    finders: Iterable[Finder] = (),
 ) -> ContextState:
-    """Extract, resolve references, merge into memory and validate the new values."""
+    """Extract, resolve references, find named things, merge into memory and validate the new values."""
     names = _slot_names(config)
     if not names:
         return state
@@ -152,6 +154,7 @@ def fill_slots(
         if name not in found and (value := resolve_reference(t.text, candidates)):
             found[name] = Extraction(value=value, raw="reference")
             t.trace.append(f"slot {name} resolved from reference")
+    _named_values(state, t, names, found, finders)
     for command in t.commands:
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
             found[command.slot] = Extraction(value=command.value, raw=command.kind)
@@ -164,6 +167,24 @@ def fill_slots(
     if changed:
         t.trace.append("slots changed: " + ", ".join(changed))
     return state.evolve(slots=merged)
+
+
+def _named_values(state: ContextState, t: TurnWork, names: list[str], found: dict[str, Extraction],
+                  finders: Iterable[Finder]) -> None:
+    """Things named in words (a lot, a city): a record's value wins over a pattern's reading of
+    the same words; a slot the names leave open (one lot code in two cities) is to be asked."""
+    if not finders:
+        return
+    remembered = {k: v.value for k, v in state.slots.items()}
+    named = find_named_values(t.text, t.language, finders, names=names,
+                              stated={k: e.value for k, e in found.items()}, remembered=remembered)
+    for slot, (value, raw) in named.settled.items():
+        found[slot] = Extraction(value=value, raw=raw)
+        t.trace.append(f"slot {slot} found by name")
+    for slot in named.ambiguous:
+        found.pop(slot, None)
+        t.trace.append(f"slot {slot} ambiguous: " + ", ".join(v for v, _ in named.ambiguous[slot]))
+    t.ambiguous_slots = named.ambiguous
 
 
 def _aware(value: str) -> datetime | None:

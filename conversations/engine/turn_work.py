@@ -63,6 +63,7 @@ class TurnWork:
     slots_changed: tuple[str, ...] = ()
     slots_corrected: tuple[str, ...] = ()
     slots_mentioned: tuple[str, ...] = ()
+    ambiguous_slots: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # slot -> (value, label)...
     missing_slots: tuple[str, ...] = ()
     invalid_slots: tuple[str, ...] = ()
     side_question: SideQuestion | None = None

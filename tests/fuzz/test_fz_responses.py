@@ -117,6 +117,12 @@ def test_real_answers_conform_to_the_schema() -> None:
     for order_no in ("SCHEMA-1", "SCN-019", "SCN-020"):
         supervisor.call("POST", "/api/v1/parking-orders/{order_no}/verify", 200, order_no=order_no)
     supervisor.call("GET", "/api/v1/arrears-orders", 200, query="plate_no=%E6%B2%AAB88888")
+    supervisor.call("POST", "/api/v1/cities", 201, body={"code": "320500", "names": {"en": "Suzhou", "zh": "苏州"}})
+    supervisor.call("POST", "/api/v1/cities", 200, body={"code": "320500", "aliases": ["姑苏"]})
+    supervisor.call("GET", "/api/v1/cities", 200)
+    supervisor.call("POST", "/api/v1/lots", 201, body={"city_code": "320500", "code": "SZ-1", "names": {"zh": "姑苏一号"}})
+    supervisor.call("POST", "/api/v1/lots", 404, body={"city_code": "000000", "code": "SZ-1"})
+    supervisor.call("GET", "/api/v1/lots", 200, query="city_code=320500")
     rule = {"rule_code": "SCHEMA-RULE", "name": "Schema", "scope": {"city_code": "310100", "lot_codes": ["SH-PD-001"]},
             "version": {"effective_from": "2030-01-01T00:00:00+08:00", "rule_payload": rules[0]["versions"][0]["rule_payload"]}}
     supervisor.call("POST", "/api/v1/billing-rules", 201, body=rule)

@@ -92,6 +92,13 @@ MATRIX = [
     ("get", "/api/v1/parking-orders/SCN-020", None, {"anonymous": 401, **PEOPLE_403, "operator": 200, "supervisor": 200}),
     ("get", "/api/v1/arrears-orders?plate_no=沪B88888", None, {"anonymous": 401, **PEOPLE_403, "operator": 200, "supervisor": 200}),
     ("post", "/api/v1/parking-orders/SCN-019/verify", None, {"anonymous": 401, **PEOPLE_403, "operator": 200, "supervisor": 200}),
+    # lots and cities, with the names people call them by, are the operator's
+    ("get", "/api/v1/cities", None, {"anonymous": 401, **PEOPLE_403, "operator": 200, "supervisor": 200}),
+    ("post", "/api/v1/cities", GARBAGE, {"anonymous": 401, **PEOPLE_403, "operator": 400, "supervisor": 400}),
+    ("post", "/api/v1/cities", {"code": "320500", "names": {"en": "Suzhou"}}, {"anonymous": 401, **PEOPLE_403, "operator": 201, "supervisor": 200}),
+    ("get", "/api/v1/lots?city_code=310100", None, {"anonymous": 401, **PEOPLE_403, "operator": 200, "supervisor": 200}),
+    ("post", "/api/v1/lots", GARBAGE, {"anonymous": 401, **PEOPLE_403, "operator": 400, "supervisor": 400}),
+    ("post", "/api/v1/lots", {"city_code": "310100", "code": "SH-NEW-9"}, {"anonymous": 401, **PEOPLE_403, "operator": 201, "supervisor": 200}),
 ]
 
 # The code of a 403 per row where it says which role was missing.
@@ -102,6 +109,8 @@ DENIAL_CODES = {
     "/api/v1/billing-rules": "supervisor_required",
     "/api/v1/parking-orders": "operator_required",
     "/api/v1/arrears-orders": "operator_required",
+    "/api/v1/cities": "operator_required",
+    "/api/v1/lots": "operator_required",
     "/api/v1/knowledge": "operator_required",
     "/api/v1/conversations": "not_conversation_owner",
 }

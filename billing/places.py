@@ -1,0 +1,161 @@
+"""Cities and lots as records: their codes, their names and aliases per language, and finding them in words.
+
+Rules and orders name a city and a lot by code; the records say how people call them
+("浦东一号停车场", "the Pudong lot 1 car park", "苏州", "Suzhou"), so the help desk can
+understand a name as well as a code. A lot code is unique within its city only: the same
+code in two cities is a real ambiguity, which the finder reports rather than resolves.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Any
+
+from django.db import transaction
+
+from config.errors import ApplicationError, NotFound
+from workflows.audit import audit_record
+
+from .models import City, Lot
+
+_SPACES = re.compile(r"[\s·・_\-]+")
+_WORD = re.compile(r"[0-9a-z]")
+
+
+def _normal(text: str) -> str:
+    """Lower case, with spaces, dots and dashes folded away ("Pudong Lot-1" == "pudong lot 1" == "pudonglot1")."""
+    return _SPACES.sub("", text.casefold().replace("’", "'"))
+
+
+@dataclass(frozen=True)
+class PlaceHit:
+    """A lot or a city named in a message: the slots it gives and the words that named it."""
+
+    slots: dict[str, str]
+    raw: str
+    labels: dict[str, str]  # slot -> how to name the value to a person (for a question)
+
+
+def find_places(text: str, lang: str = "en") -> list[PlaceHit]:
+    """Every lot and city the message names by code, name or alias (longest names first, no overlaps)."""
+    folded, index = _folded_with_index(text)
+    names = _place_names(lang)
+    taken: list[tuple[int, int]] = []
+    hits: list[PlaceHit] = []
+    for name, hit in names:
+        start = folded.find(name)
+        while start >= 0:
+            end = start + len(name)
+            if _bounded(text, index[start], index[end - 1] + 1, name) and not any(s < end and start < e and (s, e) != (start, end) for s, e in taken):
+                # the same words may name several things (one code in two cities), never a piece of a longer name
+                taken.append((start, end))
+                hits.append(PlaceHit(hit.slots, text[index[start]:index[end - 1] + 1], hit.labels))
+            start = folded.find(name, end)
+    return hits
+
+
+def _folded_with_index(text: str) -> tuple[str, list[int]]:
+    """The message folded like names are, and for each folded character its position in the message."""
+    chars, index = [], []
+    for i, ch in enumerate(text.casefold().replace("’", "'")):
+        if not _SPACES.fullmatch(ch):
+            chars.append(ch)
+            index.append(i)
+    return "".join(chars), index
+
+
+def _bounded(text: str, start: int, end: int, name: str) -> bool:
+    """A name of letters or digits is not a piece of a longer word or code ("a1" inside "sha12")."""
+    before = text[start - 1].casefold() if start else ""
+    after = text[end].casefold() if end < len(text) else ""
+    if _WORD.match(name[0]) and before and _WORD.match(before):
+        return False
+    return not (_WORD.match(name[-1]) and after and _WORD.match(after))
+
+
+def _place_names(lang: str) -> list[tuple[str, PlaceHit]]:
+    """(folded name, what it names), longest first: codes, names in every language, aliases."""
+    cities = {c.pk: c for c in City.objects.all()}
+    out: list[tuple[str, PlaceHit]] = []
+    for city in cities.values():
+        label = _label(city.names, city.code, lang)
+        for name in _spellings(city.code, city.names.values(), city.aliases):
+            out.append((name, PlaceHit({"city_code": city.code}, name, {"city_code": label})))
+    for lot in Lot.objects.all():
+        city = cities[lot.city_id]
+        labels = {"lot_code": _label(lot.names, lot.code, lang), "city_code": _label(city.names, city.code, lang)}
+        for name in _spellings(lot.code, lot.names.values(), lot.aliases):
+            out.append((name, PlaceHit({"lot_code": lot.code, "city_code": city.code}, name, labels)))
+    return sorted(out, key=lambda item: -len(item[0]))
+
+
+def _spellings(code: str, names: Iterable[str], aliases: Iterable[str]) -> set[str]:
+    # A code of two letters alone ("SH") says too little to be found in free text.
+    spelled = {_normal(n) for n in (*names, *aliases) if n and n.strip()}
+    if len(_normal(code)) > 2 or any(ch.isdigit() for ch in code):
+        spelled.add(_normal(code))
+    return {s for s in spelled if s}
+
+
+def _label(names: dict[str, str], code: str, lang: str) -> str:
+    name = names.get(lang) or names.get("en") or next(iter(names.values()), None)
+    return f"{name} ({code})" if name else code
+
+
+def lot_cities(lot_code: str) -> list[str]:
+    """The codes of the cities that have a lot with this code."""
+    return list(Lot.objects.filter(code__iexact=lot_code).values_list("city__code", flat=True).order_by("city__code"))
+
+
+# --- writes -----------------------------------------------------------------------------
+
+
+def names_checked(value: Any, field: str) -> dict[str, str]:
+    if value is None:
+        return {}
+    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()):
+        raise ApplicationError(f"{field} must map a language code to a name.", code="validation_error", details={field: ['e.g. {"en": "Pudong lot 1", "zh": "浦东一号停车场"}']})
+    return {k: v.strip() for k, v in value.items()}
+
+
+def aliases_checked(value: Any, field: str) -> list[str]:
+    if value is None:
+        return []
+    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
+        raise ApplicationError(f"{field} must be a list of names.", code="validation_error", details={field: ["a list of non-empty strings"]})
+    return list(dict.fromkeys(v.strip() for v in value))
+
+
+def city_save(*, data: dict[str, Any], user=None) -> City:  # noqa: ANN001
+    """Create a city or update its names and aliases."""
+    with transaction.atomic():
+        city, created = City.objects.select_for_update().get_or_create(code=data["code"])
+        city.names = names_checked(data.get("names"), "names") if "names" in data or created else city.names
+        city.aliases = aliases_checked(data.get("aliases"), "aliases") if "aliases" in data or created else city.aliases
+        city.save()
+        audit_record("city_saved", actor=user, payload={"code": city.code, "created": created})
+    return city
+
+
+def lot_save(*, data: dict[str, Any], user=None) -> Lot:  # noqa: ANN001
+    """Create a lot in a known city or update its names and aliases."""
+    with transaction.atomic():
+        city = City.objects.filter(code=data["city_code"]).first()
+        if city is None:
+            raise NotFound(f"No city {data['city_code']}.", code="city_not_found", details={"city_code": data["city_code"]})
+        lot, created = Lot.objects.select_for_update().get_or_create(city=city, code=data["code"])
+        lot.names = names_checked(data.get("names"), "names") if "names" in data or created else lot.names
+        lot.aliases = aliases_checked(data.get("aliases"), "aliases") if "aliases" in data or created else lot.aliases
+        lot.save()
+        audit_record("lot_saved", actor=user, payload={"city_code": city.code, "code": lot.code, "created": created})
+    return lot
+
+
+def places_ensure(city_code: str, lot_codes: Iterable[str]) -> None:
+    """Records for a city and lots a rule or an order names (names are the operator's to add)."""
+    city, _ = City.objects.get_or_create(code=city_code)
+    for code in lot_codes:
+        if code:
+            Lot.objects.get_or_create(city=city, code=code)

@@ -1,0 +1,81 @@
+"""Values people name in words, found by a domain's finder, and the ambiguities they leave.
+
+A finder (given by the shell, e.g. billing's lots and cities) reads a message and returns
+hits: each hit is the slot values one named thing gives ("浦东一号停车场" gives a lot code
+and its city code) with a label per slot for asking about it. The engine stays ignorant of
+what the things are: it keeps the hits that agree with what the message (or, failing that,
+memory) already says, takes the slots on which they agree, and reports the slots on which
+they do not (one lot code in two cities) as an ambiguity to ask about, never to resolve.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+
+# finder(text, language) -> hits; a hit is {"slots": {slot: value}, "raw": words, "labels": {slot: label}}
+Finder = Callable[[str, str], Sequence[Mapping]]
+
+
+@dataclass(frozen=True)
+class NamedValues:
+    """What the finders settled (slot -> (value, raw)) and what they left open (slot -> (value, label)...)."""
+
+    settled: dict[str, tuple[str, str]] = field(default_factory=dict)
+    ambiguous: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)
+
+
+def find_named_values(
+    text: str,
+    language: str,
+    finders: Iterable[Finder],
+    *,
+    names: Iterable[str],
+    stated: Mapping[str, str],
+    remembered: Mapping[str, str],
+) -> NamedValues:
+    """Read the message with every finder; `stated` are values this message gives otherwise,
+    `remembered` the conversation's earlier ones (used only to choose among hits)."""
+    wanted = set(names)
+    hits = [h for finder in finders for h in finder(text, language) if set(h["slots"]) <= wanted]
+    if not hits:
+        return NamedValues()
+    # A thing named alone (a city) constrains the others named with it (a lot in that city).
+    for hit in hits:
+        if len(hit["slots"]) == 1:
+            stated = {**dict(hit["slots"]), **stated}
+    # what the message says otherwise chooses among the hits; where it contradicts them all, the
+    # records win over a pattern's reading of the same words
+    hits = _agreeing(hits, stated) or hits
+    hits = _agreeing(hits, remembered) or hits
+    settled: dict[str, tuple[str, str]] = {}
+    ambiguous: dict[str, tuple[tuple[str, str], ...]] = {}
+    for slot in sorted({s for h in hits for s in h["slots"]}):
+        values = {h["slots"][slot]: (h["labels"].get(slot) or h["slots"][slot], h["raw"]) for h in hits if slot in h["slots"]}
+        if len(values) == 1:
+            value, (_, raw) = next(iter(values.items()))
+            settled[slot] = (value, raw)
+        else:
+            ambiguous[slot] = tuple((value, label) for value, (label, _) in sorted(values.items()))
+    return NamedValues(settled, ambiguous)
+
+
+def _agreeing(hits: list[Mapping], values: Mapping[str, str]) -> list[Mapping] | None:
+    """The hits that contradict none of these values (None when none is left)."""
+    kept = [h for h in hits if all(values.get(s, v).casefold() == v.casefold() for s, v in h["slots"].items())]
+    return kept or None
+
+
+_WHICH_VALUE = {
+    "en": "Which one do you mean: {options}?",
+    "zh": "请问您指的是哪一个：{options}？",
+    "ru": "Какой именно вы имеете в виду: {options}?",
+    "es": "¿Cuál de ellos quiere decir: {options}?",
+}
+_OR = {"en": " or ", "zh": "还是", "ru": " или ", "es": " o "}
+
+
+def which_value_question(labels: Sequence[str], language: str) -> str:
+    """'Which one do you mean: A or B?'"""
+    lang = language if language in _WHICH_VALUE else "en"
+    return _WHICH_VALUE[lang].format(options=_OR[lang].join(labels))
