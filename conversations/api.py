@@ -192,6 +192,11 @@ class IsolationOut(serializers.Serializer):
     previous_findings = serializers.ListField(child=serializers.CharField())
 
 
+class HandoffStateOut(serializers.Serializer):
+    status = serializers.CharField()
+    id = serializers.IntegerField(allow_null=True)
+
+
 class ConversationStateOut(serializers.Serializer):
     id = serializers.IntegerField()
     workflow_id = serializers.CharField()
@@ -217,6 +222,7 @@ class ConversationStateOut(serializers.Serializer):
     documents = serializers.ListField(child=serializers.CharField())
     form = FormOut()
     isolation = IsolationOut()
+    handoff = HandoffStateOut(allow_null=True, help_text="Open while a member of staff has the conversation (the concierge stays quiet).")
     turn_count = serializers.IntegerField()
     updated_at = serializers.DateTimeField()
 

@@ -19,9 +19,10 @@ What a turn may expect (every key optional):
 - `documents`: documents the run must hold; `document_contains` / `document_not_contains`:
   `{document key: [texts]}` in the newest version, as the person downloads it.
 
-A turn is either a message (`"user": "..."`) or a choice of an offered option
-(`"choose": "option_id", "consent": true`); a choice's `expect` may hold `state`, `options`,
-`documents`, `reply_contains` (the choice's note) and `error` (the refusal's code).
+A turn is a message (`"user": "..."`), a choice of an offered option (`"choose": "option_id",
+"consent": true`; its `expect` may hold `state`, `options`, `documents`, `reply_contains` (the
+choice's note) and `error` (the refusal's code)), or a member of staff acting on the open
+handoff (`"staff_reply": "..."` and/or `"hand_back": true`; its `expect` may hold `state`).
 """
 
 from __future__ import annotations
@@ -102,6 +103,9 @@ def _run_one(dialogue: dict[str, Any], user) -> list[str]:  # noqa: ANN001
         if "choose" in turn:
             problems = _choose(user, conversation.pk, turn)
             label = f"choose {turn['choose']}"
+        elif "staff_reply" in turn or "hand_back" in turn:
+            problems = _staff(conversation.pk, turn)
+            label = "staff"
         else:
             _, result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
             state = services.conversation_state(result.conversation)
@@ -110,6 +114,29 @@ def _run_one(dialogue: dict[str, Any], user) -> list[str]:  # noqa: ANN001
         if problems:
             return [f"turn {index} ({label}): {p}" for p in problems]
     return []
+
+
+def _staff(conversation_id: int, turn: dict[str, Any]) -> list[str]:
+    """A supervisor answers on the open handoff and/or hands the conversation back."""
+    from django.contrib.auth import get_user_model
+
+    from workflows.roles import SUPERVISOR, role_grant
+
+    from . import services
+    from .handoffs import handoff_close, handoff_reply, open_handoff_id
+    from .models import Conversation
+
+    staff, _ = get_user_model().objects.get_or_create(username="dialogue-staff")
+    role_grant(staff, SUPERVISOR)
+    handoff_id = open_handoff_id(Conversation.objects.get(pk=conversation_id))
+    if handoff_id is None:
+        return ["no open handoff to act on"]
+    if turn.get("staff_reply"):
+        handoff_reply(handoff_id=handoff_id, user=staff, text=turn["staff_reply"])
+    if turn.get("hand_back"):
+        handoff_close(handoff_id=handoff_id, user=staff)
+    conversation = Conversation.objects.select_related("run").get(pk=conversation_id)
+    return _check_state(turn.get("expect", {}), services.conversation_state(conversation))
 
 
 def _choose(user, conversation_id: int, turn: dict[str, Any]) -> list[str]:  # noqa: ANN001

@@ -61,6 +61,29 @@ class Message(models.Model):
         return f"{self.role}: {self.text[:40]}"
 
 
+class Handoff(models.Model):
+    """A conversation handed to a member of staff: the concierge stays quiet until it is handed back."""
+
+    class Status(models.TextChoices):
+        OPEN = "open"
+        CLOSED = "closed"
+
+    conversation = models.ForeignKey(Conversation, on_delete=models.CASCADE, related_name="handoffs")
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.OPEN)
+    reason = models.TextField(blank=True, help_text="What the person wrote when they asked for a human.")
+    opened_at = models.DateTimeField(auto_now_add=True)
+    closed_at = models.DateTimeField(null=True, blank=True)
+    closed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
+
+    class Meta:
+        ordering = ["status", "-opened_at"]  # the inbox: open ones first, newest first
+        constraints = [models.UniqueConstraint(fields=["conversation"], condition=models.Q(status="open"),
+                                               name="one_open_handoff_per_conversation")]
+
+    def __str__(self) -> str:
+        return f"Handoff {self.pk} of conversation {self.conversation_id} ({self.status})"
+
+
 class IdempotencyRecord(models.Model):
     """The first response to a post with an Idempotency-Key; a retry gets it back unchanged."""
 

@@ -42,7 +42,14 @@ from .engine._text import localize
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
-from .engine.turn import commands_understood, final_report_for, initial_state, opening_question
+from .engine.turn import (
+    commands_understood,
+    final_report_for,
+    held_outcome,
+    initial_state,
+    opening_question,
+)
+from .handoffs import handoff_open, open_handoff_id
 from .idempotency import idempotency_await, idempotency_claim, idempotency_known
 from .models import Conversation, Message
 from .understanding import Understanding, understand
@@ -423,12 +430,18 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     config = conversation_config(plan)
     state = ContextState.from_dict(conversation.context)
     turn_index = conversation.turn_count + 1
+    if state.handed_off:
+        return _held_turn(conversation, user, text, state, turn_index, pending)
     audit_rows: list = []  # the run's decisions and this turn's row, written in one insert
     commands = _commands_for(conversation, understood, audit_rows)
     outcome = advance_context(state, text, now=_now(), timezone=settings.CONCIERGE_TIMEZONE, config=config, lookups=LOOKUPS,
                               commands=commands, finders=FINDERS)
     lang = lang_of(outcome, conversation.locale)
     state = outcome.state
+    if outcome.handoff_requested:
+        handoff_open(conversation, user=user, reason=text, audit=audit_rows)
+        state = state.evolve(handed_off=True)
+        with_model = False  # the concierge steps aside: nothing for the model to word
     actor = Actor.of(user, label=f"{'supervisor' if is_supervisor(user) else 'participant'}:{user.username}")
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
@@ -493,6 +506,34 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         model_turn = ModelTurn(run=run, plan=plan, config=config, state_before_reply=state_before_reply, outcome=outcome,
                                view=view, draft=reply, lang=lang, text=text, answer_id=answer.pk, version=conversation.version)
     return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn)
+
+
+def _held_turn(conversation: Conversation, user, text: str, state: ContextState, turn_index: int,  # noqa: ANN001
+               pending: Message | None) -> TurnResult:
+    """A message while a member of staff has the conversation: stored and shown, nothing else runs."""
+    outcome = held_outcome(state, text)
+    lang = lang_of(outcome, conversation.locale)
+    reply = ComposedReply(text=HANDOFF_HELD[1 if lang == "zh" else 0], asks_question=False, kind="handoff")
+    if pending is not None:
+        Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
+    else:
+        Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
+    last = conversation.messages.filter(role=Message.Role.ASSISTANT).order_by("-id").values_list("payload", flat=True).first()
+    if (last or {}).get("kind") not in ("handoff", "handoff_held"):  # said once, not after every message
+        Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
+                               payload={"kind": "handoff_held"})
+    path = {"intent": outcome.intent, "decision": outcome.decision, "backend": "human", "handed_off": True,
+            "commands": {"generator": "none", "understood": []}, "tools_called": [], "trace": list(outcome.trace)}
+    _save_conversation(conversation, outcome.state, conversation.run, turn_index)
+    audit_record("turn_held", run=conversation.run, conversation=conversation, actor=user, step_id=conversation.run.current_step,
+                 payload={"turn": turn_index})
+    return TurnResult(conversation, reply, outcome, "human", path, [], None)
+
+
+HANDOFF_HELD = (
+    "Your message is with the member of staff handling this conversation; they will answer here.",
+    "您的消息已转给负责此对话的工作人员，他们会在这里回复您。",
+)
 
 
 def _commands_for(conversation: Conversation, understood: Understanding | None, audit_rows: list) -> tuple:
@@ -673,6 +714,9 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     plan = runs.plan_by_id(run.plan_id)
     config = conversation_config(plan)
     lang = "zh" if conversation.locale.startswith("zh") else "en"
+    if ContextState.from_dict(conversation.context).handed_off:
+        return Conflict("A member of staff has this conversation; options wait until it is handed back.",
+                        code="conversation_handed_off")
     stored = _context_before_option(ContextState.from_dict(conversation.context), option_id)
     actor = Actor.of(user)
     signals = {"prepared": _prepared_documents(stored, config, lang, user.get_username())}
@@ -787,6 +831,7 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
         },
         "isolation": {"complete": state.isolation_complete, "finding": state.isolation_finding,
                       "invalidated": state.isolation_invalidated, "previous_findings": list(state.previous_findings)},
+        "handoff": {"status": "open", "id": open_handoff_id(conversation)} if state.handed_off else None,
         "turn_count": conversation.turn_count,
         "updated_at": conversation.updated_at.isoformat(),
     }

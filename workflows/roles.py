@@ -39,6 +39,7 @@ SUPERVISOR_PERMISSIONS = (
     "workflows.view_run", "workflows.view_rundocument", "workflows.view_consentrecord",
     "workflows.add_workflowplan", "workflows.view_webhookendpoint", "workflows.view_webhookdelivery",
     "conversations.view_conversation", "conversations.view_message",
+    "conversations.view_handoff", "conversations.change_handoff",
 )
 
 GROUPS = {OPERATOR: OPERATORS_GROUP, SUPERVISOR: SUPERVISORS_GROUP}

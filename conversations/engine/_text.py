@@ -222,6 +222,43 @@ def chitchat_kind(text: str) -> str | None:
     return next((kind for kind, pattern in _CHITCHAT.items() if pattern.match(core)), None)
 
 
+# Asking for a human being (the rules' human_handoff) and dropping the request (the rules' cancel).
+_HUMAN = re.compile(
+    r"\b(?:talk|speak|chat)\s+(?:to|with)\s+(?:a\s+|an?\s+|some\s*one|the\s+)?(?:real\s+|actual\s+|live\s+)?"
+    r"(?:person|human|agent|operator|someone|somebody|staff|manager|supervisor|representative|rep)\b|"
+    r"\b(?:a|an)\s+(?:real\s+|actual\s+|live\s+)?(?:human|person|agent)(?:\s*,?\s*(?:please|pls))?\s*[.!?]*$|\bhuman\s+agent\b|"
+    r"转人工|人工客服|人工服务|找人工|真人|找客服|联系客服|客服人员|"
+    r"(?:поговорить|связаться|говорить)\s+с\s+(?:человеком|оператором|живым|сотрудником|менеджером)|\bоператор\w*\b|"
+    r"hablar\s+con\s+(?:una\s+persona|un\s+humano|alguien|un\s+agente|un\s+operador)|\bagente\s+humano\b",
+    re.IGNORECASE,
+)
+_CANCEL = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|oh|well|hmm|actually|no)\W+)?(?:cancel(?:\s+(?:that|it|this|the\s+request))?|forget\s+(?:it|that|about\s+it)|"
+    r"never\s*mind|nvm|start\s+over|stop(?:\s+(?:that|this|it))?|drop\s+it|scrap\s+that|"
+    r"算了|不用了|取消|重新开始|重来|不查了|不要了|"
+    r"отмена|отмени(?:те)?|забудь(?:те)?|не\s+надо|начн[её]м\s+сначала|"
+    r"cancela(?:r)?|olv[ií]d(?:alo|elo|ate)|d[eé]jalo|empecemos\s+de\s+nuevo)[\s\W]*"
+    r"(?:please|pls|thanks|吧|了|пожалуйста|por\s+favor)?[\s\W]*$",
+    re.IGNORECASE,
+)
+
+
+_NO_NEED = re.compile(r"\b(?:don'?t|do\s+not|no\s+need|never)\b|不用|不需要|不要|не\s+надо|не\s+нужно|no\s+hace\s+falta|no\s+quiero", re.IGNORECASE)
+
+
+def asks_for_human(text: str) -> bool:
+    """The person asks for a human being ("talk to a person", "转人工"), not negated ("no need for a human")."""
+    match = _HUMAN.search(text)
+    if match is None or negated_at(text, match.start()):
+        return False
+    return not _NO_NEED.search(text[max(0, match.start() - 24):match.start()])
+
+
+def asks_to_cancel(text: str) -> bool:
+    """The whole message drops the request in progress ("forget it", "算了", "start over")."""
+    return bool(_CANCEL.match(text.strip()))
+
+
 def is_non_answer(text: str) -> bool:
     """True for fillers and 'I don't know' replies that carry no information."""
     core = _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'")).strip()

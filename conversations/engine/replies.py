@@ -285,7 +285,11 @@ def compose_reply(
     """The deterministic reply for a turn: side answer, facts, evidence, conclusion, next question."""
     lang = lang_of(outcome, locale)
     state = outcome.state
+    if outcome.handoff_requested:
+        return ComposedReply(text=_t(lang, *HANDOFF_OPENED), asks_question=False, kind="handoff")
     parts: list[str] = []
+    if outcome.cancelled:
+        parts.append(_t(lang, "OK, I've dropped that request; what you told me is still remembered.", "好的，这个请求已取消；您之前提供的信息我还记得。"))
     facts: list[str] = []
     evidence = [_cite(c, lang) for c in view.citations]
     conclusion = ""
@@ -345,6 +349,8 @@ def compose_reply(
     if question:
         if outcome.side_question is not None:
             parts.append(_t(lang, "Back to where we were: ", "回到刚才的步骤：") + question)
+        elif outcome.question_repeats >= 3:
+            parts.append(_way_out(question, outcome, view, config, lang))  # never the same question a third time
         else:
             parts.append(question)
     text = "\n\n".join(p for p in parts if p).strip()
@@ -363,6 +369,26 @@ _SMALL_TALK = {
     "thanks": ("You're welcome! Is there anything else I can help with?", "不客气！还有其他可以帮您的吗？"),
     "goodbye": ("Goodbye! You can come back to this conversation at any time.", "再见！您随时可以回到这个对话。"),
 }
+
+
+HANDOFF_OPENED = (
+    "I've asked a member of staff to take over: they will answer you here. Until they hand the conversation back, I'll stay quiet.",
+    "已为您转接人工客服：工作人员会在这里回复您。在他们交还对话之前，我不会再自动回复。",
+)
+
+
+def _way_out(question: str, outcome: TurnOutcome, view: RunView, config: ConversationConfig, lang: str) -> str:
+    """The third ask of the same question: say it another way, with an example and the ways out."""
+    example = next((config.slot_spec(name).example for name in outcome.missing_slots if config.slot_spec(name)), None)
+    parts = [question]
+    if example and example not in question:
+        parts.append(_t(lang, f"For example: {example}.", f"例如：{example}。"))
+    offered = [o["label"] for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
+    if offered:
+        parts.append(_t(lang, "Or choose: ", "或者选择：") + "; ".join(f"“{label}”" for label in offered) + ".")
+    parts.append(_t(lang, "If this isn't working, say “talk to a person” and a member of staff will take over.",
+                    "如果这样行不通，可以说“转人工”，由工作人员接手。"))
+    return " ".join(parts)
 
 
 def _small_talk_kind(text: str) -> str | None:

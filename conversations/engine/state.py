@@ -210,6 +210,9 @@ class ContextState(Serializable):
     last_question: str | None = None
     last_question_turn: int | None = None
     last_question_answered: bool = True
+    same_question: str | None = None  # what the last turns asked for (slot, form question or check), unanswered
+    same_question_asks: int = 0  # how many turns in a row it was asked
+    handed_off: bool = False  # a member of staff has the conversation: the concierge stays quiet
     situation: str = "unknown"  # active | hypothetical | unknown (seed 002)
     open_action_flow: str | None = None
     executed_actions: tuple[str, ...] = ()

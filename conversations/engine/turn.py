@@ -54,6 +54,7 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FOLLOW_UP,
+    HANDOFF_MEANING,
     REPORT,
     REQUEST,
     SIDE_QUESTION,
@@ -77,6 +78,7 @@ __all__ = [
     "advance_context",
     "commands_understood",
     "final_report_for",
+    "held_outcome",
     "initial_state",
     "opening_question",
     "record_reply",
@@ -148,6 +150,9 @@ class TurnOutcome(Serializable):
     form_changed_from: str | None = None
     form_changed_to: str | None = None
     situation: str = "unknown"
+    cancelled: bool = False  # the request in progress was dropped
+    handoff_requested: bool = False  # the person asked for a human being
+    question_repeats: int = 0  # how many times in a row the reply's question has now been asked
     trace: tuple[str, ...] = ()
 
     @property
@@ -202,7 +207,28 @@ def advance_context(
         state = fill_form(state, t, config)
     state = clarify_slots(state, t, config)
     state = finish_mode(state, t, config)
+    state = _count_repeats(state, t)
     return _outcome(state, t, config)
+
+
+def _count_repeats(state: ContextState, t: TurnWork) -> ContextState:
+    """How many turns in a row the same question is asked (the reply offers a way out at the third)."""
+    if t.decision != "ask" or not t.question:
+        return state.evolve(same_question=None, same_question_asks=0)
+    # the same thing asked, however it is worded: the slot, the form question, the check
+    asked = f"{t.question_kind}:{','.join(t.missing_slots) or t.form_question_id or t.next_step_id or t.question}"
+    repeats = state.same_question_asks + 1 if asked == state.same_question else 1
+    return state.evolve(same_question=asked, same_question_asks=repeats)
+
+
+def held_outcome(state: ContextState, text: str) -> TurnOutcome:
+    """A message while a member of staff has the conversation: stored, understood as nothing, state unchanged."""
+    state = state.evolve(latest_user_text=text)
+    return TurnOutcome(state=state, turn_index=state.turn_index, language=state.locale, intent="UNCLEAR",
+                       intent_confidence=0.0, matched_pattern=None, intent_kind="none", meaning=HANDOFF_MEANING,
+                       mode=state.mode, submode=state.submode, decision="continue", reply_action="handoff_held",
+                       proposed_action=ProposedAction("statement"), situation=state.situation,
+                       trace=("handed off: the concierge stays quiet",))
 
 
 def record_reply(
@@ -332,6 +358,9 @@ def _outcome(state: ContextState, t: TurnWork, config: ConversationConfig) -> Tu
         form_changed_from=t.form_changed_from,
         form_changed_to=t.form_changed_to,
         situation=state.situation,
+        cancelled=t.cancelled,
+        handoff_requested=t.handoff_requested,
+        question_repeats=state.same_question_asks if t.question else 0,
         trace=tuple(t.trace),
     )
 
@@ -364,6 +393,10 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         commands.append(Command("confirm"))
     if outcome.meaning == DISPUTE_MEANING:
         commands.append(Command("deny"))
+    if outcome.cancelled:
+        commands.append(Command("cancel"))
+    if outcome.handoff_requested:
+        commands.append(Command("human_handoff"))
     if not commands and chitchat_kind(state.latest_user_text or ""):
         commands.append(Command("chitchat"))
     elif not commands and outcome.meaning == UNCLEAR_MEANING:

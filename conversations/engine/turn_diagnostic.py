@@ -37,6 +37,7 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    NOT_AN_ANSWER,
     REPORT,
     SIDE_QUESTION,
     UNCLEAR_MEANING,
@@ -241,7 +242,7 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
 
 def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
     """Seed 000 behaviours for plans with diagnostic procedures."""
-    if t.meaning == SIDE_QUESTION:
+    if t.meaning in (SIDE_QUESTION, *NOT_AN_ANSWER):  # the step in progress stays where it was
         procedure = config.procedure(state.primary_system)
         step = procedure.step(state.current_step_id) if procedure else None
         if step is not None:

@@ -19,7 +19,7 @@ from .forms import (
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .slots import ABORT, has_content
 from .state import ContextState
-from .turn_work import FALLBACK_TEXT, SIDE_QUESTION, TurnWork
+from .turn_work import CANCEL_MEANING, FALLBACK_TEXT, HANDOFF_MEANING, SIDE_QUESTION, TurnWork
 
 
 def _command_answer(t: TurnWork, spec: FormQuestionSpec) -> str | None:
@@ -40,7 +40,9 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     state, prefilled = prefill_from_slots(state, form, turn=t.turn, locale=t.language)
     if prefilled:
         t.trace.append("prefilled: " + ", ".join(prefilled))
-    if t.meaning == SIDE_QUESTION:
+    if t.meaning == CANCEL_MEANING:  # the answers stay; the question in progress is asked again
+        return _form_next(state, t, config, current_question(state, form))
+    if t.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
     if (corrected := find_correction(state, form, t.text, t.language)) is not None:
         target, value = corrected

@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from ._text import first_match, language_signal
+from ._text import asks_for_human, asks_to_cancel, first_match, language_signal
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
@@ -42,11 +42,13 @@ from .state import EST_NONE, ContextState
 from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
 from .turn_work import (
     ANSWER,
+    CANCEL_MEANING,
     CONFIRM,
     DISPUTE_MEANING,
     ESTIMATE,
     EVIDENCE,
     FOLLOW_UP,
+    HANDOFF_MEANING,
     REPORT,
     REQUEST,
     SIDE_QUESTION,
@@ -70,8 +72,9 @@ def routed_by_commands(t: TurnWork, config: ConversationConfig) -> IntentResult:
 
 
 def cancel_request(state: ContextState, t: TurnWork) -> ContextState:
-    """`cancel`: drop the request in progress and its open clarification (facts stay)."""
-    if t.command("cancel") is None:
+    """`cancel` (the model's, or the whole message says so): drop the request in progress and its
+    open clarification (facts and answers stay)."""
+    if t.command("cancel") is None and not asks_to_cancel(t.text):
         return state
     t.trace.append("cancelled: active intent and pending clarification dropped")
     t.cancelled = True
@@ -99,6 +102,12 @@ def start_turn(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
 
 def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -> str:
     """What the message is, in the conversation's terms."""
+    if t.cancelled:
+        return CANCEL_MEANING
+    if t.command("human_handoff") is not None or asks_for_human(t.text):
+        t.handoff_requested = True
+        t.trace.append("the person asks for a human")
+        return HANDOFF_MEANING
     routed = t.routed
     if (
         config.estimate_enabled

@@ -30,6 +30,10 @@ EVIDENCE, DISPUTE_MEANING, CONFIRM, ESTIMATE, REPORT, UNCLEAR_MEANING = (
     "report",
     "unclear",
 )
+# Repair: the person drops the request in progress, or asks for a human being.
+CANCEL_MEANING, HANDOFF_MEANING = "cancel", "handoff"
+# Meanings that never answer the pending question nor complete a step.
+NOT_AN_ANSWER = (CANCEL_MEANING, HANDOFF_MEANING)
 
 FALLBACK_TEXT = {
     "en": "Could you tell me a bit more about what you see?",
@@ -58,6 +62,7 @@ class TurnWork:
     question_kind: str | None = None
     # understanding: the request and its slots
     cancelled: bool = False
+    handoff_requested: bool = False
     resolved_intent: str | None = None
     intent_source: str | None = None
     slots_changed: tuple[str, ...] = ()
