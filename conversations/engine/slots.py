@@ -21,6 +21,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from ._serde import FrozenDict, Serializable
 from ._text import NUMBER_WORDS, compile_pattern, first_match, is_non_answer, localize
@@ -168,7 +169,35 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
     if _is_exit_only(text):
         return None  # "不对，我是下午5点就开走了": the time is when the car left
     parsed = parse_datetime(text, now=ctx.now, timezone=ctx.timezone)
-    return Extraction(parsed.iso(), parsed.raw) if parsed else None
+    shift = _day_shift(text) if ctx.entry is not None else 0
+    if shift and (parsed is None or parse_date(text, now=ctx.now, timezone=ctx.timezone) is None):
+        # "第二天同一时间呢？", "and the day after?": a day counted from the one talked about
+        entry = ctx.entry.astimezone(ZoneInfo(ctx.timezone))
+        clock = parsed.value.timetz() if parsed is not None and parsed.precision == "minute" else entry.timetz()
+        value = datetime.combine(entry.date() + timedelta(days=shift), clock)
+        return Extraction(value.isoformat(), parsed.raw if parsed else text.strip()[:40])
+    if parsed is None:
+        return None
+    value = parsed.value
+    if ctx.entry is not None:  # a follow-up changes only what it names
+        entry = ctx.entry.astimezone(value.tzinfo)
+        if parsed.precision == "day":  # "and tomorrow?", "上周六呢": at the time already talked about
+            value = datetime.combine(value.date(), entry.timetz())
+        elif parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:  # "and 11 to 1pm?": on that day
+            value = datetime.combine(entry.date(), value.timetz())
+    return Extraction(value.isoformat(), parsed.raw)
+
+
+_DAY_BEFORE = re.compile(r"the\s+day\s+before|前一天|头一天|накануне|el\s+d[ií]a\s+anterior", re.IGNORECASE)
+
+
+def _day_shift(text: str) -> int:
+    """+1 for "the next day" / 第二天, -1 for "the day before" / 前一天, said of the day already talked about."""
+    if _RANGE_SEP.search(text):
+        return 0  # "21:00 到第二天 7:30": the next day is the range's end
+    if _NEXT_DAY.search(text) or re.search(r"the\s+day\s+after(?!\s+tomorrow)|на\s+следующий\s+день|al\s+d[ií]a\s+siguiente", text, re.IGNORECASE):
+        return 1
+    return -1 if _DAY_BEFORE.search(text) else 0
 
 
 def _exit_time(text: str, ctx: ExtractContext) -> Extraction | None:
@@ -233,6 +262,10 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
         tail = text[sep.end():]
         if start is None:
             continue
+        if ctx.entry is not None and parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:
+            # "and 11 to 1pm?": the range is on the day already talked about
+            day = ctx.entry.astimezone(start.value.tzinfo).date()
+            start = replace(start, value=datetime.combine(day, start.value.timetz()))
         # "until 9:59: which version" - a colon after the time is punctuation, not seconds
         end = parse_datetime(re.sub(r"(\d):(?=\s|$)", r"\1 ", tail), now=start.value, timezone=ctx.timezone)
         if end is None:
@@ -330,11 +363,33 @@ def extract_slots(
     text: str, specs: Iterable[SlotSpec], ctx: ExtractContext
 ) -> dict[str, Extraction]:
     """All declared slots found in text."""
+    text = shared_period(text)
     found = {}
     for spec in specs:
         if extraction := extract_slot(text, spec, ctx):
             found[spec.name] = extraction
     return found
+
+
+# "9 to 11am", "2-4pm", "11 to 1pm": the start's hour takes the end's period (or, when it is the
+# later number, the other half of the day), so the range is read as the person means it.
+_SHARED_PERIOD = re.compile(
+    r"(?<![\d:])(\d{1,2})(:\d{2})?(\s*(?:to|until|till|-|–|—)\s*)(\d{1,2})(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)",
+    re.IGNORECASE,
+)
+
+
+def shared_period(text: str) -> str:
+    """The text with a range's bare start hour given the period its end names."""
+    def fill(m: re.Match[str]) -> str:
+        start, end, period = int(m.group(1)), int(m.group(4)), m.group(6).lower().replace(".", "")
+        if start > 12 or end > 12:
+            return m.group(0)
+        if start > end and 12 not in (start, end):
+            period = "am" if period == "pm" else "pm"  # "11 to 1pm" starts before noon
+        return f"{m.group(1)}{m.group(2) or ''}{period}{m.group(3)}{m.group(4)}{m.group(5) or ''}{m.group(6)}"
+
+    return _SHARED_PERIOD.sub(fill, text)
 
 
 def resolve_reference(text: str, candidates: Iterable[str]) -> str | None:

@@ -168,6 +168,7 @@ def fill_slots(
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
             found[command.slot] = Extraction(value=command.value, raw=command.kind)
     _identifiers_by_lookup(state, t, config, found, lookups or {})
+    _keep_stay_length(state, found)
     merged, changed = merge_slots(state.slots, found, t.turn)
     t.slots_corrected = tuple(n for n in changed if n in state.slots)
     merged = validate_slots(merged, changed, lookups, t.turn)
@@ -194,6 +195,18 @@ def _named_values(state: ContextState, t: TurnWork, names: list[str], found: dic
         found.pop(slot, None)
         t.trace.append(f"slot {slot} ambiguous: " + ", ".join(v for v, _ in named.ambiguous[slot]))
     t.ambiguous_slots = named.ambiguous
+
+
+def _keep_stay_length(state: ContextState, found: dict[str, Extraction]) -> None:
+    """A stay moved to another start ("and tomorrow?") keeps its length: its end moves with it."""
+    start, end = found.get("at_time"), state.slots.get("until_time")
+    old_start = state.slots.get("at_time")
+    if start is None or end is None or old_start is None or "until_time" in found or "duration_minutes" in found:
+        return
+    new, before, until = _aware(start.value), _aware(old_start.value), _aware(end.value)
+    if new is None or before is None or until is None or new == before:
+        return
+    found["until_time"] = Extraction(value=(until + (new - before)).isoformat(), raw=start.raw)
 
 
 def _aware(value: str) -> datetime | None:
