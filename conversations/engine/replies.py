@@ -290,6 +290,8 @@ def compose_reply(
     parts: list[str] = []
     if outcome.cancelled:
         parts.append(_t(lang, "OK, I've dropped that request; what you told me is still remembered.", "好的，这个请求已取消；您之前提供的信息我还记得。"))
+        if not outcome.question and not outcome.next_step_question:
+            parts.append(_capabilities(config, lang))  # and what else the concierge can do
     facts: list[str] = []
     evidence = [_cite(c, lang) for c in view.citations]
     conclusion = ""
