@@ -23,6 +23,16 @@ A turn is a message (`"user": "..."`), a choice of an offered option (`"choose":
 "consent": true`; its `expect` may hold `state`, `options`, `documents`, `reply_contains` (the
 choice's note) and `error` (the refusal's code)), or a member of staff acting on the open
 handoff (`"staff_reply": "..."` and/or `"hand_back": true`; its `expect` may hold `state`).
+
+The model generator (`generator="model"`): each dialogue runs twice. First on the rules, which
+records what each message was understood as; then with a model configured, against a fake
+OpenAI-compatible server whose understanding answer for each message is that reading (the model
+understood the same), plus a set of hostile commands (an unknown slot, intent, question, action and
+command, an option not offered, an identifier that does not exist, every consent option on offer).
+Every hostile command must be refused, every command of the reading accepted, and all the
+expectations must still hold. A turn may script the model's answer itself (`"model": [commands]`, or
+`{"fault": "timeout" | "http_error" | "not_json"}`) and expect refusals (`"refused": [reason prefixes]`);
+a dialogue may name the generators it is for (`"generators": ["model"]`: what only a model understands).
 """
 
 from __future__ import annotations
@@ -70,13 +80,20 @@ def load_dialogues(paths: Iterable[Path] | None = None) -> list[dict[str, Any]]:
     return dialogues
 
 
-def run_dialogues(dialogues: list[dict[str, Any]], user) -> DialogueReport:  # noqa: ANN001
-    """Hold each conversation through the services, as a person would; writes (use a rolled-back transaction)."""
+def run_dialogues(dialogues: list[dict[str, Any]], user, model_server=None) -> DialogueReport:  # noqa: ANN001
+    """Hold each conversation through the services, as a person would; writes (use a rolled-back transaction).
+
+    With `model_server` (a fake OpenAI-compatible server), each dialogue runs on the model generator:
+    see the module's docstring.
+    """
     report = DialogueReport()
+    generator = "rules" if model_server is None else "model"
     for dialogue in dialogues:
+        if generator not in dialogue.get("generators", ("rules", "model")):
+            continue  # e.g. what only a model understands
         key = (dialogue["workflow"], dialogue.get("locale", "en"))
         report.total[key] += 1
-        problems = _run_one(dialogue, user)
+        problems = _run_one(dialogue, user) if model_server is None else _run_on_model(dialogue, user, model_server)
         if problems:
             report.failures.append(f"{dialogue['file']}:{dialogue['id']}: " + "; ".join(problems))
         else:
@@ -94,11 +111,12 @@ def _setup(setup: dict[str, Any]) -> None:
             template.save()
 
 
-def _run_one(dialogue: dict[str, Any], user) -> list[str]:  # noqa: ANN001
+def _run_one(dialogue: dict[str, Any], user, model: ModelScript | None = None) -> list[str]:  # noqa: ANN001
     from . import services
 
     _setup(dialogue.get("setup", {}))
     conversation = services.conversation_start(user=user, workflow_id=dialogue["workflow"], locale=dialogue.get("locale", "en"))
+    said = 0
     for index, turn in enumerate(dialogue["turns"], start=1):
         if "choose" in turn:
             problems = _choose(user, conversation.pk, turn)
@@ -107,13 +125,107 @@ def _run_one(dialogue: dict[str, Any], user) -> list[str]:  # noqa: ANN001
             problems = _staff(conversation.pk, turn)
             label = "staff"
         else:
+            if model is not None:
+                model.before(said, turn, services.conversation_state(conversation))
             _, result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
             state = services.conversation_state(result.conversation)
             problems = check_turn(turn.get("expect", {}), result, state)
+            if model is not None:
+                problems += model.after(said, turn, result)
+            said += 1
             label = repr(turn["user"])
         if problems:
             return [f"turn {index} ({label}): {p}" for p in problems]
     return []
+
+
+# -- the model generator, scripted ------------------------------------------------------------------
+HOSTILE_COMMANDS: tuple[dict[str, Any], ...] = (
+    {"command": "set_slot", "slot": "card_number", "value": "4111 1111 1111 1111"},
+    {"command": "start_intent", "intent": "refund_everything"},
+    {"command": "answer", "question_id": "9.9.9", "value": "yes"},
+    {"command": "choose_option", "option_id": "waive_all_fees"},
+    {"command": "request_action", "action_id": "wire_transfer"},
+    {"command": "drop_tables"},
+)
+MODEL_FAULTS = {"timeout": {"delay": 5.0}, "http_error": {"status": 500}, "not_json": {"body": "<html>oops</html>",
+                                                                                           "content_type": "text/html"}}
+
+
+@dataclass
+class ModelScript:
+    """The fake model's understanding answers for one dialogue, and the checks on what became of them."""
+
+    server: Any  # tests.support.fake_openai.FakeOpenAI
+    readings: list[list[dict[str, Any]]] = field(default_factory=list)  # the rules' reading of each message
+    recording: bool = False
+    sent: list[dict[str, Any]] = field(default_factory=list)
+
+    def before(self, said: int, turn: dict[str, Any], state: dict[str, Any]) -> None:
+        """Script the answer to this message's understanding call."""
+        from tests.support.fake_openai import Scripted
+
+        self.server.command_answers.clear()
+        if self.recording:
+            return
+        scripted = turn.get("model")
+        if isinstance(scripted, dict) and "fault" in scripted:
+            self.sent = []
+            self.server.script_commands(Scripted(**MODEL_FAULTS[scripted["fault"]]))
+            return
+        reading = scripted if scripted is not None else (self.readings[said] if said < len(self.readings) else [])
+        self.sent = [*reading, *(() if scripted is not None else self.hostile(state))]
+        self.server.script_commands({"commands": self.sent, "reply": None})
+
+    @staticmethod
+    def hostile(state: dict[str, Any]) -> list[dict[str, Any]]:
+        """The hostile commands for this turn: the fixed set, a missing identifier, every consent option."""
+        commands = list(HOSTILE_COMMANDS)
+        commands += [{"command": "set_slot", "slot": "order_no", "value": "NX-0000-DOES-NOT-EXIST"}]
+        commands += [{"command": "choose_option", "option_id": o["option_id"]} for o in state["options"]
+                     if o.get("eligibility") == "eligible" and o.get("requires_consent")]
+        return commands
+
+    def after(self, said: int, turn: dict[str, Any], result) -> list[str]:  # noqa: ANN001
+        """Record the rules' reading, or check that the model's commands fared as they must."""
+        from .engine.commands import command_to_dict
+        from .engine.state import INVALID
+        from .engine.turn import commands_understood
+
+        if self.recording:
+            # less the identifiers the rules found unknown: a model naming them is refused by design
+            # (the hostile set checks it), and the rules then say plainly they were not found
+            invalid = {n for n, s in result.outcome.state.slots.items() if s.status == INVALID}
+            self.readings.append([command_to_dict(c) for c in commands_understood(result.outcome)
+                                  if c.slot not in invalid])
+            return []
+        summary = result.execution_path.get("commands", {})
+        refused = summary.get("refused", [])
+        problems = [f"expected the refusal {r}, refused {refused}" for r in turn.get("expect", {}).get("refused", ())
+                    if not any(x["reason"].startswith(r) for x in refused)]
+        if "model" in turn or summary.get("generator") == "none":
+            return problems
+        hostile = len(self.sent) - len(self.readings[said] if said < len(self.readings) else [])
+        expected_refusals = [c for c in self.sent[len(self.sent) - hostile:]]
+        problems += [f"hostile {c} was not refused" for c in expected_refusals
+                     if not any({k: v for k, v in x.items() if k != "reason"} == c for x in refused)]
+        problems += [f"the model's {x} (the rules' reading) was refused: {x['reason']}" for x in refused
+                     if {k: v for k, v in x.items() if k != "reason"} not in expected_refusals]
+        return problems
+
+
+def _run_on_model(dialogue: dict[str, Any], user, server) -> list[str]:  # noqa: ANN001
+    """Record the rules' reading of each message (rolled back), then run the dialogue on the model."""
+    from django.db import transaction
+    from django.test import override_settings
+
+    recorder = ModelScript(server, recording=True)
+    with override_settings(OPENAI_API_KEY=""), transaction.atomic():
+        _run_one(dialogue, user, recorder)
+        transaction.set_rollback(True)
+    with override_settings(OPENAI_API_KEY="dialogue-tests", OPENAI_BASE_URL=server.base_url,
+                           CONCIERGE_LLM_MODEL="fake-model", CONCIERGE_LLM_TIMEOUT=3.0, CONCIERGE_LLM_UNDERSTANDING=True):
+        return _run_one(dialogue, user, ModelScript(server, readings=recorder.readings))
 
 
 def _staff(conversation_id: int, turn: dict[str, Any]) -> list[str]:

@@ -402,12 +402,15 @@ def conversation_turn(
     return 201, response
 
 
-def _understand(user, conversation_id: int, text: str, model) -> Understanding:  # noqa: ANN001
-    """The interpret phase: the model's commands for this message, read from a snapshot (no lock)."""
+def _understand(user, conversation_id: int, text: str, model) -> Understanding | None:  # noqa: ANN001
+    """The interpret phase: the model's commands for this message, read from a snapshot (no lock).
+    None while a member of staff has the conversation: the model is not asked."""
     conversation = access_conversation(user, conversation_id)
+    state = ContextState.from_dict(conversation.context)
+    if state.handed_off:
+        return None
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
-    state = ContextState.from_dict(conversation.context)
     lang = "zh" if conversation.locale.startswith("zh") else (state.locale or "en")
     return understand(conversation=conversation, run=run, plan=plan, config=conversation_config(plan), state=state,
                       text=text, model=model, lookups=LOOKUPS, lang=lang)

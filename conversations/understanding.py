@@ -22,6 +22,7 @@ from workflows.audit import audit_record
 from .engine import ContextState, ConversationConfig
 from .engine._serde import FrozenDict
 from .engine._text import localize
+from .engine.ask_then_act import actions_open_to_request
 from .engine.commands import (
     Command,
     CommandContext,
@@ -41,7 +42,8 @@ Use only the names the schema allows. Commands:
 - set_slot(slot, value) / correct_slot(slot, value): a detail the person gives, or a correction of
   one given earlier ("no, I meant ..."). Values in the slot's type: numbers as digits, times as
   ISO 8601 with the offset of the conversation's time zone, identifiers exactly as written.
-- answer(question_id, value): the answer to the PENDING question only; a choice answer is one of
+- answer(question_id, value): the answer to the PENDING question, or a correction of one answered
+  before ("no, I meant 3 storeys"); never a question not asked yet; a choice answer is one of
   the allowed values; never answer when the person is unsure, asks something or changes topic.
 - side_question(side_kind, topic): where is / what is / how to / a knowledge question.
 - report_evidence(text): a new observation or measurement.
@@ -91,6 +93,7 @@ def command_context(*, run, plan, config: ConversationConfig, state: ContextStat
         options=frozenset(o.option_id for o in eligible if not o.requires_consent),
         consent_options=frozenset(o.option_id for o in eligible if o.requires_consent),
         known_actions=frozenset(a.id for a in config.actions),
+        actions=actions_open_to_request(config.actions, state),
         lookups=FrozenDict(lookups),
         known_slots=FrozenDict(state.usable_slots()),
     )
@@ -99,9 +102,9 @@ def command_context(*, run, plan, config: ConversationConfig, state: ContextStat
 def _questions(config: ConversationConfig, state: ContextState) -> dict[str, QuestionRef]:
     questions: dict[str, QuestionRef] = {}
     if config.form is not None:
-        for q in config.form.questions:
-            if state.finalized(q.id) is None:
-                questions[q.id] = QuestionRef(q.id, q.answer_type, tuple(c.value for c in q.choices), q.unit)
+        for q in config.form.questions:  # a final answer may be corrected
+            final = state.finalized(q.id) is not None
+            questions[q.id] = QuestionRef(q.id, q.answer_type, tuple(c.value for c in q.choices), q.unit, final=final)
     procedure = config.procedure(state.primary_system) if config.diagnostic is not None else None
     for step in procedure.steps if procedure else ():
         if step.id not in state.completed_steps:

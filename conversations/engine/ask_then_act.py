@@ -219,3 +219,19 @@ def close_action_flow(
     if executed and action is not None and action.id not in executed_actions:
         executed_actions = executed_actions + (action.id,)
     return state.evolve(open_action_flow=None, executed_actions=executed_actions)
+
+
+# Blockers no message can lift in the turn it is said: a request for the action is refused outright.
+_STANDING = ("too_early", "already_executed", "action_flow_open")
+
+
+def actions_open_to_request(actions: Iterable[ActionSpec], state: ContextState) -> frozenset[str]:
+    """The actions a person (or a model on their behalf) may ask for on this turn.
+
+    Not yet allowed to run: ask-then-act still decides that once the reply is known; but an action
+    that already ran, another action's flow under way, or a conversation too young to act rule it
+    out before anything else is read (counted with this message).
+    """
+    ctx = ActionContext.from_state(state.evolve(message_count=state.message_count + 1))
+    return frozenset(a.id for a in actions
+                     if not any(b.startswith(_STANDING) for b in action_blockers(a, ctx)))

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ._serde import FrozenDict, Serializable
+from .forms import without_own_unit
 from .slots import lookup_identifier
 
 MAX_COMMANDS = 8
@@ -99,6 +100,7 @@ class QuestionRef(Serializable):
     answer_type: str = "text"  # text | number | choice | yes_no | date | slot type
     choices: tuple[str, ...] = ()
     unit: str | None = None
+    final: bool = False  # already answered: an `answer` to it is a correction
 
 
 @dataclass(frozen=True)
@@ -111,7 +113,7 @@ class CommandContext:
     pending_question_id: str | None = None
     options: frozenset[str] = frozenset()  # eligible option ids of the current decision point
     consent_options: frozenset[str] = frozenset()  # eligible, but only with the person's consent
-    actions: frozenset[str] = frozenset()  # actions ask-then-act allows this turn
+    actions: frozenset[str] = frozenset()  # actions that may be asked for this turn (ask-then-act's standing rules)
     known_actions: frozenset[str] = frozenset()
     side_topics: frozenset[str] = frozenset()  # empty: any topic text
     lookups: Mapping[str, Lookup] = field(default_factory=FrozenDict)
@@ -239,8 +241,8 @@ def _answer(command: Command, ctx: CommandContext) -> Command | str:
     question = ctx.questions.get(command.question_id or "")
     if question is None:
         return f"unknown_question:{command.question_id}"
-    if ctx.pending_question_id is not None and question.id != ctx.pending_question_id:
-        return f"not_the_pending_question:{ctx.pending_question_id}"
+    if ctx.pending_question_id is not None and question.id != ctx.pending_question_id and not question.final:
+        return f"not_the_pending_question:{ctx.pending_question_id}"  # never a question not asked yet
     value = normalise_answer(command.value or "", question)
     if value is None:
         return f"invalid_answer:{question.id}:{question.answer_type}"
@@ -264,7 +266,9 @@ def _choose_option(command: Command, ctx: CommandContext) -> Command | str:
 def _request_action(command: Command, ctx: CommandContext) -> Command | str:
     if command.action_id not in ctx.known_actions:
         return f"unknown_action:{command.action_id}"
-    # Asking for an action is always understood; whether it may run is ask-then-act's call.
+    if command.action_id not in ctx.actions:
+        return f"action_not_allowed:{command.action_id}"  # already done, another under way, or too early
+    # Otherwise the wish is understood; whether the action runs now is still ask-then-act's call.
     return command
 
 
@@ -317,7 +321,8 @@ def normalise_answer(value: str, question: QuestionRef) -> str | None:
         lowered = value.casefold()
         return "yes" if lowered in _YES else "no" if lowered in _NO else None
     if question.answer_type == "number":
-        return _number(value, integer=False)
+        bare = without_own_unit(value, question.unit)  # "2 storeys" answers "how many storeys"; "2 sq ft" does not
+        return None if bare is None else _number(bare, integer=False)
     if question.answer_type == "text":
         return value
     return normalise_value(value, question.answer_type)

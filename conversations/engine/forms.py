@@ -192,6 +192,15 @@ def find_correction(state: ContextState, form: FormSpec, text: str, language: st
     return None
 
 
+def without_own_unit(text: str, unit: str | None) -> str | None:
+    """The number of a text with this question's own unit dropped ("2 storeys" -> "2", "1,450 sq ft" ->
+    "1,450"); None when the number is given in another unit ("2 sq ft" for storeys)."""
+    if _other_unit(text, unit):
+        return None
+    key = _unit_key(unit)
+    return re.sub(rf"(?<=[\d\s])(?:{_UNITS[key]})\s*$", "", text, flags=re.IGNORECASE).strip() if key else text.strip()
+
+
 def _mentions_unit(text: str, unit: str) -> bool:
     """A number given in this unit ("3 storeys", "3层")."""
     key = _unit_key(unit)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._text import localize
-from .config import ConversationConfig, FormQuestionSpec
+from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
     FormEvaluation,
     answer_clarifying_question,
@@ -32,6 +32,17 @@ def _command_answer(t: TurnWork, spec: FormQuestionSpec) -> str | None:
     return answer.value
 
 
+def _command_correction(state: ContextState, t: TurnWork, form: FormSpec) -> tuple[FormQuestionSpec, str] | None:
+    """An `answer` command to a question already answered, with another value: a correction."""
+    for command in t.commands:
+        spec = form.question(command.question_id) if command.kind == "answer" else None
+        final = state.finalized(spec.id) if spec is not None else None
+        value = _command_answer(t, spec) if final is not None else None
+        if value is not None and value != final.answer:
+            return spec, value
+    return None
+
+
 def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
     """Answer the clarifying thread, finalize when the answer is good enough, else clarify."""
     form = config.form
@@ -44,7 +55,7 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         return _form_next(state, t, config, current_question(state, form))
     if t.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
-    if (corrected := find_correction(state, form, t.text, t.language)) is not None:
+    if (corrected := _command_correction(state, t, form) or find_correction(state, form, t.text, t.language)) is not None:
         target, value = corrected
         before = state.finalized(target.id).answer
         state = finalize_answer(state, target, value, turn=t.turn, locale=t.language, form=form)

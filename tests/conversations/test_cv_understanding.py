@@ -115,3 +115,24 @@ def test_understanding_can_be_turned_off(chat, fake, demo, settings) -> None:  #
     c = chat("parking_help_desk")
     c.say("Does plate 沪B88888 have unpaid parking?")
     assert [q["kind"] for q in fake.requests] == ["reply"]
+
+
+def test_a_handed_off_conversation_is_not_read_by_the_model(chat, fake, demo) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk")
+    fake.script_commands(commands({"command": "human_handoff"}))
+    c.say("I'd rather sort this out with somebody from your team")
+    assert c.get()["handoff"]["status"] == "open"
+    asked = len(fake.requests)
+    c.say("hello? is anyone there?")
+    assert len(fake.requests) == asked  # a member of staff has it: no understanding call, no wording call
+
+
+def test_a_model_may_correct_a_final_form_answer_but_never_answer_ahead(chat, fake, demo) -> None:  # noqa: ANN001
+    c = chat("permit_form")
+    c.say("residential")
+    c.say("2 storeys")
+    fake.script_commands(commands({"command": "answer", "question_id": "3.1.2", "value": "3 storeys"}))
+    r = c.say("hmm wait, the loft makes it three")
+    answers = {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}
+    assert answers["3.1.2"] == "3 storeys" and r["execution_path"]["commands"]["refused"] == []
+    assert "answer(question_id=3.1.2, value=3 storeys)" in r["execution_path"]["commands"]["understood"]

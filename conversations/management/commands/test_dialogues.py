@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
@@ -12,21 +14,42 @@ from conversations.dialogues import load_dialogues, run_dialogues
 
 
 class Command(BaseCommand):
-    help = "Run the scripted dialogues (tests/dialogues/*.json) on the rules; needs the demo data (seed_demo)."
+    help = ("Run the scripted dialogues (tests/dialogues/*.json) on the rules, or on the model generator against a "
+            "fake OpenAI-compatible server (--generator model); needs the demo data (seed_demo).")
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
         parser.add_argument("paths", nargs="*", type=Path, help="dialogue files or folders (default: the shipped corpus)")
         parser.add_argument("--check", action="store_true", help="exit non-zero unless every dialogue passes")
+        parser.add_argument("--generator", choices=("rules", "model"), default="rules",
+                            help="who understands the messages: the rules, or a scripted fake model (the rules fill in)")
 
-    def handle(self, *args, paths: list[Path], check: bool, **options) -> None:  # noqa: ANN002, ANN003
+    def handle(self, *args, paths: list[Path], check: bool, generator: str, **options) -> None:  # noqa: ANN002, ANN003
         dialogues = load_dialogues(paths or None)
-        user, _ = get_user_model().objects.get_or_create(username="dialogue-tests")
-        with transaction.atomic():
-            report = run_dialogues(dialogues, user)
-            transaction.set_rollback(True)  # the dialogues leave nothing behind
+        with contextlib.ExitStack() as stack:
+            server = stack.enter_context(fake_model()) if generator == "model" else None
+            user, _ = get_user_model().objects.get_or_create(username="dialogue-tests")
+            with transaction.atomic():
+                report = run_dialogues(dialogues, user, model_server=server)
+                transaction.set_rollback(True)  # the dialogues leave nothing behind
+        self.stdout.write(f"generator: {generator}")
         for line in report.lines():
             self.stdout.write(line)
         for failure in report.failures:
             self.stdout.write(f"  FAILED {failure}")
         if check and not report.all_passed:
             raise CommandError(f"{len(report.failures)} dialogue(s) failed")
+
+
+@contextlib.contextmanager
+def fake_model() -> Iterator:
+    """A fake OpenAI-compatible server on loopback (the test suite's), closed afterwards."""
+    try:
+        from tests.support.fake_openai import FakeOpenAI, Scripted
+    except ImportError as missing:  # an installed package without the repository's tests
+        raise CommandError("--generator model needs the repository's tests/support (run it from a checkout)") from missing
+    server = FakeOpenAI()
+    server.default = Scripted({"wording": "not the contract"})  # wording answers break the contract: the rules' words stand
+    try:
+        yield server
+    finally:
+        server.close()

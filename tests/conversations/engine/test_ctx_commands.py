@@ -37,11 +37,13 @@ CTX = CommandContext(
         "storeys": QuestionRef("storeys", "number", unit="storeys"),
         "occupancy": QuestionRef("occupancy", "choice", ("R-3", "E", "B")),
         "sprinklers": QuestionRef("sprinklers", "yes_no"),
+        "floor_area": QuestionRef("floor_area", "number", unit="sq ft", final=True),
     }),
     pending_question_id="storeys",
     options=frozenset({"finish", "ask_more"}),
     consent_options=frozenset({"draft_email"}),
     known_actions=frozenset({"draft_email", "schedule_call"}),
+    actions=frozenset({"schedule_call"}),
     lookups=FrozenDict({"order_no": order_lookup}),
 )
 
@@ -77,12 +79,24 @@ def test_known_names_and_valid_values_are_accepted_and_normalised() -> None:
     (Command("choose_option", option_id="waive_fee"), "option_not_offered:waive_fee"),
     (Command("choose_option", option_id="draft_email"), "needs_consent:draft_email"),
     (Command("request_action", action_id="wire_money"), "unknown_action:wire_money"),
+    (Command("request_action", action_id="draft_email"), "action_not_allowed:draft_email"),
+    (Command("answer", question_id="storeys", value="2 sq ft"), "invalid_answer:storeys:number"),  # another unit
+    (Command("answer", question_id="floor_area", value="3 storeys"), "invalid_answer:floor_area:number"),
     (Command("side_question", side_kind="gossip", topic="x"), "unknown_side_question_kind:gossip"),
     (Command("clarify", candidates=("a",)), "clarify_needs_two_candidates"),
 ])
 def test_what_the_plan_or_the_turn_does_not_allow_is_refused_with_a_reason(command, reason) -> None:  # noqa: ANN001
     accepted, refused = check(command)
     assert accepted == [] and refused == [reason]
+
+
+def test_a_number_in_its_own_unit_answers_and_a_final_answer_may_be_corrected() -> None:
+    accepted, refused = check(Command("answer", question_id="storeys", value="2 storeys"))
+    assert (accepted, refused) == (["answer(question_id=storeys, value=2)"], [])
+    accepted, refused = check(Command("answer", question_id="floor_area", value="1,450 sq ft"))
+    assert (accepted, refused) == (["answer(question_id=floor_area, value=1450)"], [])
+    accepted, refused = check(Command("request_action", action_id="schedule_call"))
+    assert (accepted, refused) == (["request_action(action_id=schedule_call)"], [])
 
 
 def test_contradictions_and_repeats_in_one_answer_are_refused() -> None:
