@@ -13,7 +13,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import connection, transaction
+from django.db.models import Count, Max
 
 from config.errors import ApplicationError, NotFound
 from workflows.audit import audit_record
@@ -41,19 +42,42 @@ class PlaceHit:
 def find_places(text: str, lang: str = "en") -> list[PlaceHit]:
     """Every lot and city the message names by code, name or alias (longest names first, no overlaps)."""
     folded, index = _folded_with_index(text)
-    names = _place_names(lang)
+    names, lengths = _name_index(lang)
+    found: list[tuple[int, int, int, PlaceHit]] = []  # (-length, rank, start, hit): longest first, then as listed
+    for start in range(len(folded)):
+        for length in lengths:
+            for rank, hit in names.get(folded[start:start + length], ()) if start + length <= len(folded) else ():
+                found.append((-length, rank, start, hit))
     taken: list[tuple[int, int]] = []
     hits: list[PlaceHit] = []
-    for name, hit in names:
-        start = folded.find(name)
-        while start >= 0:
-            end = start + len(name)
-            if _bounded(text, index[start], index[end - 1] + 1, name) and not any(s < end and start < e and (s, e) != (start, end) for s, e in taken):
-                # the same words may name several things (one code in two cities), never a piece of a longer name
-                taken.append((start, end))
-                hits.append(PlaceHit(hit.slots, text[index[start]:index[end - 1] + 1], hit.labels))
-            start = folded.find(name, end)
+    for minus_length, _, start, hit in sorted(found, key=lambda f: (f[0], f[1], f[2])):
+        end = start - minus_length
+        if _bounded(text, index[start], index[end - 1] + 1, hit.raw) and not any(s < end and start < e and (s, e) != (start, end) for s, e in taken):
+            # the same words may name several things (one code in two cities), never a piece of a longer name
+            taken.append((start, end))
+            hits.append(PlaceHit(hit.slots, text[index[start]:index[end - 1] + 1], hit.labels))
     return hits
+
+
+# Each process keeps the names of every city and lot in a dictionary, rebuilt when the records change
+# (two small aggregate queries a message instead of reading every city and lot); a message is looked
+# up at each position for each length a name has, never scanned once per name.
+_INDEXES: dict[tuple[str, str], tuple[tuple, dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...]]] = {}
+
+
+def _name_index(lang: str) -> tuple[dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...]]:
+    """Every folded name with what it names (in the finder's order), and the lengths names have."""
+    fingerprint = tuple(v for model in (City, Lot) for v in model.objects.aggregate(n=Count("id"), at=Max("updated_at")).values())
+    slot = (connection.alias + ":" + str(connection.settings_dict.get("NAME")), lang)
+    cached = _INDEXES.get(slot)
+    if cached is not None and cached[0] == fingerprint:
+        return cached[1], cached[2]
+    names: dict[str, list[tuple[int, PlaceHit]]] = {}
+    for rank, (name, hit) in enumerate(_place_names(lang)):
+        names.setdefault(name, []).append((rank, PlaceHit(hit.slots, name, hit.labels)))
+    lengths = tuple(sorted({len(n) for n in names}, reverse=True))
+    _INDEXES[slot] = (fingerprint, names, lengths)
+    return names, lengths
 
 
 def _folded_with_index(text: str) -> tuple[str, list[int]]:

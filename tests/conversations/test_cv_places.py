@@ -38,6 +38,18 @@ def test_names_aliases_and_bare_codes_are_found_in_words(demo) -> None:  # noqa:
     assert found("order SH-PD-0012 please") == []  # not a piece of a longer code
 
 
+def test_a_renamed_added_or_removed_lot_is_found_as_it_is_now(demo) -> None:  # noqa: ANN001
+    """The finder keeps an index per process: every change to the records shows on the next message."""
+    assert places.find_places("what does the Harbour garage charge") == []
+    places.lot_save(data={"city_code": "310100", "code": "SH-HB-009", "names": {"en": "Harbour garage"}, "aliases": ["HBG"]})
+    assert [h.slots for h in places.find_places("what does the Harbour garage charge")] == [{"lot_code": "SH-HB-009", "city_code": "310100"}]
+    places.lot_save(data={"city_code": "310100", "code": "SH-HB-009", "names": {"en": "Quay garage"}})
+    assert places.find_places("what does the Harbour garage charge") == []
+    assert [h.raw for h in places.find_places("and the quay garage? or hbg")] == ["quay garage", "hbg"]
+    Lot.objects.filter(code="SH-HB-009").delete()
+    assert places.find_places("and the quay garage?") == []
+
+
 def test_a_lot_code_in_two_cities_is_found_twice(second_operator) -> None:  # noqa: ANN001
     hits = places.find_places("what does LOT_NORTH_3 charge")
     assert sorted(h.slots["city_code"] for h in hits) == ["320200", "320500"]
