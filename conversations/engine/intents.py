@@ -138,6 +138,10 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\b(?:location|position|whereabouts)\s+of\b",
             r"\bwhich\s+(?:side|panel|compartment|wall|bay|cabinet|corner|end)\b",
             r"\bwhere\b[^?]*\?",
+            # as people type it: "wheres the cap", "were is the capacitor", "whre is it"
+            r"\b(?:wheres|wher|whre|wehre)\s+(?:is|are|the|do|does|can|would|exactly)\b",
+            r"^\W*were\s+(?:is|are|do|does|can)\b",
+            r"\bwheres\b",
         ),
         "ru": (
             r"(?<!\w)где(?!\w)",
