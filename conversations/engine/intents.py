@@ -192,7 +192,7 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "es": (
             r"\bc[oó]mo\s+(?:puedo\s+|debo\s+|podr[ií]a\s+|se\s+|hago\s+para\s+|hay\s+que\s+)?"
-            r"(?:verific|comprob|prob|medi|mid|revis|cheque|hac|sab|reemplaz|quit|desmont|conect|"
+            r"(?:verific|comprob|prob|prueb|medi|mid|revis|cheque|hac|sab|reemplaz|quit|desmont|conect|"
             r"inspeccion|diagnostic)\w*",
             r"\bpasos\s+para\b",
             r"\bqu[eé]\s+pasos\b",

@@ -269,7 +269,9 @@ def _complete_steps(state: ContextState, t: TurnWork, config: ConversationConfig
     # A plain answer completes the current step, unless its evidence answered other steps instead
     # (the person skipped ahead: the skipped check stays open). Volunteered evidence only
     # completes the steps it answers.
-    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred
+    # a question back ("is that the big one?") answers nothing, even when no side topic fits
+    asking = t.text.strip().endswith(("?", "？")) or t.text.strip().startswith("¿")
+    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred and not asking
     if current and answering and has_content(t.text) and procedure.step(current):
         done.append(current)
     done = [s for s in dict.fromkeys(done) if s not in state.completed_steps]
