@@ -188,6 +188,11 @@ _DEFERRAL = re.compile(
     r"\b(?:not\s+sure|unsure|no\s+idea|don'?t\s+know(?:\s+yet)?|(?:need|have|got)\s+to\s+(?:check|ask|look|confirm|find\s+out)|"
     r"let\s+me\s+(?:check|ask|look|think|find\s+out)|i'?ll\s+(?:check|ask|find\s+out|get\s+back|confirm)|"
     r"haven'?t\s+(?:decided|checked)|not\s+(?:decided|known)\s+yet|tbd|to\s+be\s+(?:decided|confirmed))\b"
+    # a check not done yet (the diagnostic's "haven't measured it", 还没测, ещё не мерил, aún no lo he medido)
+    r"|\b(?:haven'?t|have\s+not|didn'?t|did\s+not)\s+(?:\w+\s+)?(?:checked|check|measured|measure|tested|test|looked)\b|\bnot\s+(?:checked|measured|tested)\s+yet\b"
+    r"|还没(?:有)?(?:测|查|检查|量|看|试)"
+    r"|(?:ещё|еще)\s+не\s+\w+|не\s+(?:проверял|мерил|замерял|смотрел)\w*"
+    r"|(?:todav[ií]a|a[uú]n)\s+no\b|no\s+(?:lo\s+)?he\s+(?:revisado|medido|comprobado|mirado)"
     r"|不确定|不清楚|不知道|还没(?:定|决定|确定)|待定|(?:我|得|要)(?:再)?(?:查|问|确认|核实)一下|回头(?:再)?(?:告诉|确认)"
     r"|не\s+знаю|не\s+уверен\w*|надо\s+(?:проверить|уточнить)|уточню|"
     r"\bno\s+s[eé]\b|no\s+estoy\s+segur[oa]|tengo\s+que\s+(?:revisar|comprobar|consultar|preguntar)",

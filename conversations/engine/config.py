@@ -37,11 +37,16 @@ case-insensitively (Chinese needs no spaces).
     "system_question": {"en": "Which system are we working on?"},
     "replan_triggers": {"en": ["..."]},            // optional, built-in defaults otherwise
     "report_patterns": {"en": ["final report"]},   // optional, built-in defaults otherwise
+    "other_systems": [{"id": "fridge", "label": {"en": "the refrigerator"}, "patterns": {"en": ["fridge"]}}],
+                                                   // systems with no procedure here: said plainly, never
+                                                   // pushed into another system's checks
+    "no_procedure": {"en": "No guided procedure for {system}; I can guide {systems}."},
     "procedures": [
       {"id": "roof_ac", "label": {"en": "Roof air conditioner"},
        "patterns": {"en": ["\\b(?:ac|a/c|air\\s*con\\w*)\\b"], "zh": ["空调"]},
        "steps": [{"id": "check_power", "question": {"en": "..."}, "topic": "power",
                   "answered_by": ["voltage_ok"],   // evidence ids that complete the step
+                  "yes": null, "no": null,         // evidence ids a bare yes / no records
                   "branch": null}],                // or a hypothesis id: asked only while it is open
        "evidence": [{"id": "voltage_ok", "type": "measurement",
                      "patterns": {"en": ["(\\d{3})\\s*v"]}, "unless": {"en": ["\\bno\\b"]},
@@ -255,6 +260,8 @@ class StepSpec(Serializable):
     topic: str | None = None
     branch: str | None = None  # hypothesis id: only asked while that hypothesis is open
     answered_by: tuple[str, ...] = ()
+    yes: str | None = None  # evidence id a bare "yes" to this check's question records
+    no: str | None = None  # evidence id a bare "no" records
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> StepSpec:
@@ -266,6 +273,8 @@ class StepSpec(Serializable):
             topic=data.get("topic") or data["id"],
             branch=data.get("branch"),
             answered_by=_strs(data.get("answered_by")),
+            yes=data.get("yes"),
+            no=data.get("no"),
         )
 
 
@@ -299,10 +308,27 @@ class ProcedureSpec(Serializable):
 
 
 @dataclass(frozen=True)
+class OtherSystemSpec(Serializable):
+    """A system people report faults on that has no guided procedure in this plan (issue 14:
+    a propane fridge must never get the roof air conditioner's checks)."""
+
+    id: str
+    label: Mapping[str, str] = field(default_factory=FrozenDict)
+    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+
+    @classmethod
+    def from_dict(cls, data: Mapping[str, Any] | None) -> OtherSystemSpec:
+        data = dict(data or {})
+        return cls(id=str(data["id"]), label=_loc(data.get("label") or data["id"]), patterns=_pats(data.get("patterns")))
+
+
+@dataclass(frozen=True)
 class DiagnosticSpec(Serializable):
     """Procedures plus the replan and report vocabulary."""
 
     procedures: tuple[ProcedureSpec, ...] = ()
+    other_systems: tuple[OtherSystemSpec, ...] = ()  # named systems with no procedure here
+    no_procedure: Mapping[str, str] = field(default_factory=FrozenDict)  # "{system}", "{systems}"
     system_question: Mapping[str, str] = field(default_factory=FrozenDict)
     replan_triggers: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
     report_patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
@@ -313,6 +339,8 @@ class DiagnosticSpec(Serializable):
         data = dict(data or {})
         return cls(
             procedures=tuple(ProcedureSpec.from_dict(p) for p in data.get("procedures", ())),
+            other_systems=tuple(OtherSystemSpec.from_dict(o) for o in data.get("other_systems", ())),
+            no_procedure=_loc(data.get("no_procedure")),
             system_question=_loc(data.get("system_question")),
             replan_triggers=_pats(data.get("replan_triggers")),
             report_patterns=_pats(data.get("report_patterns")),
@@ -615,6 +643,9 @@ def _check_procedure(
         for ref in _strs(step.get("answered_by")):
             if ref not in evidence:
                 problems.append((f"{path}.steps[{i}].answered_by", f"unknown evidence {ref!r}"))
+        for key in ("yes", "no"):
+            if step.get(key) and step[key] not in evidence:
+                problems.append((f"{path}.steps[{i}].{key}", f"unknown evidence {step[key]!r}"))
 
 
 def _check_form(form: Mapping[str, Any], problems: list[tuple[str, str]]) -> None:
@@ -676,6 +707,10 @@ def validate_config(data: Mapping[str, Any]) -> list[tuple[str, str]]:
             _check_procedure(proc, f"$.diagnostic.procedures[{i}]", global_evidence, problems)
         else:
             problems.append((f"$.diagnostic.procedures[{i}]", "must be an object with an 'id'"))
+    _check_ids(list((data.get("diagnostic") or {}).get("other_systems", [])), "$.diagnostic.other_systems", problems)
+    for i, other in enumerate((data.get("diagnostic") or {}).get("other_systems", [])):
+        if isinstance(other, Mapping):
+            _check_patterns(other.get("patterns"), f"$.diagnostic.other_systems[{i}].patterns", problems)
     _check_ids(list(data.get("side_topics", [])), "$.side_topics", problems)
     if data.get("form"):
         _check_form(data["form"], problems)

@@ -70,12 +70,16 @@ REPORT_PATTERNS = normalize_patterns(
             r"\bwrap\s+(?:it\s+|this\s+)?up\b",
             r"\b(?:generate|create|make|give\s+me)\s+(?:the\s+|a\s+)?(?:report|summary)\b",
             r"\bcomplaint[\s,/]+cause[\s,/]+(?:and\s+)?correction\b",
+            r"\b(?:write|do|send|draft|prepare)\s+(?:up\s+)?(?:the\s+|a\s+|my\s+)?(?:report|summary)\b",
+            r"\breport\s*,?\s*(?:please|pls|plz)\b|^\W*report\W*$",
         ],
-        "zh": [r"(?:生成|出|写|给我)(?:一份|个)?(?:最终)?(?:报告|总结)", r"最终报告"],
-        "ru": [r"(?:итоговый|финальный)\s+отч[её]т", r"(?:сделай|составь|сформируй)\w*\s+отч[её]т"],
+        "zh": [r"(?:生成|出|写|给我|要)(?:一份|个)?(?:最终)?(?:报告|总结)", r"最终报告"],
+        "ru": [r"(?:итоговый|финальный)\s+отч[её]т", r"(?:сделай|составь|сформируй|напиши|пришли|подготовь)\w*\s+отч[её]т",
+               r"отч[её]т\s*,?\s*пожалуйста"],
         "es": [
             r"informe\s+final",
-            r"(?:genera|haz|crea|dame)\w*\s+(?:el\s+|un\s+)?(?:informe|reporte)",
+            r"(?:genera|haz|crea|dame|escrib|redact|prepar)\w*\s+(?:el\s+|un\s+)?(?:informe|reporte)",
+            r"(?:informe|reporte)\s*,?\s*por\s+favor",
         ],
     }
 )

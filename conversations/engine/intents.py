@@ -138,6 +138,10 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\b(?:location|position|whereabouts)\s+of\b",
             r"\bwhich\s+(?:side|panel|compartment|wall|bay|cabinet|corner|end)\b",
             r"\bwhere\b[^?]*\?",
+            # as people type it: "wheres the cap", "were is the capacitor", "whre is it"
+            r"\b(?:wheres|wher|whre|wehre)\s+(?:is|are|the|do|does|can|would|exactly)\b",
+            r"^\W*were\s+(?:is|are|do|does|can)\b",
+            r"\bwheres\b",
         ),
         "ru": (
             r"(?<!\w)где(?!\w)",
@@ -188,7 +192,7 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
         ),
         "es": (
             r"\bc[oó]mo\s+(?:puedo\s+|debo\s+|podr[ií]a\s+|se\s+|hago\s+para\s+|hay\s+que\s+)?"
-            r"(?:verific|comprob|prob|medi|mid|revis|cheque|hac|sab|reemplaz|quit|desmont|conect|"
+            r"(?:verific|comprob|prob|prueb|medi|mid|revis|cheque|hac|sab|reemplaz|quit|desmont|conect|"
             r"inspeccion|diagnostic)\w*",
             r"\bpasos\s+para\b",
             r"\bqu[eé]\s+pasos\b",

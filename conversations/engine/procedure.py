@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ._text import count_matches
-from .config import LoopGuardConfig, ProcedureSpec, StepSpec
+from .config import DiagnosticSpec, LoopGuardConfig, OtherSystemSpec, ProcedureSpec, StepSpec
 from .state import ACTIVE, ContextState
 
 
@@ -16,6 +16,23 @@ def detect_procedure(text: str, procedures: Iterable[ProcedureSpec]) -> Procedur
     if not scored:
         return None
     return max(scored, key=lambda s: (s[0], -s[1]))[2]
+
+
+def named_other_system(
+    text: str, diag: DiagnosticSpec, procedure: ProcedureSpec | None
+) -> OtherSystemSpec | None:
+    """A system the plan has no procedure for, named at least as strongly as `procedure`.
+
+    "the propane fridge isn't cooling" names the fridge; "cooling" alone must not pull it into
+    the roof air conditioner's checks, so the named system wins a tie.
+    """
+    scored = [(count_matches(text, o.patterns), -i, o) for i, o in enumerate(diag.other_systems)]
+    scored = [s for s in scored if s[0] > 0]
+    if not scored:
+        return None
+    best = max(scored, key=lambda s: s[:2])
+    rival = count_matches(text, procedure.patterns) if procedure is not None else 0
+    return best[2] if best[0] >= rival else None
 
 
 def steps_answered_by(procedure: ProcedureSpec, fact_keys: Iterable[str]) -> tuple[str, ...]:

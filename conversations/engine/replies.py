@@ -318,6 +318,8 @@ def compose_reply(
     elif evidence and outcome.intent in ("EXPLAIN", "HOWTO", "LOCATE") and outcome.side_question is None:
         parts.append(_t(lang, "From the knowledge base:", "知识库中的说明：") + "\n- " + "\n- ".join(evidence))
     parts += _diagnostic_lines(outcome, state, config, lang)
+    if outcome.notice:
+        parts.append(outcome.notice)
     parts += _form_lines(outcome, config, lang)
     if view.entered_steps and tool is None:
         parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("." if lang == "en" else "。"))
@@ -337,7 +339,8 @@ def compose_reply(
     offer = _action_offer(view, lang)
     if offer and not question:
         parts.append(offer)
-    small_talk = _small_talk_kind(state.latest_user_text or "") if not question and tool is None and outcome.resolved_intent is None else None
+    small_talk = (_small_talk_kind(state.latest_user_text or "") if (not question or chitchat_kind(state.latest_user_text or ""))
+                  and tool is None and outcome.resolved_intent is None else None)
     options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions else ""
     if options_line:
         if not parts and outcome.resolved_intent is None and small_talk in (None, "greeting"):

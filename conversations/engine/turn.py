@@ -153,6 +153,7 @@ class TurnOutcome(Serializable):
     cancelled: bool = False  # the request in progress was dropped
     handoff_requested: bool = False  # the person asked for a human being
     question_repeats: int = 0  # how many times in a row the reply's question has now been asked
+    notice: str | None = None  # said before the question (no procedure for that system, a switch, ...)
     trace: tuple[str, ...] = ()
 
     @property
@@ -361,6 +362,7 @@ def _outcome(state: ContextState, t: TurnWork, config: ConversationConfig) -> Tu
         cancelled=t.cancelled,
         handoff_requested=t.handoff_requested,
         question_repeats=state.same_question_asks if t.question else 0,
+        notice=t.notice,
         trace=tuple(t.trace),
     )
 

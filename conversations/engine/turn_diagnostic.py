@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from ._text import localize
+import re
+
+from ._text import chitchat_kind, count_matches, defers_answer, localize
 from .config import ConversationConfig
 from .estimate import (
     confirm_estimate,
@@ -11,6 +13,7 @@ from .estimate import (
     skip_estimate,
 )
 from .evidence import (
+    EvidenceMatch,
     add_facts,
     add_note,
     apply_replan,
@@ -23,6 +26,7 @@ from .evidence import (
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
 from .procedure import (
     detect_procedure,
+    named_other_system,
     next_step,
     remaining_steps,
     step_available,
@@ -32,14 +36,20 @@ from .slots import ABORT, has_content
 from .state import CONFIRMED, EST_NONE, ContextState, PendingClarification
 from .turn_work import (
     ANSWER,
+    CANCEL_MEANING,
     CONFIRM,
+    DEFERRED_TEXT,
     DISPUTE_MEANING,
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    NO_MORE_STEPS_TEXT,
     NOT_AN_ANSWER,
     REPORT,
+    REPORT_NOT_YET_TEXT,
+    REPORT_READY_TEXT,
     SIDE_QUESTION,
+    SWITCHED_TEXT,
     UNCLEAR_MEANING,
     TurnWork,
 )
@@ -51,9 +61,19 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     assert diag is not None
     if state.primary_system is not None:
         return state
-    found = detect_procedure(t.text, diag.procedures) or (
-        diag.procedures[0] if len(diag.procedures) == 1 else None
-    )
+    found = detect_procedure(t.text, diag.procedures)
+    other = named_other_system(t.text, diag, found)
+    if other is not None:
+        # No procedure for the system named: say so plainly, never another system's checks.
+        text = no_procedure_text(config, other.label, t.language)
+        t.ask(text, "system")
+        t.reply_action = "no_procedure"
+        t.trace.append(f"no procedure for {other.id}")
+        rounds = state.pending_clarification.rounds if state.pending_clarification else 0
+        pending = PendingClarification(intent=None, missing=("system",), rounds=rounds, last_question=text,
+                                       asked_turn=t.turn, kind="system")
+        return state.evolve(pending_clarification=pending, complaint=None)
+    found = found or (diag.procedures[0] if len(diag.procedures) == 1 else None)
     if found is None:
         question = localize(diag.system_question, t.language) or "Which system are we working on?"
         rounds = (state.pending_clarification.rounds if state.pending_clarification else 0) + 1
@@ -81,6 +101,88 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     )
 
 
+def no_procedure_text(config: ConversationConfig, label, language: str) -> str:  # noqa: ANN001
+    """'No guided procedure for {system}; I can guide {systems}' in the person's language."""
+    diag = config.diagnostic
+    assert diag is not None
+    systems = ", ".join(localize(p.label, language) for p in diag.procedures)
+    template = localize(diag.no_procedure, language) or (
+        "I don't have a guided procedure for {system}. I can guide you through: {systems}. "
+        "Say “talk to a person” if you'd like a member of staff."
+    )
+    return template.replace("{system}", localize(label, language)).replace("{systems}", systems)
+
+
+def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Mid-diagnosis, a message about another system and not about this one's checks: a system
+    with no procedure is said plainly (the check in progress stays), another procedure is switched
+    to while the cause is not isolated yet."""
+    diag = config.diagnostic
+    procedure = config.procedure(state.primary_system)
+    if diag is None or procedure is None or t.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
+        return state
+    if match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language):
+        return state
+    other = named_other_system(t.text, diag, procedure)
+    if other is not None:
+        t.notice = no_procedure_text(config, other.label, t.language)
+        t.reply_action = "no_procedure"
+        t.trace.append(f"no procedure for {other.id}; the check in progress stays")
+        return state
+    if state.isolation_complete:
+        return state
+    here = count_matches(t.text, procedure.patterns)
+    found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])
+    if found is None or count_matches(t.text, found.patterns) <= here:
+        return state
+    t.notice = localize(SWITCHED_TEXT, t.language).replace("{system}", localize(found.label, t.language).lower())
+    t.trace.append(f"switched procedure {procedure.id} -> {found.id}")
+    return state.evolve(primary_system=found.id, hypotheses=tuple(assess(h, state.facts, t.language) for h in found.hypotheses),
+                        current_step_id=None, complaint=t.text.strip())
+
+
+def _start_over(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """Cancel / start over before the cause is isolated: the system is asked again (facts stay)."""
+    procedure = config.procedure(state.primary_system)
+    if procedure is None or state.isolation_complete or config.diagnostic is None:
+        return state
+    ids = {s.id for s in procedure.steps}
+    t.ask(localize(config.diagnostic.system_question, t.language), "system")
+    t.reply_action = "ask_system"
+    t.trace.append(f"diagnosis of {procedure.id} dropped")
+    return state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
+                        completed_steps=tuple(s for s in state.completed_steps if s not in ids),
+                        skipped_steps=tuple(s for s in state.skipped_steps if s not in ids))
+
+
+_YES = {
+    "en": r"^\W*(?:yes|yep|yeah|yup|ya|sure|it\s+(?:does|did|is|runs|ran|spins|works))\b",
+    "zh": r"^\W*(?:是|对|能|可以|会|有|转了|能转|动了)",
+    "ru": r"^\W*(?:да|ага|угу)(?!\w)",
+    "es": r"^\W*(?:s[ií]|claro)\b",
+}
+_NO = {
+    "en": r"^\W*(?:no|nope|nah|not\s+at\s+all|nothing|negative|it\s+(?:doesn'?t|does\s+not|didn'?t|won'?t|isn'?t))\b",
+    "zh": r"^\W*(?:不|没|否)",
+    "ru": r"^\W*(?:нет|неа|не\s+(?:работает|крутится|запускается))(?!\w)",
+    "es": r"^\W*(?:no|nada)\b",
+}
+
+
+def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> str | None:
+    """The evidence a bare yes / no records for the check in progress, when the check says."""
+    procedure = config.procedure(state.primary_system)
+    step = procedure.step(state.current_step_id) if procedure else None
+    if step is None or t.meaning not in (ANSWER, CONFIRM, DISPUTE_MEANING, EVIDENCE):
+        return None
+    language = t.language if t.language in _YES else "en"
+    if step.no and re.search(_NO[language], t.text.lower()):
+        return step.no
+    if step.yes and re.search(_YES[language], t.text.lower()):
+        return step.yes
+    return None
+
+
 def diagnostic_mode(config: ConversationConfig) -> str:
     return "diagnostic" if "diagnostic" in config.modes.enabled else config.modes.initial
 
@@ -92,6 +194,11 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     before = state
     reported = " ".join(c.text for c in t.commands if c.kind == "report_evidence" and c.text)
     matches = match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language)
+    if not matches and not t.deferred and (said := _yes_no_evidence(state, t, config)):
+        rule = next(r for r in rules if r.id == said)
+        matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]
+    if matches:
+        t.deferred = False  # "not sure, but it reads 0 V": the reading counts
     state, update = add_facts(
         state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
     )
@@ -99,7 +206,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     noteworthy = t.meaning in (EVIDENCE, DISPUTE_MEANING) or (
         t.meaning == ANSWER and state.current_step_id
     )
-    if not added and noteworthy and has_content(t.text):
+    if not added and noteworthy and has_content(t.text) and not t.deferred:
         state, note = add_note(state, t.text, turn=t.turn, step_id=state.current_step_id)
         added.append(note)
     state, changes = reassess_hypotheses(
@@ -162,7 +269,9 @@ def _complete_steps(state: ContextState, t: TurnWork, config: ConversationConfig
     # A plain answer completes the current step, unless its evidence answered other steps instead
     # (the person skipped ahead: the skipped check stays open). Volunteered evidence only
     # completes the steps it answers.
-    answering = t.meaning in (ANSWER, CONFIRM) and not done
+    # a question back ("is that the big one?") answers nothing, even when no side topic fits
+    asking = t.text.strip().endswith(("?", "？")) or t.text.strip().startswith("¿")
+    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred and not asking
     if current and answering and has_content(t.text) and procedure.step(current):
         done.append(current)
     done = [s for s in dict.fromkeys(done) if s not in state.completed_steps]
@@ -187,10 +296,12 @@ def _estimate_and_report(state: ContextState, t: TurnWork, config: ConversationC
     if t.meaning == REPORT:
         if state.isolation_complete:
             t.reply_action = "final_report"
+            t.notice = localize(REPORT_READY_TEXT, t.language)
             if "final_report" in config.modes.enabled:
                 state = state.evolve(mode="final_report")
         else:
             t.report_blockers = ("isolation_incomplete",)
+            t.notice = localize(REPORT_NOT_YET_TEXT, t.language)
     return state
 
 
@@ -202,8 +313,14 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
+    if t.deferred and current is not None and step_available(state, current, guard) and not t.facts_added:
+        t.notice = localize(DEFERRED_TEXT, t.language)
+        t.reply_action = "ask_step"
+        t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
+        return state
     if (
         t.meaning == UNCLEAR_MEANING
+        and not chitchat_kind(t.text)  # "thanks" mid-check is answered in kind, then the check again
         and current is not None
         and current.id not in state.completed_steps
     ):
@@ -228,6 +345,9 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         t.ready_for_report = state.isolation_complete
         if t.reply_action == "acknowledge":
             t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
+        if t.reply_action == "no_more_steps" and not t.notice:
+            label = localize(procedure.label, t.language)
+            t.notice = localize(NO_MORE_STEPS_TEXT, t.language).replace("{system}", label.lower() if t.language in ("en", "es") else label)
         return state.evolve(current_step_id=None)
     t.next_step_id = step.id
     t.next_step_question = localize(step.question, t.language)
@@ -242,6 +362,8 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
 
 def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
     """Seed 000 behaviours for plans with diagnostic procedures."""
+    if t.meaning == CANCEL_MEANING:
+        state = _start_over(state, t, config)
     if t.meaning in (SIDE_QUESTION, *NOT_AN_ANSWER):  # the step in progress stays where it was
         procedure = config.procedure(state.primary_system)
         step = procedure.step(state.current_step_id) if procedure else None
@@ -249,9 +371,19 @@ def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> Co
             t.next_step_id = step.id
             t.next_step_question = localize(step.question, t.language)
         return state
+    t.deferred = bool(state.current_step_id) and defers_answer(t.text)
+    before = state.primary_system
     state = _procedure(state, t, config)
     if state.primary_system is None:
         return state
+    if before is not None:
+        state = _other_fault(state, t, config)
+        if t.reply_action == "no_procedure":
+            procedure = config.procedure(state.primary_system)
+            step = procedure.step(state.current_step_id) if procedure else None
+            if step is not None and step.id not in state.completed_steps:
+                t.next_step_id, t.next_step_question = step.id, localize(step.question, t.language)
+            return state
     if state.mode in ("authorization",) and t.meaning not in (ESTIMATE, REPORT):
         state = state.evolve(mode=diagnostic_mode(config))
     state = _evidence(state, t, config)

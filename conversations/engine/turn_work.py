@@ -43,6 +43,42 @@ FALLBACK_TEXT = {
 }
 
 
+# Diagnostic notices in the plan's four languages ({system}: the procedure's label).
+SWITCHED_TEXT = {
+    "en": "OK, let's look at the {system} instead.",
+    "zh": "好的，那我们改为诊断{system}。",
+    "ru": "Хорошо, тогда займёмся другой системой: {system}.",
+    "es": "De acuerdo, pasemos a {system}.",
+}
+DEFERRED_TEXT = {
+    "en": "No problem: this check stays open until you've had a look.",
+    "zh": "没关系，这项检查先保留，等您查看后再告诉我。",
+    "ru": "Ничего страшного: эта проверка остаётся открытой, пока вы не посмотрите.",
+    "es": "No hay problema: esta comprobación queda pendiente hasta que lo revise.",
+}
+NO_MORE_STEPS_TEXT = {
+    "en": "That's every check I have for the {system}, and they don't single out one cause yet. "
+          "Tell me anything else you find, or say “talk to a person” and a member of staff will take over.",
+    "zh": "{system}的检查项都已完成，但还不能确定唯一的原因。您可以告诉我新的发现，或者说“转人工”由工作人员接手。",
+    "ru": "Это все проверки, которые у меня есть для системы «{system}», и единственная причина пока не найдена. "
+          "Сообщите, что ещё обнаружите, или напишите «поговорить с человеком», и подключится сотрудник.",
+    "es": "Esas son todas las comprobaciones que tengo para {system} y aún no señalan una sola causa. "
+          "Cuénteme cualquier otra cosa que encuentre, o diga «hablar con una persona» y le atenderá alguien del personal.",
+}
+REPORT_NOT_YET_TEXT = {
+    "en": "I can't write the report yet: the cause isn't isolated. Let's finish the checks first.",
+    "zh": "现在还不能生成报告：原因尚未定位。我们先把检查做完。",
+    "ru": "Отчёт пока составить нельзя: причина ещё не найдена. Давайте сначала закончим проверки.",
+    "es": "Todavía no puedo redactar el informe: la causa no está aislada. Terminemos antes las comprobaciones.",
+}
+REPORT_READY_TEXT = {
+    "en": "The report is ready to write: choose below whether to confirm the estimate, keep it as a draft or skip it.",
+    "zh": "可以生成报告了：请在下面选择确认估算、保留草稿或跳过估算。",
+    "ru": "Отчёт можно составить: выберите ниже, подтвердить смету, оставить её черновиком или пропустить.",
+    "es": "El informe está listo para redactarse: elija abajo si confirma el presupuesto, lo deja como borrador o lo omite.",
+}
+
+
 @dataclass
 class TurnWork:
     """One pipeline run: the message, its reading, and what each stage decided."""
@@ -57,6 +93,9 @@ class TurnWork:
     reply_action: str = "acknowledge"
     action: ProposedAction = field(default_factory=lambda: ProposedAction("statement"))
     trace: list[str] = field(default_factory=list)
+    # said before the question (no procedure for a named system, a switch, no checks left)
+    notice: str | None = None
+    deferred: bool = False  # the person has not checked yet / is unsure: the step stays open
     # the question the reply must ask
     question: str | None = None
     question_kind: str | None = None

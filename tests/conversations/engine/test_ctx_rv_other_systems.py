@@ -1,0 +1,74 @@
+"""Issue 14 in the RV diagnostic: systems with no procedure, typed side questions, "not yet", yes / no, start over."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from conversations.engine import ConversationConfig, load_example
+from conversations.engine.simulate import Dialogue
+
+CONFIG = ConversationConfig.from_dict(load_example("rv_diagnostic"))
+NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
+
+
+@pytest.mark.parametrize("text", [
+    "the propane fridge stopped getting cold",  # "cold"/"cooling" must not pull it into the roof AC
+    "fridge isnt cooling on propane",
+    "冰箱不制冷了",
+    "холодильник не охлаждает",
+    "la nevera no enfría",
+    "water heater wont light",
+    "my furnace won't ignite",
+    "slide out is stuck halfway",
+    "generator won't start",
+])
+def test_a_system_without_a_procedure_is_said_plainly_never_another_systems_checks(text: str) -> None:
+    d = Dialogue(CONFIG, NOW)
+    out = d.say(text)
+    assert d.state.primary_system is None and out.next_step_id is None
+    assert out.reply_action == "no_procedure" and out.decision == "ask"
+    assert d.state.complaint is None  # the next message describes the fault to diagnose
+    out = d.say("ok then the roof ac, it blows warm air")
+    assert d.state.primary_system == "roof_ac" and out.next_step_id == "check_power"
+
+
+def test_mid_diagnosis_another_system_keeps_the_check_or_switches() -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof ac not cooling")
+    out = d.say("the water heater is also out")
+    assert out.reply_action == "no_procedure" and out.next_step_id == "check_power"
+    assert "check_power" not in d.state.completed_steps
+    d.say("the roof vent fan also doesn't work now")  # another procedure: switched
+    assert d.state.primary_system == "roof_vent_fan"
+
+
+def test_typed_side_question_and_not_yet_leave_the_check_open() -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("ac hums and blows warm")
+    d.say("121 V")
+    d.say("compressor hums but won't start")
+    out = d.say("wheres the capacitor?")
+    assert out.side_question is not None and out.side_question.topic == "capacitor"
+    out = d.say("haven't measured it yet")
+    assert out.next_step_id == "test_capacitor" and "test_capacitor" not in d.state.completed_steps
+    assert not [f for f in d.state.facts if f.key == "note"]
+
+
+def test_bare_yes_no_answers_a_check_that_says_what_they_mean() -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof vent fan is dead")
+    d.say("12.6 V at the connector")
+    out = d.say("nope")
+    assert out.isolation_completed and d.state.isolation_finding == "fan_motor_failed"
+
+
+def test_start_over_drops_the_system_but_keeps_what_was_said() -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof vent fan stopped working")
+    out = d.say("start over")
+    assert d.state.primary_system is None and out.question_kind == "system"
+    assert d.state.facts  # remembered
+    out = d.say("the air conditioner is dead")
+    assert d.state.primary_system == "roof_ac" and out.next_step_id == "check_power"
