@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from ._text import asks_for_human, asks_to_cancel, first_match, language_signal
+from ._text import asks_for_human, asks_to_cancel, asks_to_restart, first_match, language_signal
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
@@ -74,7 +74,7 @@ def routed_by_commands(t: TurnWork, config: ConversationConfig) -> IntentResult:
 def cancel_request(state: ContextState, t: TurnWork) -> ContextState:
     """`cancel` (the model's, or the whole message says so): drop the request in progress and its
     open clarification (facts and answers stay)."""
-    if t.command("cancel") is None and not asks_to_cancel(t.text):
+    if t.command("cancel") is None and not asks_to_cancel(t.text) and not asks_to_restart(t.text):
         return state
     t.trace.append("cancelled: active intent and pending clarification dropped")
     t.cancelled = True
@@ -159,6 +159,8 @@ def fill_slots(
     entry = _aware(known_entry.value) if known_entry is not None else None
     ctx = ExtractContext(now=now, timezone=timezone, language=t.language, entry=entry)
     found = extract_slots(t.text, [config.slot_spec(n) for n in names], ctx)
+    if t.meaning == SIDE_QUESTION:  # "what do you mean by constraints?" states no constraints
+        found = {n: e for n, e in found.items() if config.slot_spec(n).extractor != "text"}
     for name, candidates in state.slot_candidates.items():
         if name not in found and (value := resolve_reference(t.text, candidates)):
             found[name] = Extraction(value=value, raw="reference")
