@@ -381,7 +381,7 @@ _NEGATED_TAIL = re.compile(
     r"|\s*[,，；、]\s*(?:而)?(?:不是|并非)|而(?:不是|非)).*$",
     re.IGNORECASE,
 )
-_TRAILING = re.compile(r"[\s,;:，；：、。.]*(?:\b(?:and|also|plus)\b|和|以及|并且|还有)?[\s,;:，；：、。.]*$", re.IGNORECASE)
+_TRAILING = re.compile(r"[\s,;:，；：、。.]*(?:\b(?:and|also|plus|the|our|my|a|an)\b|和|以及|并且|还有)?[\s,;:，；：、。.]*$", re.IGNORECASE)
 
 
 def _own_text(found: Extraction, others: Iterable[str]) -> Extraction:

@@ -7,6 +7,7 @@ the turn's working memory (`TurnWork`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
@@ -124,6 +125,8 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
     if routed.kind == "domain":
         return REQUEST
     if routed.kind == "builtin":
+        if routed.is_side_question and _statement_answering_form(state, t, config):
+            return ANSWER  # "...where our accountants can see what is still missing." describes, it does not ask
         if routed.is_side_question:
             return SIDE_QUESTION
         return {NEW_EVIDENCE: EVIDENCE, DISPUTE: DISPUTE_MEANING, CONFIRMATION: CONFIRM}[
@@ -132,6 +135,15 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
     if not has_content(t.text):
         return UNCLEAR_MEANING
     return FOLLOW_UP if routed.follow_up and state.active_intent else ANSWER
+
+
+def _statement_answering_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> bool:
+    """A long statement with no question mark, while a form question waits, is an answer, not a side question."""
+    if config.form is None or "?" in t.text or "？" in t.text:
+        return False
+    if state.finalized_answers and state.current_step_id is None:
+        return False  # every question answered: nothing is waiting
+    return len(t.text.split()) > 15 or len(re.findall(r"[\u3400-\u9fff]", t.text)) > 30
 
 
 def _slot_names(config: ConversationConfig) -> list[str]:

@@ -79,3 +79,11 @@ def test_start_over_clears_the_interview_and_cancel_keeps_it() -> None:
 def test_a_side_question_about_a_field_fills_no_field() -> None:
     outcome = _talk("做一个员工请假审批的小程序", "你说的约束是什么意思？", locale="zh-hans")
     assert "constraints" not in outcome.state.slots and outcome.side_question.answer
+
+
+def test_a_long_statement_while_a_question_waits_is_an_answer_not_a_side_question() -> None:
+    outcome = _talk("Our firm chases clients for receipts by email and things get lost, so we would like a portal "
+                    "where clients upload documents and our accountants see at a glance what is still missing.")
+    assert outcome.side_question is None and _answers(outcome)["summary"].startswith("Our firm")
+    asked = _talk("A booking app for our physio clinic", "what is the intake gate?")
+    assert asked.side_question is not None and "goal" not in _answers(asked)
