@@ -34,11 +34,24 @@ def available(conversation: Conversation) -> list[dict[str, Any]]:
     ]
 
 
-def _markdown_lines(title: str, content: dict[str, Any]) -> str:
+# Field names as people read them, per language (a field without one is shown by its key in words).
+FIELD_LABELS = {
+    "summary": ("Summary", "项目概述"),
+    "goal": ("Goal", "目标"),
+    "users": ("Users", "用户"),
+    "constraints": ("Constraints", "约束条件"),
+}
+
+
+def _field(key: str, lang: int) -> str:
+    return FIELD_LABELS[key][lang] if key in FIELD_LABELS else key.replace("_", " ").title()
+
+
+def _markdown_lines(title: str, content: dict[str, Any], lang: int = 0) -> str:
     lines = [f"# {title}", ""]
     for key, value in content.items():
         if isinstance(value, list):
-            lines.append(f"## {key.replace('_', ' ').title()}")
+            lines.append(f"## {_field(key, lang)}")
             for item in value:
                 if isinstance(item, dict):
                     lines.append("- " + "; ".join(f"{k}: {v}" for k, v in item.items() if v not in (None, "")))
@@ -46,7 +59,7 @@ def _markdown_lines(title: str, content: dict[str, Any]) -> str:
                     lines.append(f"- {item}")
             lines.append("")
         elif value not in (None, "", {}):
-            lines.append(f"**{key.replace('_', ' ').title()}:** {value}")
+            lines.append(f"**{_field(key, lang)}:** {value}" if not lang else f"**{_field(key, lang)}：** {value}")
     return "\n".join(lines) + "\n"
 
 
@@ -105,5 +118,6 @@ def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]
         return _eml(content), "message/rfc822", f"{base}.eml"
     if doc.key == "calendar_invite":
         return _ics(content, base), "text/calendar; charset=utf-8", f"{base}.ics"
-    title = LABELS.get(doc.key, (doc.key,))[0]
-    return _markdown_lines(title, content), "text/markdown; charset=utf-8", f"{base}.md"
+    lang = 1 if conversation.locale.startswith("zh") else 0
+    title = LABELS.get(doc.key, (doc.key, doc.key))[lang]
+    return _markdown_lines(title, content, lang), "text/markdown; charset=utf-8", f"{base}.md"

@@ -193,7 +193,8 @@ _DEFERRAL = re.compile(
     r"|还没(?:有)?(?:测|查|检查|量|看|试)"
     r"|(?:ещё|еще)\s+не\s+\w+|не\s+(?:проверял|мерил|замерял|смотрел)\w*"
     r"|(?:todav[ií]a|a[uú]n)\s+no\b|no\s+(?:lo\s+)?he\s+(?:revisado|medido|comprobado|mirado)"
-    r"|不确定|不清楚|不知道|还没(?:定|决定|确定)|待定|(?:我|得|要)(?:再)?(?:查|问|确认|核实)一下|回头(?:再)?(?:告诉|确认)"
+    r"|haven'?t\s+(?:thought|figured)|still\s+(?:thinking|deciding|working\s+(?:it|that)\s+out)|no\s+idea\s+yet|not\s+yet\s+(?:sure|decided|known)"
+    r"|不确定|不清楚|不知道|还没(?:定|决定|确定|想好|想清楚|考虑)|没想好|没想过|说不好|说不准|还在考虑|待定|(?:我|得|要)(?:再)?(?:查|问|确认|核实)一下|回头(?:再)?(?:告诉|确认)"
     r"|не\s+знаю|не\s+уверен\w*|надо\s+(?:проверить|уточнить)|уточню|"
     r"\bno\s+s[eé]\b|no\s+estoy\s+segur[oa]|tengo\s+que\s+(?:revisar|comprobar|consultar|preguntar)",
     re.IGNORECASE,
@@ -257,6 +258,19 @@ def asks_for_human(text: str) -> bool:
     if match is None or negated_at(text, match.start()):
         return False
     return not _NO_NEED.search(text[max(0, match.start() - 24):match.start()])
+
+
+_RESTART = re.compile(
+    r"^\W*(?:(?:ok(?:ay)?|actually|no|please|let'?s|let\s+us|can\s+we|i\s+want\s+to)\W+)*(?:start\s+(?:over|again|afresh|from\s+scratch)|"
+    r"begin\s+again|restart|重新开始|重来|从头(?:开始|来)|推倒重来|начн[её]м\s+(?:сначала|заново)|empecemos\s+de\s+nuevo|"
+    r"empezar\s+de\s+nuevo)[\s\W]*(?:please|pls|吧|了|пожалуйста|por\s+favor)?[\s\W]*$",
+    re.IGNORECASE,
+)
+
+
+def asks_to_restart(text: str) -> bool:
+    """The whole message asks to begin again from the start ("start over", "重新开始")."""
+    return bool(_RESTART.match(text.strip().replace("’", "'")))
 
 
 def asks_to_cancel(text: str) -> bool:

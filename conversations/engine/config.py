@@ -403,6 +403,7 @@ class FormQuestionSpec(Serializable):
     unit: str | None = None
     min_chars: int = 2
     required: bool = True
+    label: Mapping[str, str] = field(default_factory=FrozenDict)  # a short name for replies ("goal", "目标")
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> FormQuestionSpec:
@@ -419,6 +420,7 @@ class FormQuestionSpec(Serializable):
             unit=data.get("unit"),
             min_chars=int(data.get("min_chars", 2)),
             required=bool(data.get("required", True)),
+            label=_loc(data.get("label")),
         )
 
 

@@ -115,9 +115,14 @@ def evaluate_answer(
                 return FormEvaluation(True, value)
         return FormEvaluation(False, reason="no_yes_no")
     stripped = text.strip()
-    if len(stripped) < spec.min_chars:
+    if text_length(stripped) < spec.min_chars:
         return FormEvaluation(False, reason="too_short")
     return FormEvaluation(True, stripped)
+
+
+def text_length(text: str) -> int:
+    """How long an answer is, a Chinese character counting as two letters (护士 says as much as "nurses")."""
+    return len(text) + len(re.findall(r"[\u3400-\u9fff]", text))
 
 
 def _choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]:
@@ -292,6 +297,7 @@ def finalize_answer(
         active = None
     slots = state.slots
     if spec.slot:
+        known = slots.get(spec.slot)
         slots = with_key(
             slots,
             spec.slot,
@@ -299,7 +305,7 @@ def finalize_answer(
                 name=spec.slot,
                 value=answer,
                 source_turn=turn,
-                raw=answer,
+                raw=known.raw if known is not None and known.value == answer and known.raw else answer,  # the words it came from
                 status=VALID,
                 validated_by="form",
                 validated_turn=turn,

@@ -224,15 +224,56 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
     return lines
 
 
+_FILLER = re.compile(r"^(?:(?:so|well|ok(?:ay)?|um+|uh+|er+m*|basically|right|hi|hello|hey|yeah|yes|嗯+|呃+|那个|就是说?|其实|是这样的?|你好|您好)"
+                     r"(?![A-Za-z])[\s,，.。!！…:：-]*)+", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
+
+
+def brief(text: str, lang: str) -> str:
+    """A short form of what a person said, to tell them what was understood (never the whole message back)."""
+    whole = _FILLER.sub("", " ".join(text.split())).strip() or " ".join(text.split())
+    cjk = bool(re.search(r"[\u4e00-\u9fff]", whole))
+    limit = 36 if cjk else 72
+    end = ".。;；!！?？ "
+    first = _SENTENCE_END.split(whole)[0].rstrip(end) if len(whole) > limit else whole.rstrip(end)
+    more = len(first) < len(whole.rstrip(end))
+    if len(first) > limit:
+        cut = first[:limit]
+        clause = max(cut.rfind(c) for c in ",，、;；")
+        if clause > limit // 2:
+            cut = cut[:clause]
+        elif not cjk and " " in cut:
+            cut = cut[: cut.rfind(" ")]
+        first, more = cut, True
+    first = first.rstrip(" ,，、;；:：")
+    if len(first) > 1 and first[0].isupper() and first[1].islower() and not first.startswith("I "):
+        first = first[0].lower() + first[1:]
+    return first + ("…" if more else "")
+
+
+def _label(spec: Any, config: ConversationConfig, lang: str) -> str:
+    """A question's short name in replies: its label or its slot's label ("" when it has none)."""
+    slot = config.slot_spec(spec.slot) if spec.slot else None
+    return (localize(spec.label, lang) if spec.label else "") or (localize(slot.label, lang) if slot is not None and slot.label else "")
+
+
 def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
     lines = []
-    if outcome.form_changed_question and config.form is not None and (spec := config.form.question(outcome.form_changed_question)):
-        question = localize(spec.question, lang).rstrip("?？")
-        lines.append(_t(lang, f"Changed “{question}” from {outcome.form_changed_from} to {outcome.form_changed_to}.",
-                        f"已将“{question}”从 {outcome.form_changed_from} 改为 {outcome.form_changed_to}。"))
-    if outcome.form_answer_finalized is not None:
-        answer = outcome.form_answer_finalized
-        lines.append(_t(lang, f"Recorded: {answer.answer.rstrip('.。')}.", f"已记录：{answer.answer.rstrip('.。')}。"))
+    form = config.form
+    if outcome.form_changed_question and form is not None and (spec := form.question(outcome.form_changed_question)):
+        label, question = _label(spec, config, lang), localize(spec.question, lang).rstrip("?？")
+        before, after = brief(outcome.form_changed_from or "", lang), brief(outcome.form_changed_to or "", lang)
+        if label:
+            lines.append(_t(lang, f"Changed the {label} from “{before}” to “{after}”.", f"已将{label}从“{before}”改为“{after}”。"))
+        else:
+            lines.append(_t(lang, f"Changed “{question}” from {before} to {after}.", f"已将“{question}”从 {before} 改为 {after}。"))
+    # what this turn recorded, question by question, said briefly (never the whole message back)
+    fresh = {a.question_id: a for a in outcome.state.finalized_answers
+             if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
+    if form is not None and fresh:
+        noted = [(_label(q, config, lang), brief(fresh[q.id].answer, lang)) for q in form.questions if q.id in fresh]
+        lines.append(_t(lang, "Noted " + "; ".join(f"the {label}: {value}" if label else value for label, value in noted) + ".",
+                        "已记下" + "；".join(f"{label}：{value}" if label else value for label, value in noted) + "。"))
     last_question = not outcome.question and not outcome.next_step_question
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
         lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
@@ -288,7 +329,10 @@ def compose_reply(
     if outcome.handoff_requested:
         return ComposedReply(text=_t(lang, *HANDOFF_OPENED), asks_question=False, kind="handoff")
     parts: list[str] = []
-    if outcome.cancelled:
+    if outcome.restarted:
+        parts.append(_t(lang, "OK, let's start again from the beginning: I've cleared your earlier answers.",
+                        "好的，我们从头开始：之前的回答已清空。"))
+    elif outcome.cancelled:
         parts.append(_t(lang, "OK, I've dropped that request; what you told me is still remembered.", "好的，这个请求已取消；您之前提供的信息我还记得。"))
         if not outcome.question and not outcome.next_step_question:
             parts.append(_capabilities(config, lang))  # and what else the concierge can do

@@ -365,10 +365,36 @@ def extract_slots(
     """All declared slots found in text."""
     text = shared_period(text)
     found = {}
+    specs = list(specs)
     for spec in specs:
         if extraction := extract_slot(text, spec, ctx):
             found[spec.name] = extraction
+    free = [s.name for s in specs if s.extractor == "text" and s.name in found]
+    for name in free:  # "the goal is X, users are Y": the goal stops where the users begin
+        found[name] = _own_text(found[name], [found[o].raw for o in free if o != name])
     return found
+
+
+# The part of a free-text value a person negates or sets aside: "nurses, not doctors", "护士，不是医生".
+_NEGATED_TAIL = re.compile(
+    r"(?:\s*[,;，；、]\s*(?:but\s+|and\s+)?not\s+(?!later|earlier|more|less|over|above|below|before|after|exceed)|\s+(?:rather\s+than|instead\s+of|but\s+not)\s+"
+    r"|\s*[,，；、]\s*(?:而)?(?:不是|并非)|而(?:不是|非)).*$",
+    re.IGNORECASE,
+)
+_TRAILING = re.compile(r"[\s,;:，；：、。.]*(?:\b(?:and|also|plus|the|our|my|a|an)\b|和|以及|并且|还有)?[\s,;:，；：、。.]*$", re.IGNORECASE)
+
+
+def _own_text(found: Extraction, others: Iterable[str]) -> Extraction:
+    """A free-text value without what another slot's words took, nor a negated tail."""
+    value, raw = found.value, found.raw
+    for other in others:
+        at = value.find(other) if other else -1
+        if at > 0:
+            tail = value[at:]
+            value, raw = value[:at], raw[: -len(tail)] if raw.endswith(tail) else raw
+    value = _NEGATED_TAIL.sub("", value)
+    value = _TRAILING.sub("", value).strip()
+    return Extraction(value, raw.strip(" ,;:，；：、")) if value else found
 
 
 # "9 to 11am", "2-4pm", "11 to 1pm": the start's hour takes the end's period (or, when it is the

@@ -151,6 +151,7 @@ class TurnOutcome(Serializable):
     form_changed_to: str | None = None
     situation: str = "unknown"
     cancelled: bool = False  # the request in progress was dropped
+    restarted: bool = False  # "start over" on a form: its answers were cleared, it begins again
     handoff_requested: bool = False  # the person asked for a human being
     question_repeats: int = 0  # how many times in a row the reply's question has now been asked
     notice: str | None = None  # said before the question (no procedure for that system, a switch, ...)
@@ -360,6 +361,7 @@ def _outcome(state: ContextState, t: TurnWork, config: ConversationConfig) -> Tu
         form_changed_to=t.form_changed_to,
         situation=state.situation,
         cancelled=t.cancelled,
+        restarted=t.restarted,
         handoff_requested=t.handoff_requested,
         question_repeats=state.same_question_asks if t.question else 0,
         notice=t.notice,

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
-from ._text import localize
+import re
+
+from ._serde import FrozenDict
+from ._text import asks_to_restart, defers_answer, localize
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
     FormEvaluation,
@@ -15,6 +18,7 @@ from .forms import (
     form_complete,
     open_thread,
     prefill_from_slots,
+    text_length,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .slots import ABORT, has_content
@@ -51,10 +55,21 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     state, prefilled = prefill_from_slots(state, form, turn=t.turn, locale=t.language)
     if prefilled:
         t.trace.append("prefilled: " + ", ".join(prefilled))
+    if t.meaning == CANCEL_MEANING and asks_to_restart(t.text) and (state.finalized_answers or state.active_thread):
+        # "start over" / "重新开始": the person begins again, so the answers they gave are cleared
+        names = {q.slot for q in form.questions if q.slot}
+        state = state.evolve(finalized_answers=(), active_thread=None, archived_threads=(),
+                             slots=FrozenDict({k: v for k, v in state.slots.items() if k not in names}))
+        t.restarted = True
+        t.trace.append("form restarted: answers cleared")
+        return _form_next(state, t, config, current_question(state, form))
     if t.meaning == CANCEL_MEANING:  # the answers stay; the question in progress is asked again
         return _form_next(state, t, config, current_question(state, form))
     if t.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
+    state, moved = _follow_slot_corrections(state, t, config)
+    if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
+        return _form_next(state, t, config, current_question(state, form))
     if (corrected := _command_correction(state, t, form) or find_correction(state, form, t.text, t.language)) is not None:
         target, value = corrected
         before = state.finalized(target.id).answer
@@ -70,18 +85,26 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         spec = current_question(state, form)
     if spec is None:
         return _form_next(state, t, config, current_question(state, form))
+    if prefilled and not _answers_beyond(t, state, config, spec):
+        # "面向小区居民和团长" while the constraints are asked: it answered another question, not this one
+        return _form_next(state, t, config, current_question(state, form))
     state = open_thread(state, spec.id)
     state = answer_clarifying_question(state, t.text, turn=t.turn)
     given = _command_answer(t, spec)
     verdict = FormEvaluation(True, given) if given else evaluate_answer(t.text, spec, t.language, state.active_thread)
     if verdict.accepted:
-        state = finalize_answer(
-            state, spec, verdict.value or t.text, turn=t.turn, locale=t.language, form=form
-        )
+        value = verdict.value or t.text
+        if spec.answer_type == "text" and not given:
+            value = _without_others(value, _other_raws(t, state, config, spec))
+        state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form)
         t.form_answer_finalized = state.finalized(spec.id)
         return _form_next(state, t, config, current_question(state, form))
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = clarify_prompt(spec, asked, t.language) if asked < form.max_clarify else None
+    if verdict.reason == "non_answer" and defers_answer(t.text):
+        # "not sure yet" / "还没想好" is never an answer: say that's fine and ask again, more simply
+        prompt = _t(t.language, "That's fine if it isn't decided yet. ", "还没想好也没关系。") + (
+            prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, t.language))
     if prompt is not None:
         t.ask(prompt, "form_clarify")
         t.reply_action = "form_clarify"
@@ -143,3 +166,64 @@ def _form_next(
         t.reply_action = "form_next"
         t.action = ProposedAction(QUESTION, step_id=spec.id, topic=spec.id)
     return state.evolve(current_step_id=spec.id)
+
+
+def _t(lang: str, en: str, zh: str) -> str:
+    return zh if lang.startswith("zh") else en
+
+
+def _follow_slot_corrections(state: ContextState, t: TurnWork, config: ConversationConfig) -> tuple[ContextState, bool]:
+    """A slot this message corrected ("actually the users are nurses") changes the final answer it backs."""
+    form = config.form
+    assert form is not None
+    moved = False
+    for spec in form.questions:
+        final = state.finalized(spec.id)
+        slot = state.slots.get(spec.slot) if spec.slot else None
+        if final is None or slot is None or spec.slot not in t.slots_changed or slot.value == final.answer:
+            continue
+        if spec.answer_type == "text" and text_length(slot.value.strip()) < spec.min_chars:
+            continue
+        state = finalize_answer(state, spec, slot.value, turn=t.turn, locale=t.language, form=form)
+        if not moved:
+            t.form_changed_question, t.form_changed_from, t.form_changed_to = spec.id, final.answer, slot.value
+        t.trace.append(f"form answer {spec.id} follows its corrected slot: {final.answer} -> {slot.value}")
+        moved = True
+    return state, moved
+
+
+def _other_raws(t: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> list[str]:
+    """The words of this message that gave other questions' slots."""
+    form = config.form
+    assert form is not None
+    others = {q.slot for q in form.questions if q.slot and q.id != spec.id}
+    return [state.slots[n].raw for n in t.slots_changed if n in others and n in state.slots and state.slots[n].raw]
+
+
+def _answers_beyond(t: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> bool:
+    """Whether the message says more than what answered other questions (so it may answer this one too)."""
+    rest = _without_others(t.text, _other_raws(t, state, config, spec))
+    rest = _LEAD_IN.sub("", rest).strip()
+    return text_length(rest) >= max(spec.min_chars, 4) and has_content(rest)
+
+
+_LEAD_IN = re.compile(r"^(?:\s*(?:actually|also|and|oh|ok(?:ay)?|sorry|so|well|no|不对|对了|另外|还有|其实|哦|嗯)[\s,，.。!！:：]*)+", re.IGNORECASE)
+_CLAUSE_LEAD = re.compile(r"(?:(?:and|also|so|but|plus|then|the|our|my|its|their|而且|并且|另外|还有|其中|我们的|我们)\s*)*", re.IGNORECASE)
+_BOUNDARY = re.compile(r"[.!?;,。！？；，、\n]")
+
+
+def _without_others(text: str, raws: list[str]) -> str:
+    """The answer without whole clauses another question took ("The goal is ...", "用户是...")."""
+    for raw in raws:
+        at = text.find(raw)
+        if at < 0:
+            continue
+        start = max((m.end() for m in _BOUNDARY.finditer(text, 0, at)), default=0)
+        end = at + len(raw)
+        after = _BOUNDARY.search(text, end)
+        lead = text[start:at].strip()
+        if (after.start() if after else len(text)) - end > 2 or not _CLAUSE_LEAD.fullmatch(lead):
+            continue  # inside a clause ("a tool for our warehouse team to ..."): the words stay
+        stop = after.end() if after else len(text)
+        text = text[:start] + text[stop:]
+    return text.strip(" ,，、;；") or text

@@ -7,11 +7,12 @@ the turn's working memory (`TurnWork`).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from ._text import asks_for_human, asks_to_cancel, first_match, language_signal
+from ._text import asks_for_human, asks_to_cancel, asks_to_restart, first_match, language_signal
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
@@ -74,7 +75,7 @@ def routed_by_commands(t: TurnWork, config: ConversationConfig) -> IntentResult:
 def cancel_request(state: ContextState, t: TurnWork) -> ContextState:
     """`cancel` (the model's, or the whole message says so): drop the request in progress and its
     open clarification (facts and answers stay)."""
-    if t.command("cancel") is None and not asks_to_cancel(t.text):
+    if t.command("cancel") is None and not asks_to_cancel(t.text) and not asks_to_restart(t.text):
         return state
     t.trace.append("cancelled: active intent and pending clarification dropped")
     t.cancelled = True
@@ -124,6 +125,8 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
     if routed.kind == "domain":
         return REQUEST
     if routed.kind == "builtin":
+        if routed.is_side_question and _statement_answering_form(state, t, config):
+            return ANSWER  # "...where our accountants can see what is still missing." describes, it does not ask
         if routed.is_side_question:
             return SIDE_QUESTION
         return {NEW_EVIDENCE: EVIDENCE, DISPUTE: DISPUTE_MEANING, CONFIRMATION: CONFIRM}[
@@ -132,6 +135,15 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
     if not has_content(t.text):
         return UNCLEAR_MEANING
     return FOLLOW_UP if routed.follow_up and state.active_intent else ANSWER
+
+
+def _statement_answering_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> bool:
+    """A long statement with no question mark, while a form question waits, is an answer, not a side question."""
+    if config.form is None or "?" in t.text or "？" in t.text:
+        return False
+    if state.finalized_answers and state.current_step_id is None:
+        return False  # every question answered: nothing is waiting
+    return len(t.text.split()) > 15 or len(re.findall(r"[\u3400-\u9fff]", t.text)) > 30
 
 
 def _slot_names(config: ConversationConfig) -> list[str]:
@@ -159,6 +171,8 @@ def fill_slots(
     entry = _aware(known_entry.value) if known_entry is not None else None
     ctx = ExtractContext(now=now, timezone=timezone, language=t.language, entry=entry)
     found = extract_slots(t.text, [config.slot_spec(n) for n in names], ctx)
+    if t.meaning == SIDE_QUESTION:  # "what do you mean by constraints?" states no constraints
+        found = {n: e for n, e in found.items() if config.slot_spec(n).extractor != "text"}
     for name, candidates in state.slot_candidates.items():
         if name not in found and (value := resolve_reference(t.text, candidates)):
             found[name] = Extraction(value=value, raw="reference")

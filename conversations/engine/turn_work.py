@@ -101,6 +101,7 @@ class TurnWork:
     question_kind: str | None = None
     # understanding: the request and its slots
     cancelled: bool = False
+    restarted: bool = False
     handoff_requested: bool = False
     resolved_intent: str | None = None
     intent_source: str | None = None
