@@ -180,7 +180,11 @@ def fill_slots(
     _named_values(state, t, names, found, finders)
     for command in t.commands:
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
-            found[command.slot] = Extraction(value=command.value, raw=command.kind)
+            # the words that said it, when the message has them (a form tells one question's words from another's)
+            own = found.get(command.slot)
+            raw = own.raw if own is not None and own.value == command.value else (
+                command.value if command.value in t.text else command.kind)
+            found[command.slot] = Extraction(value=command.value, raw=raw)
     _identifiers_by_lookup(state, t, config, found, lookups or {})
     _keep_stay_length(state, found)
     merged, changed = merge_slots(state.slots, found, t.turn)
