@@ -40,8 +40,11 @@ from .timeparse import CN_DIGITS
 YES_NO = {
     "yes": normalize_patterns(
         {
-            "en": [r"^\s*(?:yes|yep|yeah|sure|correct|there\s+(?:is|are|will\s+be))\b"],
-            "zh": [r"^\s*(?:是|有|对|会|需要)"],
+            "en": [r"^\s*(?:yes|yep|yeah|sure|correct|there\s+(?:is|are|will\s+be))\b",
+                   # "I called her twice", "tried texting": saying what was done answers yes
+                   r"^\s*(?:i\s+|we\s+)?(?:already\s+|have\s+(?:already\s+)?)?(?:did(?!n)|called|texted|emailed|messaged|"
+                   r"tried|phoned|rang|spoke|talked|reached|left\s+(?:a|her|him|them))\b"],
+            "zh": [r"^\s*(?:是|有|对|会|需要)", r"^\s*(?:我)?(?:已经)?(?:给[她他]|跟[她他]|和[她他])?(?:打过|联系过|发过|试过|找过|问过|留过|微信过)"],
             "ru": [r"^\s*(?:да|есть|будет)(?!\w)"],
             "es": [r"^\s*(?:sí|si\b|claro|habr[aá])"],
         }

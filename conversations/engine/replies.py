@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._text import asks_question, chitchat_kind, localize
+from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
 from .state import ContextState
 from .turn import TurnOutcome, final_report_for
@@ -232,12 +233,35 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
                         f"已将“{question}”从 {outcome.form_changed_from} 改为 {outcome.form_changed_to}。"))
     if outcome.form_answer_finalized is not None:
         answer = outcome.form_answer_finalized
-        lines.append(_t(lang, f"Recorded: {answer.answer.rstrip('.。')}.", f"已记录：{answer.answer.rstrip('.。')}。"))
+        if _is_whole_message(answer.answer, outcome.state.latest_user_text):
+            lines.append(_noted(outcome, config, lang))  # never "Recorded: <the whole message>"
+        else:
+            shown = {"yes": "是", "no": "否"}.get(answer.answer, answer.answer) if lang == "zh" else answer.answer
+            lines.append(_t(lang, f"Recorded: {answer.answer.rstrip('.。')}.", f"已记录：{shown.rstrip('.。')}。"))
     last_question = not outcome.question and not outcome.next_step_question
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
         lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
                         "所有问题都已回答。请核对后提交。"))
     return lines
+
+
+def _is_whole_message(answer: str, message: str | None) -> bool:
+    """A free-text answer that is the person's message itself (or most of it): not worth repeating back."""
+    answer, message = answer.strip().rstrip(".。"), (message or "").strip().rstrip(".。")
+    words = len(answer.split()) if " " in answer else len(answer) // 2
+    return words >= 3 and len(answer) >= 0.6 * max(len(message), 1)
+
+
+def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> str:
+    """A plain acknowledgement of a free-text answer: what was picked out of it, not the message again."""
+    picked = []
+    for name in outcome.slots_changed:
+        spec, slot = config.slots.get(name), outcome.state.slots.get(name)
+        if spec is not None and slot is not None and spec.label:
+            picked.append(f"{localize(spec.label, lang)}: {slot.value}" if lang == "en" else f"{localize(spec.label, lang)}：{slot.value}")
+    if lang == "zh":
+        return "好的，已记下" + (f"（{'；'.join(picked)}）" if picked else "") + "。"
+    return "Thanks, I've noted that" + (f" ({'; '.join(picked)})" if picked else "") + "."
 
 
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢啦|спасибо|gracias", re.IGNORECASE)
@@ -319,6 +343,10 @@ def compose_reply(
         parts.append(_t(lang, "From the knowledge base:", "知识库中的说明：") + "\n- " + "\n- ".join(evidence))
     parts += _diagnostic_lines(outcome, state, config, lang)
     parts += _form_lines(outcome, config, lang)
+    if config.actions:  # what the message said about the email / the call, in plain words
+        moved = any(n in outcome.slots_changed for n in (CALL_DAY, CALL_TIME))
+        parts.append(understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,
+                                     when_changed=moved, language=lang))
     if view.entered_steps and tool is None:
         parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("." if lang == "en" else "。"))
     if view.fee_decision:

@@ -44,6 +44,11 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         return _form_next(state, t, config, current_question(state, form))
     if t.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
+    about_actions = bool(t.action_requested or t.actions_declined or {"call_day", "call_time"} & set(t.slots_changed))
+    pending = asked if asked is not None and state.finalized(asked.id) is None else None
+    if about_actions and (pending is None and state.finalized_answers or pending is not None and not pending.required):
+        # "make it 3:30" / "set up a call instead" speaks of the action, not of an earlier answer
+        return _form_next(state, t, config, current_question(state, form))
     if (corrected := find_correction(state, form, t.text, t.language)) is not None:
         target, value = corrected
         before = state.finalized(target.id).answer
