@@ -31,7 +31,7 @@ _NOUNS = {
     "calendar": {
         "en": r"(?:phone\s+|video\s+|zoom\s+|teams\s+|quick\s+|short\s+)?calls?|(?:by\s+)?phone|meeting|"
               r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down|face[\s-]to[\s-]face",
-        "zh": r"电话|通话|会议|面谈|见面|谈一谈|谈谈|聊一聊|聊聊|一对一",
+        "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
     },
 }
 # "no call no show" names the absence, never the action.
@@ -65,6 +65,9 @@ _NOT_THIS = {
     "zh": re.compile(r"(?:不是|而不是|不要|别)(?:下|这|本)?(?:个)?(?:周|星期|礼拜)?[一二三四五六日天]?(?:上午|下午|晚上|早上|中午)?"
                      r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|\d{1,2}分?)?)?"),
 }
+
+
+_BARE_HOUR = re.compile(r"\bat\s+(\d{1,2})(?::(\d{2}))?\b(?!\s*(?:%|percent|people|times|minutes|hours))", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -140,6 +143,8 @@ def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tupl
         on = day[0]
         if on < today and not re.search(r"\blast\b|\bpast\b|上|昨|前天", day[1], re.IGNORECASE):
             on += timedelta(days=7)  # a bare weekday for something to come is the next one
+    if clock is None and (bare := _BARE_HOUR.search(meant)):  # "on Thursday at 3"
+        clock = (time(int(bare.group(1)) % 24, int(bare.group(2) or 0) % 60), bare.group(0))
     at = None
     if clock is not None:
         value: time = clock[0]

@@ -51,8 +51,9 @@ YES_NO = {
     ),
     "no": normalize_patterns(
         {
-            "en": [r"^\s*(?:no|nope|none|not\s+really|there\s+(?:is|are|will\s+be)\s+no)\b"],
-            "zh": [r"^\s*(?:不|没|无|否)"],
+            "en": [r"^\s*(?:no|nope|none|not\s+really|there\s+(?:is|are|will\s+be)\s+no)\b",
+                   r"^\s*(?:i\s+|we\s+)?(?:not\s+yet|haven'?t|have\s+not|didn'?t|did\s+not|never)\b"],
+            "zh": [r"^\s*(?:不|没|无|否|还没|尚未|暂时没|暂未)"],
             "ru": [r"^\s*(?:нет|не\s+будет)(?!\w)"],
             "es": [r"^\s*(?:no|ninguno|ninguna)\b"],
         }

@@ -345,8 +345,9 @@ def compose_reply(
     parts += _form_lines(outcome, config, lang)
     if config.actions:  # what the message said about the email / the call, in plain words
         moved = any(n in outcome.slots_changed for n in (CALL_DAY, CALL_TIME))
-        parts.append(understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,
-                                     when_changed=moved, language=lang))
+        if said := understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,
+                                   when_changed=moved, language=lang):
+            parts.append(said)
     if view.entered_steps and tool is None:
         parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("." if lang == "en" else "。"))
     if view.fee_decision:
@@ -376,6 +377,8 @@ def compose_reply(
         if not parts and small_talk == "greeting":  # a greeting alone: then what this concierge can do
             parts.append(_capabilities(config, lang))
         parts.insert(0, _t(lang, *_SMALL_TALK[small_talk]))
+    if question and not parts and (kind := chitchat_kind(state.latest_user_text or "")) in ("greeting", "thanks"):
+        parts.append(_t(lang, "Hello!", "您好！") if kind == "greeting" else _t(lang, "You're welcome.", "不客气。"))
     if question:
         if outcome.side_question is not None:
             parts.append(_t(lang, "Back to where we were: ", "回到刚才的步骤：") + question)
