@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.utils import timezone
@@ -95,7 +95,10 @@ def _ics_escape(text: str) -> str:
 
 
 def _ics(content: dict[str, Any], uid: str) -> str:
-    start = (timezone.now() + timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
+    if content.get("start"):  # the day and time the person gave for the call
+        start = datetime.fromisoformat(content["start"])
+    else:
+        start = (timezone.now() + timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
     end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
     fmt = "%Y%m%dT%H%M%SZ"
     return "\r\n".join([

@@ -9,10 +9,12 @@ all in one transaction with the conversation row locked, so concurrent turns que
 from __future__ import annotations
 
 import logging
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import transaction
@@ -39,6 +41,7 @@ from .engine import (
     with_slot_candidates,
 )
 from .engine._text import localize
+from .engine.action_prefs import describe_when
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
@@ -197,18 +200,38 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
                         for a in state.finalized_answers],
         }
     if config.actions:
-        name = slots.get("employee_name") or "the employee"
-        situation = slots.get("situation") or state.complaint or ""
-        prepared["email_draft"] = {
-            "to": slots.get("employee_email") or f"{name.lower().replace(' ', '.')}@example.com",
-            "subject": f"Following up on {situation[:60]}".strip(),
-            "body": (f"Hi {name},\n\nI want to follow up on {situation or 'our recent conversation'}. "
-                     "Could we talk about it this week? Please let me know a time that suits you.\n\n"
-                     f"Best regards,\n{owner_name}"),
-        }
-        prepared["calendar_invite"] = {"title": f"Check-in with {name}", "attendee": name, "duration_minutes": 30,
-                                       "description": situation[:200]}
+        prepared.update(_action_documents(slots, lang, owner_name))
     return prepared
+
+
+def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict[str, Any]:
+    """The email draft and the call invitation, in the conversation's language: the employee's name,
+    the day and time said for the call; never the manager's own description of the case."""
+    zh = lang == "zh"
+    name = slots.get("employee_name") or ("同事" if zh else "there")
+    day, at = slots.get("call_day"), slots.get("call_time")
+    when = describe_when(day, at, lang)
+    address = re.sub(r"[^a-z0-9.-]", "", (slots.get("employee_name") or "").lower().replace(" ", "."))
+    if zh:
+        ask = (f"我们能否在{when}通个电话？如果这个时间不方便，请告诉我你方便的时间。" if when
+               else "这周能否找个时间聊一聊？请告诉我你方便的时间。")
+        body = f"{name}，你好：\n\n我想和你沟通一下最近工作中的情况。{ask}\n\n祝好\n{owner_name}"
+        subject, title = "跟进沟通", f"与{name}通话" if slots.get("employee_name") else "通话"
+        description = f"与{name}通话" + (f"，时间：{when}" if when else "，时间待定") + "。"
+    else:
+        ask = (f"Could we talk on {when}? If that doesn't suit you, please suggest another time." if day
+               else f"Could we talk {when}? If that doesn't suit you, please suggest another time." if when
+               else "Could we find a time to talk this week? Please let me know what suits you.")
+        body = f"Hi {name},\n\nI'd like to follow up with you about what happened recently at work. {ask}\n\nBest regards,\n{owner_name}"
+        subject, title = "Following up: a quick conversation", f"Call with {name}" if slots.get("employee_name") else "Call"
+        description = title + (f" on {when}" if day else f" {when}" if when else " (time to be agreed)") + "."
+    invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": 30,
+                              "description": description, "when": when}
+    if day:
+        start = datetime.combine(date.fromisoformat(day), time.fromisoformat(at or "10:00"), tzinfo=ZoneInfo(settings.CONCIERGE_TIMEZONE))
+        invite["start"] = start.isoformat()
+    return {"email_draft": {"to": f"{address or 'employee'}@example.com", "subject": subject, "body": body},
+            "calendar_invite": invite}
 
 
 def _stay(state: ContextState) -> dict[str, str]:
@@ -266,6 +289,7 @@ BLOCKER_TEXT = {
     "missing_slot": "a detail is missing",
     "step_not_completed": "a required step is not completed",
     "one_action_per_turn": "only one action is offered at a time",
+    "declined": "you said you do not want this",
 }
 
 

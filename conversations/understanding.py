@@ -22,6 +22,7 @@ from workflows.audit import audit_record
 from .engine import ContextState, ConversationConfig
 from .engine._serde import FrozenDict
 from .engine._text import localize
+from .engine.action_prefs import action_slot_types
 from .engine.ask_then_act import actions_open_to_request
 from .engine.commands import (
     Command,
@@ -49,7 +50,8 @@ Use only the names the schema allows. Commands:
 - report_evidence(text): a new observation or measurement.
 - confirm / deny: yes or no to what was just asked or proposed.
 - choose_option(option_id): the person explicitly picks one of the listed options.
-- request_action(action_id): the person asks for an action (drafting an email, scheduling a call).
+- request_action(action_id): the person asks for an action (drafting an email, scheduling a call);
+  a call's day and time, when said, are set_slot(call_day, YYYY-MM-DD) and set_slot(call_time, HH:MM).
 - cancel, human_handoff (the person asks for a human), chitchat, clarify(candidates), cannot_handle.
 Give no command for what the message does not say. An empty list is a valid answer."""
 
@@ -84,10 +86,11 @@ def command_context(*, run, plan, config: ConversationConfig, state: ContextStat
     dp = runs.run_decision_point(run, locale=lang)
     eligible = [o for o in dp.options if o.eligible and not o.non_advancing]
     slot_names = list(config.slots) + [n for i in config.intents for n in (*i.required_slots, *i.optional_slots)]
+    slot_types = {n: config.slot_spec(n).extractor for n in dict.fromkeys(slot_names)} | action_slot_types(config)
     questions = _questions(config, state)
     return CommandContext(
         intents=frozenset(i.name for i in config.intents),
-        slot_types=FrozenDict({n: config.slot_spec(n).extractor for n in dict.fromkeys(slot_names)}),
+        slot_types=FrozenDict(slot_types),
         questions=FrozenDict(questions),
         pending_question_id=state.current_step_id if state.current_step_id in questions else None,
         options=frozenset(o.option_id for o in eligible if not o.requires_consent),

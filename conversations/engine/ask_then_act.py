@@ -11,7 +11,8 @@ Each rule returns a blocker reason; an action is allowed when it has none. Block
 - `not_recommended_in_reply`: the action requires the reply to recommend it and it does not
 - `missing_slot:<name>`, `step_not_completed:<id>`: state guards declared by the action
 - `one_action_per_turn:<action_id>`: a higher-priority action (email before calendar) is
-  already allowed this turn
+  already allowed this turn; the action the person asked for goes first
+- `declined`: the person said they do not want this action ("I don't want an email")
 """
 
 from __future__ import annotations
@@ -118,6 +119,8 @@ class ActionContext(Serializable):
     slots: tuple[str, ...] = ()  # names of usable slots
     completed_steps: tuple[str, ...] = ()
     language: str = "en"
+    preferred_action: str | None = None  # asked for by the person: considered first
+    declined_actions: tuple[str, ...] = ()  # refused by the person: never offered
 
     @classmethod
     def from_state(
@@ -142,6 +145,8 @@ class ActionContext(Serializable):
             slots=tuple(state.usable_slots()),
             completed_steps=state.completed_steps,
             language=state.locale,
+            preferred_action=state.preferred_action,
+            declined_actions=state.declined_actions,
         )
 
 
@@ -167,6 +172,8 @@ def action_blockers(action: ActionSpec, ctx: ActionContext) -> list[str]:
         blockers.append(f"action_flow_open:{ctx.open_action_flow}")
     if action.id in ctx.executed_actions:
         blockers.append("already_executed")
+    if action.id in ctx.declined_actions:
+        blockers.append("declined")
     if action.requires_active_situation and ctx.situation != ACTIVE:
         blockers.append(
             "hypothetical_situation"
@@ -188,10 +195,11 @@ def action_blockers(action: ActionSpec, ctx: ActionContext) -> list[str]:
 
 
 def evaluate_actions(actions: Iterable[ActionSpec], ctx: ActionContext) -> list[ActionDecision]:
-    """Decisions for all actions, by priority: only the first allowed one stays allowed."""
+    """Decisions for all actions, by priority (the one the person asked for first): only the first
+    allowed one stays allowed."""
     decisions: list[ActionDecision] = []
     winner: str | None = None
-    for action in sorted(actions, key=lambda a: a.priority):
+    for action in sorted(actions, key=lambda a: (a.id != ctx.preferred_action, a.priority)):
         blockers = action_blockers(action, ctx)
         if not blockers and winner is not None:
             blockers = [f"one_action_per_turn:{winner}"]
@@ -221,16 +229,17 @@ def close_action_flow(
     return state.evolve(open_action_flow=None, executed_actions=executed_actions)
 
 
-# Blockers no message can lift in the turn it is said: a request for the action is refused outright.
-_STANDING = ("too_early", "already_executed", "action_flow_open")
+# What no message can lift: an action that already ran is never asked for again (a request refused outright).
+_STANDING = ("already_executed",)
 
 
 def actions_open_to_request(actions: Iterable[ActionSpec], state: ContextState) -> frozenset[str]:
     """The actions a person (or a model on their behalf) may ask for on this turn.
 
-    Not yet allowed to run: ask-then-act still decides that once the reply is known; but an action
-    that already ran, another action's flow under way, or a conversation too young to act rule it
-    out before anything else is read (counted with this message).
+    A request is a wish: it is remembered (the action goes first when it may be offered) but never
+    runs anything by itself; ask-then-act decides when the action may be offered once the reply is
+    known, and it runs only with the person's consent. Only an action that already ran cannot be
+    asked for.
     """
     ctx = ActionContext.from_state(state.evolve(message_count=state.message_count + 1))
     return frozenset(a.id for a in actions

@@ -113,7 +113,7 @@ class CommandContext:
     pending_question_id: str | None = None
     options: frozenset[str] = frozenset()  # eligible option ids of the current decision point
     consent_options: frozenset[str] = frozenset()  # eligible, but only with the person's consent
-    actions: frozenset[str] = frozenset()  # actions that may be asked for this turn (ask-then-act's standing rules)
+    actions: frozenset[str] = frozenset()  # actions that may be asked for (not run yet)
     known_actions: frozenset[str] = frozenset()
     side_topics: frozenset[str] = frozenset()  # empty: any topic text
     lookups: Mapping[str, Lookup] = field(default_factory=FrozenDict)
@@ -267,8 +267,8 @@ def _request_action(command: Command, ctx: CommandContext) -> Command | str:
     if command.action_id not in ctx.known_actions:
         return f"unknown_action:{command.action_id}"
     if command.action_id not in ctx.actions:
-        return f"action_not_allowed:{command.action_id}"  # already done, another under way, or too early
-    # Otherwise the wish is understood; whether the action runs now is still ask-then-act's call.
+        return f"action_not_allowed:{command.action_id}"  # it already ran
+    # Otherwise the wish is understood; whether the action may be offered is ask-then-act's call.
     return command
 
 
@@ -306,6 +306,9 @@ def normalise_value(value: str, slot_type: str) -> str | None:
         return value.lower() if _EMAIL.match(value) else None
     if slot_type in ("at_time", "until_time", "date"):
         return _iso(value, date_only=slot_type == "date")
+    if slot_type == "clock_time":  # a time of day, HH:MM
+        match = re.fullmatch(r"([01]?\d|2[0-3])[:：]([0-5]\d)(?::00)?", value)
+        return f"{int(match.group(1)):02d}:{match.group(2)}" if match else None
     return value  # identifiers and text: the lookup (when any) decides
 
 

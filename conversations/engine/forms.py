@@ -40,16 +40,20 @@ from .timeparse import CN_DIGITS
 YES_NO = {
     "yes": normalize_patterns(
         {
-            "en": [r"^\s*(?:yes|yep|yeah|sure|correct|there\s+(?:is|are|will\s+be))\b"],
-            "zh": [r"^\s*(?:是|有|对|会|需要)"],
+            "en": [r"^\s*(?:yes|yep|yeah|sure|correct|there\s+(?:is|are|will\s+be))\b",
+                   # "I called her twice", "tried texting": saying what was done answers yes
+                   r"^\s*(?:i\s+|we\s+)?(?:already\s+|have\s+(?:already\s+)?)?(?:did(?!n)|called|texted|emailed|messaged|"
+                   r"tried|phoned|rang|spoke|talked|reached|left\s+(?:a|her|him|them))\b"],
+            "zh": [r"^\s*(?:是|有|对|会|需要)", r"^\s*(?:我)?(?:已经)?(?:给[她他]|跟[她他]|和[她他])?(?:打过|联系过|发过|试过|找过|问过|留过|微信过)"],
             "ru": [r"^\s*(?:да|есть|будет)(?!\w)"],
             "es": [r"^\s*(?:sí|si\b|claro|habr[aá])"],
         }
     ),
     "no": normalize_patterns(
         {
-            "en": [r"^\s*(?:no|nope|none|not\s+really|there\s+(?:is|are|will\s+be)\s+no)\b"],
-            "zh": [r"^\s*(?:不|没|无|否)"],
+            "en": [r"^\s*(?:no|nope|none|not\s+really|there\s+(?:is|are|will\s+be)\s+no)\b",
+                   r"^\s*(?:i\s+|we\s+)?(?:not\s+yet|haven'?t|have\s+not|didn'?t|did\s+not|never)\b"],
+            "zh": [r"^\s*(?:不|没|无|否|还没|尚未|暂时没|暂未)"],
             "ru": [r"^\s*(?:нет|не\s+будет)(?!\w)"],
             "es": [r"^\s*(?:no|ninguno|ninguna)\b"],
         }

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ._text import asks_question, chitchat_kind, localize
+from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
 from .state import ContextState
 from .turn import TurnOutcome, final_report_for
@@ -271,7 +272,7 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
     fresh = {a.question_id: a for a in outcome.state.finalized_answers
              if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
     if form is not None and fresh:
-        noted = [(_label(q, config, lang), brief(fresh[q.id].answer, lang)) for q in form.questions if q.id in fresh]
+        noted = [(_label(q, config, lang), _shown(fresh[q.id].answer, lang)) for q in form.questions if q.id in fresh]
         lines.append(_t(lang, "Noted " + "; ".join(f"the {label}: {value}" if label else value for label, value in noted) + ".",
                         "已记下" + "；".join(f"{label}：{value}" if label else value for label, value in noted) + "。"))
     last_question = not outcome.question and not outcome.next_step_question
@@ -279,6 +280,11 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
         lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
                         "所有问题都已回答。请核对后提交。"))
     return lines
+
+
+def _shown(answer: str, lang: str) -> str:
+    """An answer as the person reads it back: briefly, and yes / no in their language."""
+    return {"yes": "是", "no": "否"}.get(answer, brief(answer, lang)) if lang == "zh" else brief(answer, lang)
 
 
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢啦|спасибо|gracias", re.IGNORECASE)
@@ -365,6 +371,11 @@ def compose_reply(
     if outcome.notice:
         parts.append(outcome.notice)
     parts += _form_lines(outcome, config, lang)
+    if config.actions:  # what the message said about the email / the call, in plain words
+        moved = any(n in outcome.slots_changed for n in (CALL_DAY, CALL_TIME))
+        if said := understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,
+                                   when_changed=moved, language=lang):
+            parts.append(said)
     if view.entered_steps and tool is None:
         parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("." if lang == "en" else "。"))
     if view.fee_decision:
@@ -395,6 +406,8 @@ def compose_reply(
         if not parts and small_talk == "greeting":  # a greeting alone: then what this concierge can do
             parts.append(_capabilities(config, lang))
         parts.insert(0, _t(lang, *_SMALL_TALK[small_talk]))
+    if question and not parts and (kind := chitchat_kind(state.latest_user_text or "")) in ("greeting", "thanks"):
+        parts.append(_t(lang, "Hello!", "您好！") if kind == "greeting" else _t(lang, "You're welcome.", "不客气。"))
     if question:
         if outcome.side_question is not None:
             parts.append(_t(lang, "Back to where we were: ", "回到刚才的步骤：") + question)

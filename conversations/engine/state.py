@@ -216,6 +216,8 @@ class ContextState(Serializable):
     situation: str = "unknown"  # active | hypothetical | unknown (seed 002)
     open_action_flow: str | None = None
     executed_actions: tuple[str, ...] = ()
+    preferred_action: str | None = None  # the action the person asked for (it goes first)
+    declined_actions: tuple[str, ...] = ()  # actions the person refused (never offered)
     active_thread: ClarifyingThread | None = None
     archived_threads: tuple[ClarifyingThread, ...] = ()
     finalized_answers: tuple[FinalizedAnswer, ...] = ()

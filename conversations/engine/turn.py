@@ -26,6 +26,7 @@ from typing import Any
 from ._serde import FrozenDict, Serializable
 from ._text import asks_question as text_asks_question
 from ._text import chitchat_kind, localize
+from .action_prefs import apply_action_request
 from .commands import Command
 from .config import ConversationConfig
 from .estimate import FinalReport, build_final_report
@@ -155,6 +156,8 @@ class TurnOutcome(Serializable):
     handoff_requested: bool = False  # the person asked for a human being
     question_repeats: int = 0  # how many times in a row the reply's question has now been asked
     notice: str | None = None  # said before the question (no procedure for that system, a switch, ...)
+    action_requested: str | None = None  # the action the person asked for in this message
+    actions_declined: tuple[str, ...] = ()  # the actions the person refused in this message
     trace: tuple[str, ...] = ()
 
     @property
@@ -201,6 +204,7 @@ def advance_context(
     state = cancel_request(state, t)
     t.meaning = read_meaning(state, t, config)
     state = fill_slots(state, t, config, lookups, now=now, timezone=timezone, finders=finders)
+    state = apply_action_request(state, t, config, now=now, timezone=timezone)
     state = resolve_intent(state, t, config)
     state = track_topic(state, t, config)
     if config.diagnostic_enabled:
@@ -365,6 +369,8 @@ def _outcome(state: ContextState, t: TurnWork, config: ConversationConfig) -> Tu
         handoff_requested=t.handoff_requested,
         question_repeats=state.same_question_asks if t.question else 0,
         notice=t.notice,
+        action_requested=t.action_requested,
+        actions_declined=t.actions_declined,
         trace=tuple(t.trace),
     )
 
@@ -395,7 +401,9 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         commands.append(Command("report_evidence", text=", ".join(outcome.facts_added) or state.latest_user_text))
     if outcome.meaning == CONFIRM:
         commands.append(Command("confirm"))
-    if outcome.meaning == DISPUTE_MEANING:
+    if outcome.action_requested:
+        commands.append(Command("request_action", action_id=outcome.action_requested))
+    if outcome.meaning == DISPUTE_MEANING or (outcome.actions_declined and not outcome.action_requested):
         commands.append(Command("deny"))
     if outcome.cancelled:
         commands.append(Command("cancel"))

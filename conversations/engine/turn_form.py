@@ -6,6 +6,7 @@ import re
 
 from ._serde import FrozenDict
 from ._text import asks_to_restart, defers_answer, localize
+from .action_prefs import action_slot_types
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
     FormEvaluation,
@@ -67,6 +68,11 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         return _form_next(state, t, config, current_question(state, form))
     if t.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
+    about_actions = bool(t.action_requested or t.actions_declined or set(action_slot_types(config)) & set(t.slots_changed))
+    pending = asked if asked is not None and state.finalized(asked.id) is None else None
+    if about_actions and (pending is None and state.finalized_answers or pending is not None and not pending.required):
+        # "make it 3:30" / "set up a call instead" speaks of the action, not of an earlier answer
+        return _form_next(state, t, config, current_question(state, form))
     state, moved = _follow_slot_corrections(state, t, config)
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
         return _form_next(state, t, config, current_question(state, form))

@@ -109,6 +109,9 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
         t.handoff_requested = True
         t.trace.append("the person asks for a human")
         return HANDOFF_MEANING
+    if t.routed.kind not in ("builtin", "domain") and _asks_about_side_topic(t.text, config, t.language):
+        # "should I give him a written warning?": a question about a topic the plan answers briefly
+        t.routed = replace(t.routed, intent=EXPLAIN, kind="builtin", confidence=max(t.routed.confidence, 0.6))
     routed = t.routed
     if (
         config.estimate_enabled
@@ -144,6 +147,18 @@ def _statement_answering_form(state: ContextState, t: TurnWork, config: Conversa
     if state.finalized_answers and state.current_step_id is None:
         return False  # every question answered: nothing is waiting
     return len(t.text.split()) > 15 or len(re.findall(r"[\u3400-\u9fff]", t.text)) > 30
+
+
+_A_QUESTION = re.compile(
+    r"[?？]\s*$|吗\s*$|^\s*(?:what|how|why|when|should|shall|do|does|is|are|can|could|would|must)\b|什么|怎么|是否|要不要|该不该",
+    re.IGNORECASE,
+)
+
+
+def _asks_about_side_topic(text: str, config: ConversationConfig, language: str) -> bool:
+    """A question that names one of the plan's side topics."""
+    return bool(config.side_topics and _A_QUESTION.search(text)
+                and any(first_match(text, topic.patterns, language) for topic in config.side_topics))
 
 
 def _slot_names(config: ConversationConfig) -> list[str]:

@@ -138,6 +138,9 @@ class TurnWork:
     form_changed_question: str | None = None
     form_changed_from: str | None = None
     form_changed_to: str | None = None
+    # what the message says about the actions (seed 002): the one wanted, the ones refused
+    action_requested: str | None = None
+    actions_declined: tuple[str, ...] = ()
 
     def command(self, *kinds: str) -> Command | None:
         """The first given command of one of these kinds."""

@@ -1,0 +1,279 @@
+"""What the person says about the actions themselves (seed 002's email / call): which one they
+want, which one they refuse, and when the call should be.
+
+"I don't want an email, please set up a call with her on Thursday at 2pm" refuses the email,
+asks for the call and gives its day and time; "不要发邮件，帮我约她周四下午两点通个电话" the same.
+"no, Friday not Thursday" / "改到周五" then moves the call, keeping its time; "make it 3pm" keeps
+its day. The preference changes what ask-then-act may offer (`ask_then_act.evaluate_actions`):
+a refused action is blocked, a wanted one goes before the others. Whether it may run at all is
+still ask-then-act's call, and it runs only with the person's consent.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import datetime, time, timedelta
+from zoneinfo import ZoneInfo
+
+from .config import ActionSpec, ConversationConfig
+from .state import VALID, ContextState, SlotValue, with_key
+from .timeparse import _date_part, _time_of_day, names_period
+from .turn_work import NOT_AN_ANSWER, TurnWork
+
+# The words that name an action, by its flow (the plan's flows of seed 002).
+_NOUNS = {
+    "email": {
+        "en": r"e-?mails?|(?:a\s+)?(?:letter|note|message)\s+in\s+writing|in\s+writing",
+        "zh": r"邮件|电邮|e-?mail|书面通知",
+    },
+    "calendar": {
+        "en": r"(?:phone\s+|video\s+|zoom\s+|teams\s+|quick\s+|short\s+)?calls?|(?:by\s+)?phone|meeting|"
+              r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down|face[\s-]to[\s-]face",
+        "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
+    },
+}
+# "no call no show" names the absence, never the action.
+_NOT_AN_ACTION = re.compile(r"no[\s-]*call[\s-]*(?:no|and)?[\s-]*show|无故缺勤", re.IGNORECASE)
+# Refusing: a negation just before the action's noun, in the same clause.
+_DECLINE = {
+    "en": re.compile(
+        r"(?:\b(?:don'?t|do\s+not|doesn'?t|won'?t|wouldn'?t|not|no|never|without|skip|instead\s+of|rather\s+than|"
+        r"rather\s+not|no\s+need\s+(?:for|to)|not\s+(?:really\s+)?(?:want|need))\b)"
+        r"(?:\s+(?:\w+\s+){0,3}?)?(?:an?\s+|the\s+|any\s+|more\s+)?$",
+        re.IGNORECASE,
+    ),
+    "zh": re.compile(r"(?:不要|不用|不想|不需要|无需|不必|别|先不|不发|不写|不打|不开|不约|不是)[^，,。；;！!]{0,4}$"),
+}
+# Asking for it: a request in the clause, or the noun nearly alone ("a call, please").
+_WANT = {
+    "en": re.compile(
+        r"\b(?:please|pls|set\s+up|setup|schedule|book|arrange|organi[sz]e|plan|put|want|wanna|would\s+like|'d\s+like|"
+        r"like\s+to|prefer|rather|let'?s|let\s+us|can\s+you|could\s+you|can\s+we|could\s+we|go\s+(?:with|for)|instead|"
+        r"better|draft|write|send|make|need)\b",
+        re.IGNORECASE,
+    ),
+    "zh": re.compile(r"帮我|帮忙|请(?!假)|给我|安排|约|想|希望|还是|改成|换成|改为|打个|通个|开个|预约|定个|订个|发个|发一封|写一封|起草|来个|(?<![不需])要(?!求)"),
+}
+_CLAUSE = re.compile(r"[^,，.。;；!！?？\n]+|[,，.。;；!！?？\n]")
+_BUT = re.compile(r"\bbut\b|\band\b|而是|但是|可是", re.IGNORECASE)
+# A day or time that is refused ("not Thursday", "不是周四") is not the one meant.
+_NOT_THIS = {
+    "en": re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s+(?:on\s+|at\s+)?(?:this\s+|next\s+)?"
+                     r"(?:\w+day|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|tomorrow|today|noon)\b", re.IGNORECASE),
+    "zh": re.compile(r"(?:不是|而不是|不要|别)(?:下|这|本)?(?:个)?(?:周|星期|礼拜)?[一二三四五六日天]?(?:上午|下午|晚上|早上|中午)?"
+                     r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|\d{1,2}分?)?)?"),
+}
+
+
+_BARE_HOUR = re.compile(r"\bat\s+(\d{1,2})(?::(\d{2}))?\b(?!\s*(?:%|percent|people|times|minutes|hours))", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class ActionRequest:
+    """What one message says about the actions: wanted (an action id), refused, and when."""
+
+    wanted: str | None = None
+    declined: tuple[str, ...] = ()
+    day: str | None = None  # YYYY-MM-DD, the day named for the call
+    at: str | None = None  # HH:MM, the time named for the call
+
+    @property
+    def empty(self) -> bool:
+        return not (self.wanted or self.declined or self.day or self.at)
+
+
+def _lang(language: str) -> str:
+    return "zh" if language.lower().startswith("zh") else "en"
+
+
+def _clauses(text: str) -> list[str]:
+    """Clauses of a message: punctuation and 'but' / '而是' start a new one."""
+    out: list[str] = []
+    for piece in _CLAUSE.findall(text):
+        if piece.strip() and not re.fullmatch(r"[,，.。;；!！?？\n]", piece):
+            out += [p for p in _BUT.split(piece) if p.strip()]
+    return out
+
+
+_DONE = {"en": re.compile(r"\b(?:called|tried|already|did|texted|emailed|missed|had)\b", re.IGNORECASE),
+         "zh": re.compile(r"过|了|已经|没接|不接|没有|没")}
+
+
+def _alone(clause: str, match: re.Match[str], lang: str) -> bool:
+    """The noun nearly alone ("a call, please", "电话吧"), not something already done ("打过两次电话")."""
+    rest = len(clause.strip()) - len(match.group(0))
+    return rest <= (3 if lang == "zh" else 12) and not _DONE[lang].search(clause)
+
+
+def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tuple[str | None, tuple[str, ...]]:
+    """(the action asked for, the actions refused) in a message."""
+    lang = _lang(language)
+    cleaned = _NOT_AN_ACTION.sub(" ", text)
+    wanted: str | None = None
+    declined: list[str] = []
+    for clause in _clauses(cleaned):
+        for action in actions:
+            nouns = _NOUNS.get(action.flow, {}).get(lang)
+            if not nouns:
+                continue
+            bounded = rf"(?<![\w-])(?:{nouns})(?!\w)" if lang == "en" else nouns
+            for match in re.finditer(bounded, clause, re.IGNORECASE):
+                before = clause[:match.start()]
+                if _DECLINE[lang].search(before):
+                    if action.id not in declined:
+                        declined.append(action.id)
+                elif wanted is None and (_WANT[lang].search(clause) or _alone(clause, match, lang)):
+                    wanted = action.id
+    if wanted in declined:  # "a call, not an email" names both; the refused one is not wanted
+        wanted = None
+    return wanted, tuple(declined)
+
+
+def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tuple[str | None, str | None]:
+    """(day YYYY-MM-DD, time HH:MM) named for something to come; a refused one ('not Thursday') is skipped."""
+    lang = _lang(language)
+    meant = _NOT_THIS[lang].sub(" ", text)
+    today = now.astimezone(ZoneInfo(timezone)).date()
+    day = _date_part(meant, today)
+    clock = _time_of_day(meant)
+    on = None
+    if day is not None:
+        on = day[0]
+        if on < today and not re.search(r"\blast\b|\bpast\b|上|昨|前天", day[1], re.IGNORECASE):
+            on += timedelta(days=7)  # a bare weekday for something to come is the next one
+    if clock is None and (bare := _BARE_HOUR.search(meant)):  # "on Thursday at 3"
+        clock = (time(int(bare.group(1)) % 24, int(bare.group(2) or 0) % 60), bare.group(0))
+    at = None
+    if clock is not None:
+        value: time = clock[0]
+        if not names_period(clock[1]) and not names_period(meant) and 1 <= value.hour <= 7:
+            value = value.replace(hour=value.hour + 12)  # "at 2" for a call means the afternoon
+        at = value.strftime("%H:%M")
+    return (on.isoformat() if on else None), at
+
+
+def read_action_request(text: str, language: str, actions: Sequence[ActionSpec], *, now: datetime,
+                        timezone: str, call_talked_about: bool = False) -> ActionRequest:
+    """The message's word on the actions. A day or time counts when the message asks for a call, or
+    when a call was already asked for (a follow-up such as "no, Friday not Thursday")."""
+    wanted, declined = read_actions(text, language, actions)
+    flows = {a.id: a.flow for a in actions}
+    timed = flows.get(wanted or "") == "calendar" or (call_talked_about and wanted is None)
+    day, at = read_when(text, language, now=now, timezone=timezone) if timed else (None, None)
+    return ActionRequest(wanted=wanted, declined=declined, day=day, at=at)
+
+
+CALL_DAY, CALL_TIME = "call_day", "call_time"
+
+
+def action_slot_types(config: ConversationConfig) -> dict[str, str]:
+    """The slots the actions keep (a call's day and time), by type, for the command contract."""
+    if not any(a.flow == "calendar" for a in config.actions):
+        return {}
+    return {CALL_DAY: "date", CALL_TIME: "clock_time"}
+
+
+def _from_commands(request: ActionRequest, t: TurnWork) -> ActionRequest:
+    """A generator's commands speak first: the action asked for, the call's day and time."""
+    asked = t.command("request_action")
+    given = {c.slot: c.value for c in t.commands if c.kind in ("set_slot", "correct_slot") and c.slot in (CALL_DAY, CALL_TIME)}
+    if asked is None and not given:
+        return request
+    wanted = asked.action_id if asked is not None else request.wanted
+    return ActionRequest(wanted=wanted, declined=tuple(a for a in request.declined if a != wanted),
+                         day=given.get(CALL_DAY, request.day), at=given.get(CALL_TIME, request.at))
+
+
+def apply_action_request(state: ContextState, t: TurnWork, config: ConversationConfig, *, now: datetime,
+                         timezone: str) -> ContextState:
+    """Remember what the message says about the actions: the one wanted goes first, a refused one is
+    never offered, and the call's day and time are slots (a follow-up changes only what it names)."""
+    if not config.actions or t.meaning in NOT_AN_ANSWER:
+        return state
+    calendar = {a.id for a in config.actions if a.flow == "calendar"}
+    talked_about = state.preferred_action in calendar or CALL_DAY in state.slots or CALL_TIME in state.slots
+    request = _from_commands(read_action_request(t.text, t.language, config.actions, now=now, timezone=timezone,
+                                                 call_talked_about=talked_about), t)
+    if request.empty:
+        return state
+    declined = tuple(a for a in state.declined_actions if a != request.wanted)
+    declined += tuple(a for a in request.declined if a not in declined)
+    preferred = request.wanted or (None if state.preferred_action in request.declined else state.preferred_action)
+    t.action_requested, t.actions_declined = request.wanted, request.declined
+    if request.wanted or request.declined:
+        t.trace.append(f"actions: wanted {request.wanted or '-'}, refused {', '.join(request.declined) or '-'}")
+    slots = state.slots
+    changed, corrected = list(t.slots_changed), list(t.slots_corrected)
+    for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at)):
+        before = slots.get(name)
+        if value is None or (before is not None and before.value == value):
+            continue
+        slots = with_key(slots, name, SlotValue(name=name, value=value, source_turn=t.turn, raw="action_request",
+                                                status=VALID, validated_by="format", validated_turn=t.turn))
+        changed.append(name)
+        if before is not None:
+            corrected.append(name)
+    t.slots_changed, t.slots_corrected = tuple(changed), tuple(corrected)
+    return state.evolve(slots=slots, preferred_action=preferred, declined_actions=declined)
+
+
+_EN_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
+_EN_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+              "November", "December")
+_ZH_DAYS = "一二三四五六日"
+# What to call each flow's action in a sentence.
+_ACTION_NOUN = {"email": ("an email", "邮件"), "calendar": ("a call", "通话")}
+
+
+def describe_when(day: str | None, at: str | None, language: str) -> str:
+    """'Friday 27 November at 14:00' / '11月27日（周五）14:00' (either part may be missing)."""
+    zh = _lang(language) == "zh"
+    parts = []
+    if day:
+        on = datetime.fromisoformat(day).date()
+        parts.append(f"{on.month}月{on.day}日（周{_ZH_DAYS[on.weekday()]}）" if zh
+                     else f"{_EN_DAYS[on.weekday()]} {on.day} {_EN_MONTHS[on.month - 1]}")
+    if at:
+        parts.append(at if zh or not day else f"at {at}")
+    return "".join(parts) if zh else " ".join(parts)
+
+
+def action_noun(action: ActionSpec, language: str) -> str:
+    """How a sentence names the action: 'an email', 'a call', '邮件', '通话'."""
+    en, zh = _ACTION_NOUN.get(action.flow, (None, None))
+    label = action.label.get("zh" if _lang(language) == "zh" else "en") or action.id
+    return (zh if _lang(language) == "zh" else en) or label
+
+
+def understood_line(state: ContextState, config: ConversationConfig, *, wanted: str | None, declined: Sequence[str],
+                    when_changed: bool, language: str) -> str:
+    """What the message said about the actions, in plain words (never the message itself)."""
+    zh = _lang(language) == "zh"
+    actions = {a.id: a for a in config.actions}
+    slots = {k: v.value for k, v in state.slots.items()}
+    name = slots.get("employee_name")
+    when = describe_when(slots.get(CALL_DAY), slots.get(CALL_TIME), language)
+    refused = [action_noun(actions[a], language) for a in declined if a in actions]
+    calendar = actions.get(wanted or "") is not None and actions[wanted or ""].flow == "calendar"
+    if not refused and not wanted and not when_changed:
+        return ""
+    if zh:
+        pieces = [f"不要{'、'.join(refused)}" for _ in refused[:1]]
+        if wanted:
+            what = f"与{name}通话" if calendar and name else action_noun(actions[wanted], language)
+            pieces.append(("改为" if refused else "") + what + (f"，时间：{when}" if calendar and when else ""))
+        elif when_changed and when:
+            pieces.append(f"通话时间改为{when}")
+        return "明白：" + "，".join(pieces) + "。"
+    pieces = [f"no {' or '.join(n.split(' ', 1)[-1] for n in refused)}" for _ in refused[:1]]
+    if wanted:
+        what = action_noun(actions[wanted], language)
+        if calendar:
+            what += f" with {name}" if name else ""
+            what += f" on {when}" if slots.get(CALL_DAY) else (f" {when}" if when else "")
+        pieces.append(what + (" instead" if refused else ""))
+    elif when_changed and when:
+        pieces.append(f"the call is now on {when}" if slots.get(CALL_DAY) else f"the call is now {when}")
+    return "Understood: " + "; ".join(pieces) + "."
