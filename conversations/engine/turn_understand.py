@@ -135,6 +135,8 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
         return {NEW_EVIDENCE: EVIDENCE, DISPUTE: DISPUTE_MEANING, CONFIRMATION: CONFIRM}[
             routed.intent
         ]
+    if t.command("confirm", "deny") is not None:  # a yes or no the rules did not read ("sounds good", "nah")
+        return CONFIRM if t.command("confirm") is not None else DISPUTE_MEANING
     if not has_content(t.text):
         return UNCLEAR_MEANING
     return FOLLOW_UP if routed.follow_up and state.active_intent else ANSWER

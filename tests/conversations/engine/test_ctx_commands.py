@@ -174,3 +174,19 @@ def test_the_schema_names_only_what_this_turn_allows() -> None:
         assert variant["additionalProperties"] is False and set(variant["required"]) == set(variant["properties"])
     bare = command_schema(CommandContext())
     assert "start_intent" not in {v["properties"]["command"]["enum"][0] for v in bare["properties"]["commands"]["items"]["anyOf"]}
+
+
+def test_a_generators_yes_or_no_counts_where_the_rules_read_none() -> None:
+    from datetime import UTC, datetime
+
+    from conversations.engine import ConversationConfig, load_example
+    from conversations.engine.turn import CONFIRM, DISPUTE_MEANING, advance_context, initial_state
+
+    config = ConversationConfig.from_dict(load_example("manager_assistant"))
+    state = initial_state(config)
+    now = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    read = advance_context(state, "let's roll with that", now=now, timezone="Asia/Shanghai", config=config)
+    assert read.meaning not in (CONFIRM, DISPUTE_MEANING)
+    for command, meaning in ((Command("confirm"), CONFIRM), (Command("deny"), DISPUTE_MEANING)):
+        outcome = advance_context(state, "let's roll with that", now=now, timezone="Asia/Shanghai", config=config, commands=[command])
+        assert outcome.meaning == meaning
