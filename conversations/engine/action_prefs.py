@@ -34,8 +34,14 @@ _NOUNS = {
         "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
     },
 }
-# "no call no show" names the absence, never the action.
-_NOT_AN_ACTION = re.compile(r"no[\s-]*call[\s-]*(?:no|and)?[\s-]*show|无故缺勤", re.IGNORECASE)
+# "no call no show" names the absence, never the action; so does what someone did not do ("she didn't call",
+# "he never emailed", "did not even phone"): a past event, neither a wish nor a refusal.
+_NOT_AN_ACTION = re.compile(
+    r"no[\s-]*call[\s-]*(?:no|and)?[\s-]*show|无故缺勤"
+    r"|\b(?:didn'?t|did\s+not|never|hasn'?t|has\s+not|hadn'?t|had\s+not|doesn'?t|does\s+not|wasn'?t\s+able\s+to|couldn'?t|could\s+not)"
+    r"\s+(?:even\s+|bother\s+to\s+|try\s+to\s+)?(?:call|phone|ring|e-?mail|text|message|reply|answer|pick\s+up)\b",
+    re.IGNORECASE,
+)
 # Refusing: a negation just before the action's noun, in the same clause.
 _DECLINE = {
     "en": re.compile(

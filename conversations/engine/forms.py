@@ -227,8 +227,8 @@ def _shared_words(text: str, spec: FormQuestionSpec) -> int:
 
 
 def current_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | None:
-    """The first question without a finalized answer."""
-    return next((q for q in form.questions if state.finalized(q.id) is None), None)
+    """The first question without a finalized answer (an optional one the person went past is skipped)."""
+    return next((q for q in form.questions if state.finalized(q.id) is None and q.id not in state.skipped_steps), None)
 
 
 def form_complete(state: ContextState, form: FormSpec) -> bool:

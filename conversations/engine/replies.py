@@ -272,14 +272,43 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
     fresh = {a.question_id: a for a in outcome.state.finalized_answers
              if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
     if form is not None and fresh:
-        noted = [(_label(q, config, lang), _shown(fresh[q.id].answer, lang)) for q in form.questions if q.id in fresh]
-        lines.append(_t(lang, "Noted " + "; ".join(f"the {label}: {value}" if label else value for label, value in noted) + ".",
-                        "已记下" + "；".join(f"{label}：{value}" if label else value for label, value in noted) + "。"))
+        said = outcome.state.latest_user_text or ""
+        answers = [(_label(q, config, lang), fresh[q.id].answer) for q in form.questions if q.id in fresh]
+        if len(answers) == 1 and _echoes(answers[0][1], said, lang):
+            lines.append(_noted(outcome, config, lang, answers[0][0]))  # never the person's message back, whole
+        else:
+            noted = [(label, _shown(answer, lang)) for label, answer in answers]
+            lines.append(_t(lang, "Noted " + "; ".join(f"the {label}: {value}" if label else value for label, value in noted) + ".",
+                            "已记下" + "；".join(f"{label}：{value}" if label else value for label, value in noted) + "。")
+                         if any(label for label, _ in noted) else
+                         _t(lang, "Noted: " + "; ".join(v for _, v in noted) + ".", "已记下：" + "；".join(v for _, v in noted) + "。"))
     last_question = not outcome.question and not outcome.next_step_question
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
         lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
                         "所有问题都已回答。请核对后提交。"))
     return lines
+
+
+def _echoes(answer: str, message: str, lang: str) -> bool:
+    """Saying this answer back would repeat the person's whole message (a sentence of theirs, not a value)."""
+    answer, message = " ".join(answer.split()).rstrip(".。!！"), " ".join(message.split()).rstrip(".。!！")
+    cjk = len(re.findall(r"[\u3400-\u9fff]", answer))
+    words = len(answer.split()) + cjk // 2  # a short answer said back confirms it; a whole account is not repeated
+    return words >= 12 and brief(answer, lang).rstrip("…") == _FILLER.sub("", answer).strip() and len(answer) >= 0.6 * len(message)
+
+
+def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, label: str) -> str:
+    """A plain acknowledgement of a free-text answer: what was picked out of it, not the message again."""
+    picked = []
+    for name in outcome.slots_changed:
+        spec, slot = config.slots.get(name), outcome.state.slots.get(name)
+        if spec is not None and slot is not None and spec.label and slot.value.strip() != outcome.state.latest_user_text.strip():
+            picked.append(f"{localize(spec.label, lang)}{'：' if lang == 'zh' else ': '}{slot.value}")
+    if lang == "zh":
+        what = f"已记下{label}" if label else "好的，已记下"
+        return what + (f"（{'；'.join(picked)}）" if picked else "") + "。"
+    what = f"Thanks, I've noted the {label}" if label else "Thanks, I've noted that"
+    return what + (f" ({'; '.join(picked)})" if picked else "") + "."
 
 
 def _shown(answer: str, lang: str) -> str:

@@ -71,7 +71,11 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     about_actions = bool(t.action_requested or t.actions_declined or set(action_slot_types(config)) & set(t.slots_changed))
     pending = asked if asked is not None and state.finalized(asked.id) is None else None
     if about_actions and (pending is None and state.finalized_answers or pending is not None and not pending.required):
-        # "make it 3:30" / "set up a call instead" speaks of the action, not of an earlier answer
+        # "make it 3:30" / "set up a call instead" speaks of the action, not of an earlier answer; an
+        # optional question waiting is gone past, so the action is not held up by asking it again
+        if pending is not None and t.action_requested:
+            state = state.evolve(skipped_steps=state.skipped_steps + (pending.id,))
+            t.trace.append(f"optional question {pending.id} skipped: the person went on to the action")
         return _form_next(state, t, config, current_question(state, form))
     state, moved = _follow_slot_corrections(state, t, config)
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits

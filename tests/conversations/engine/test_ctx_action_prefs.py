@@ -24,6 +24,10 @@ TZ = "Asia/Shanghai"
     ("skip the call", "en", None, ("schedule_call",)),
     ("Yes, I tried to call her twice", "en", None, ()),
     ("It was a no-call no-show", "en", None, ()),
+    # what the employee did not do is a past event, neither a wish nor a refusal (found in the browser walk)
+    ("my report Dana didn't show up for her shift this morning and didn't call", "en", None, ()),
+    ("she did not even call or text", "en", None, ()),
+    ("he never emailed back, so let's do a call", "en", "schedule_call", ()),
     ("不要发邮件，帮我约她周四下午两点通个电话", "zh", "schedule_call", ("draft_email",)),
     ("打过两次电话，她没接", "zh", None, ()),
     ("她今天没来，也没打电话请假", "zh", None, ()),
