@@ -30,6 +30,16 @@ def _lang(request: HttpRequest, conversation: Conversation | None = None) -> str
     return "zh" if (request.LANGUAGE_CODE or "").startswith("zh") else "en"
 
 
+# The languages a conversation can be held in, offered for a plan whose name is given in them.
+_LANGUAGES = (("en", "en", "English"), ("zh", "zh-hans", "中文"), ("ru", "ru", "Русский"), ("es", "es", "Español"))
+
+
+def _languages(name: object) -> list[tuple[str, str]]:
+    """(locale, label) of each language the plan speaks (its name is given in it); English and Chinese always."""
+    spoken = set(name) if isinstance(name, dict) else set()
+    return [(locale, label) for key, locale, label in _LANGUAGES if key in ("en", "zh") or key in spoken]
+
+
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
@@ -43,6 +53,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "workflow_id": plan.workflow_id,
             "name": (name.get(lang) or name.get("en")) if isinstance(name, dict) else name,
             "description": (description.get(lang) or description.get("en")) if isinstance(description, dict) else description,
+            "languages": _languages(name),
         })
     conversations = Conversation.objects.filter(owner=request.user).order_by("-updated_at")[:50]
     return render(request, "conversations/home.html", {"cards": cards, "conversations": conversations})

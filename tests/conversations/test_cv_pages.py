@@ -30,6 +30,18 @@ def test_plain_form_posts_work_without_javascript(signed_in) -> None:  # noqa: A
     assert "13.00" in page and "沪B88888" in page
 
 
+def test_the_start_page_offers_each_workflow_in_the_languages_it_speaks(signed_in) -> None:  # noqa: ANN001
+    import re
+
+    page = signed_in.get("/").content.decode()
+    rv = re.search(r'<select id="locale-rv_diagnostic".*?</select>', page, re.S).group(0)
+    permit = re.search(r'<select id="locale-permit_form".*?</select>', page, re.S).group(0)
+    assert all(f'value="{v}"' in rv for v in ("en", "zh-hans", "ru", "es")), rv
+    assert 'value="ru"' not in permit and 'value="zh-hans"' in permit
+    response = signed_in.post("/c/start/rv_diagnostic/", {"locale": "es"})
+    assert Conversation.objects.get(pk=int(response["Location"].strip("/").split("/")[-1])).locale == "es"
+
+
 def test_htmx_gets_partials_and_polling_answers_204_when_nothing_changed(signed_in) -> None:  # noqa: ANN001
     cid = _start(signed_in, "parking_help_desk")
     response = signed_in.post(f"/c/{cid}/send", {"text": "Does plate 沪B88888 owe anything?", "after": "0"}, HTTP_HX_REQUEST="true")
