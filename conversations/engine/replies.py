@@ -15,6 +15,7 @@ from typing import Any
 
 from ._text import asks_question, chitchat_kind, localize
 from .config import ConversationConfig
+from .forms import answers_listing
 from .state import ContextState
 from .turn import TurnOutcome, final_report_for
 
@@ -230,6 +231,8 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
         question = localize(spec.question, lang).rstrip("?？")
         lines.append(_t(lang, f"Changed “{question}” from {outcome.form_changed_from} to {outcome.form_changed_to}.",
                         f"已将“{question}”从 {outcome.form_changed_from} 改为 {outcome.form_changed_to}。"))
+    if outcome.form_note:
+        lines.append(outcome.form_note)
     if outcome.form_answer_finalized is not None:
         answer = outcome.form_answer_finalized
         lines.append(_t(lang, f"Recorded: {answer.answer.rstrip('.。')}.", f"已记录：{answer.answer.rstrip('.。')}。"))
@@ -237,6 +240,7 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
         lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
                         "所有问题都已回答。请核对后提交。"))
+        lines.append(_t(lang, "Your answers:", "您的答案：") + "\n" + answers_listing(outcome.state, config.form, lang))
     return lines
 
 

@@ -149,6 +149,7 @@ class TurnOutcome(Serializable):
     form_changed_question: str | None = None  # a final answer corrected this turn: which, from, to
     form_changed_from: str | None = None
     form_changed_to: str | None = None
+    form_note: str | None = None
     situation: str = "unknown"
     cancelled: bool = False  # the request in progress was dropped
     handoff_requested: bool = False  # the person asked for a human being
@@ -357,6 +358,7 @@ def _outcome(state: ContextState, t: TurnWork, config: ConversationConfig) -> Tu
         form_changed_question=t.form_changed_question,
         form_changed_from=t.form_changed_from,
         form_changed_to=t.form_changed_to,
+        form_note=t.form_note,
         situation=state.situation,
         cancelled=t.cancelled,
         handoff_requested=t.handoff_requested,

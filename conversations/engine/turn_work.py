@@ -98,6 +98,7 @@ class TurnWork:
     form_changed_question: str | None = None
     form_changed_from: str | None = None
     form_changed_to: str | None = None
+    form_note: str | None = None  # a word about the form to say before the rest ("nothing changed")
 
     def command(self, *kinds: str) -> Command | None:
         """The first given command of one of these kinds."""
