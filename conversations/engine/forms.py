@@ -172,7 +172,7 @@ def _other_unit(text: str, unit: str | None) -> bool:
     """The number in text is given in a unit that is not this question's."""
     own = _unit_key(unit)
     for key, pattern in _UNITS.items():
-        if key != own and re.search(rf"\d[\d,.]*\s*(?:{pattern})", text, re.IGNORECASE):
+        if key != own and re.search(rf"{_NUMBER_TOKEN}\s*(?:{pattern})", text, re.IGNORECASE):  # "两百平米" too
             return own is not None
     return False
 
@@ -206,7 +206,9 @@ def find_correction(
     pending = current_question(state, form)
     if pending is not None and pending.unit and not _other_unit(text, pending.unit) and mentions_unit(text, pending.unit):
         return None  # the number is in the pending question's own unit: an answer, not a correction
-    scored = [(2 if q.unit and mentions_unit(text, q.unit) else 0) + _shared_words(text, q) for q in specs]
+    scored = [(2 if q.unit and mentions_unit(text, q.unit) else 0) + shared_words(text, q)
+              + (2 if q.answer_type == "choice" and len(choices_named(rest, q, language)) == 1 else 0)  # "改成A组"
+              for q in specs]
     pointed = [q for score, q in sorted(zip(scored, specs, strict=True), key=lambda p: -p[0]) if score > 0]
     last = next((q for a in reversed(state.finalized_answers) for q in specs if q.id == a.question_id), None)
     last = None if prefer == "?" else next((q for q in specs if q.id == prefer), last)  # "?": only one pointed at
@@ -228,7 +230,7 @@ def mentions_unit(text: str, unit: str) -> bool:
     return key is not None and re.search(rf"{_NUMBER_TOKEN}\s*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
 
 
-def _shared_words(text: str, spec: FormQuestionSpec) -> int:
+def shared_words(text: str, spec: FormQuestionSpec) -> int:
     """How many words of the question (English words, Chinese character pairs) the text repeats."""
     words = {w for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower()) if w not in _STOPWORDS}
     lowered = text.lower()
@@ -383,6 +385,14 @@ _SLOT_WORDS = re.compile(r"[a-z]{4,}")
 _NO_EDIT_BEFORE = re.compile(r"(?:\b(?:don'?t|do\s+not|no\s+need\s+to|nothing\s+to)\s+(?:\w+\s+){0,2}|(?:不用|不要|不需要|无需|别)\s*)$", re.IGNORECASE)
 
 
+def value_in_own_unit(state: ContextState, form: FormSpec, text: str, language: str) -> tuple[FormQuestionSpec, str] | None:
+    """A number in the unit of exactly one answered question ("1600平方英尺" at the review), and its value."""
+    fits = [q for q in form.questions if q.unit and state.finalized(q.id) is not None and mentions_unit(text, q.unit)]
+    if len(fits) != 1 or not (verdict := evaluate_answer(text, fits[0], language)).accepted or verdict.value is None:
+        return None
+    return fits[0], verdict.value
+
+
 def wants_edit(text: str) -> bool:
     """The person asks to change one of the answers ("I want to change an answer", "我想改一下楼层数");
     "no changes", "don't change anything", "不用修改" do not."""
@@ -404,7 +414,7 @@ def edit_target(state: ContextState, form: FormSpec, text: str, *, listed: bool 
     scored = []
     lowered = text.lower()
     for spec in answered:
-        score = _shared_words(text, spec)
+        score = shared_words(text, spec)
         if spec.slot:
             score += sum(1 for w in _SLOT_WORDS.findall(spec.slot.replace("_", " ")) if re.search(rf"\b{w[:6]}", lowered))
         key = _unit_key(spec.unit)

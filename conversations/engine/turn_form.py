@@ -19,6 +19,8 @@ from .forms import (
     mentions_unit,
     open_thread,
     prefill_from_slots,
+    shared_words,
+    value_in_own_unit,
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
@@ -187,9 +189,13 @@ def _edit_answer(state: ContextState, t: TurnWork, config: ConversationConfig) -
     form = config.form
     assert form is not None
     editing = state.form_editing
-    if editing is None and not (current_question(state, form) is None and state.finalized_answers and wants_edit(t.text)):
-        return None
     lang = "zh" if t.language.startswith("zh") else "en"
+    at_review = editing is None and current_question(state, form) is None and bool(state.finalized_answers)
+    given = value_in_own_unit(state, form, t.text, t.language) if at_review else None
+    if given is not None and given[1] != state.finalized(given[0].id).answer:  # "1600 sq ft" at the review: a change
+        return _apply_edit(state, t, config, *given)
+    if editing is None and not (at_review and wants_edit(t.text)):
+        return None
     corrected = find_correction(state, form, t.text, t.language, prefer=editing or "?")
     if corrected is not None:  # what and to what, in one message ("change the storeys to 3")
         return _apply_edit(state, t, config, *corrected)
@@ -198,6 +204,8 @@ def _edit_answer(state: ContextState, t: TurnWork, config: ConversationConfig) -
         named = target  # an answer to the question being changed ("3 floors" names no floor area)
     else:
         named = edit_target(state, form, t.text, listed=editing == "?")
+        if target is not None and named is not None and not (wants_edit(t.text) or shared_words(t.text, named)):
+            named = None  # "1,600 sq ft" for the storeys: a wrong unit, not a change of the floor area
     if named is not None and (target is None or named.id != target.id):
         value = _value_with_name(t.text, named, t.language)
         if value is not None and value != state.finalized(named.id).answer:
