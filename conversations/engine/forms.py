@@ -72,6 +72,7 @@ class FormEvaluation(Serializable):
 
 
 def _number_value(text: str) -> str | None:
+    text = re.sub(r"(\d)(?=(?:sq|square|ft|m2|m²|persons?|people|stor|floors?)\b|(?:sq|ft|m)[a-z.²]*\b)", r"\1 ", text, flags=re.IGNORECASE)  # "1450sqft"
     if m := _NUM.search(text):
         raw = m.group(1)
         if re.fullmatch(r"\d{1,3}(?:\.\d{3})+", raw):
@@ -391,6 +392,14 @@ def value_in_own_unit(state: ContextState, form: FormSpec, text: str, language: 
     if len(fits) != 1 or not (verdict := evaluate_answer(text, fits[0], language)).accepted or verdict.value is None:
         return None
     return fits[0], verdict.value
+
+
+def names_question(text: str, spec: FormQuestionSpec) -> bool:
+    """The message names this question in words, beyond a number in its unit ("the storeys", not "2 storeys")."""
+    key = _unit_key(spec.unit)
+    if key is not None:
+        text = re.sub(rf"{_NUMBER_TOKEN}\s*(?:{_UNITS[key]})", " ", text, flags=re.IGNORECASE)
+    return shared_words(text, spec) > 0
 
 
 def wants_edit(text: str) -> bool:

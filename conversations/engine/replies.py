@@ -341,7 +341,9 @@ def compose_reply(
     offer = _action_offer(view, lang)
     if offer and not question:
         parts.append(offer)
-    small_talk = _small_talk_kind(state.latest_user_text or "") if not question and tool is None and outcome.resolved_intent is None else None
+    form_step = outcome.reply_action == "form_next" or (outcome.next_step_question and outcome.form_question_id and not outcome.question)
+    small_talk = (_small_talk_kind(state.latest_user_text or "") if (not question or (form_step and chitchat_kind(state.latest_user_text or "")))
+                  and tool is None and outcome.resolved_intent is None else None)
     options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions else ""
     if options_line:
         if not parts and outcome.resolved_intent is None and small_talk in (None, "greeting"):

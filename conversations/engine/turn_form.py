@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from ._text import localize
+from ._text import chitchat_kind, localize
 from .config import ConversationConfig, FormQuestionSpec
 from .forms import (
     FormEvaluation,
@@ -17,9 +17,9 @@ from .forms import (
     find_correction,
     form_complete,
     mentions_unit,
+    names_question,
     open_thread,
     prefill_from_slots,
-    shared_words,
     value_in_own_unit,
     wants_edit,
 )
@@ -56,6 +56,11 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
             t.form_question_id = state.form_editing if state.form_editing != "?" else None
             return state
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
+    if chitchat_kind(t.text) and not t.commands:  # "hello", "thanks!": answered in kind, the question asked again
+        if state.form_editing is not None:
+            t.next_step_question = _edit_question(state, form, t.language)
+            return state
+        return _form_next(state, t, config, form.question(state.current_step_id) or current_question(state, form))
     if (edited := _edit_answer(state, t, config)) is not None:
         return edited
     if (corrected := find_correction(state, form, t.text, t.language)) is not None:
@@ -204,7 +209,7 @@ def _edit_answer(state: ContextState, t: TurnWork, config: ConversationConfig) -
         named = target  # an answer to the question being changed ("3 floors" names no floor area)
     else:
         named = edit_target(state, form, t.text, listed=editing == "?")
-        if target is not None and named is not None and not (wants_edit(t.text) or shared_words(t.text, named)):
+        if target is not None and named is not None and not (wants_edit(t.text) or names_question(t.text, named)):
             named = None  # "1,600 sq ft" for the storeys: a wrong unit, not a change of the floor area
     if named is not None and (target is None or named.id != target.id):
         value = _value_with_name(t.text, named, t.language)
