@@ -42,6 +42,7 @@ from .engine import (
 )
 from .engine._text import localize
 from .engine.action_prefs import describe_when
+from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
@@ -52,6 +53,7 @@ from .engine.turn import (
     initial_state,
     opening_question,
 )
+from .engine.turn_form import edit_prompt
 from .handoffs import handoff_open, open_handoff_id
 from .idempotency import idempotency_await, idempotency_claim, idempotency_known
 from .models import Conversation, Message
@@ -491,6 +493,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     reply = compose_reply(outcome, view, config, locale=lang)
     if review is None:
         review = latest_review(run, plan)
+    # changing an answer at the review, in words: back to the questions, as the "Change an answer" option does
+    edit_in_words = EDIT_ANSWERS if state.form_editing is not None and any(
+        o["option_id"] == EDIT_ANSWERS and o["eligibility"] == "eligible" for o in view.options) else None
     state_before_reply = state
     state = record_reply(state, text=reply.text, action=outcome.proposed_action, asks_question=reply.asks_question,
                          clarifying_question_id=outcome.clarify_form_question_id)
@@ -502,7 +507,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         "retrieval_hits": hits, "backend": "rules",
         "contract_violations": [understood.failure.kind] if understood is not None and understood.failure else [],
         "commands": {**(understood.summary() if understood is not None else {"generator": "rules"}),
-                     "understood": [c.describe() for c in commands_understood(outcome)]},
+                     "understood": [c.describe() for c in commands_understood(outcome)]
+                     + ([Command("choose_option", option_id=edit_in_words).describe()] if edit_in_words else [])},
         "trace": list(outcome.trace),
     }
     answer = Message(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
@@ -519,7 +525,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     audit_write(audit_rows, writes)
     writes.flush()
     conversation._parsed_context, conversation._latest_review = state, review
-    chosen = next((c.option_id for c in commands if c.kind == "choose_option"), None)
+    chosen = next((c.option_id for c in commands if c.kind == "choose_option"), None) or edit_in_words
     if chosen and any(o["option_id"] == chosen and o["eligibility"] == "eligible" and not o.get("requires_consent")
                       for o in view.options):
         # The person picked an offered option in words: it counts as their choice.
@@ -747,6 +753,8 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     stored = _context_before_option(ContextState.from_dict(conversation.context), option_id)
     actor = Actor.of(user)
     signals = {"prepared": _prepared_documents(stored, config, lang, user.get_username())}
+    if stored.form_editing is not None:
+        signals["form_complete"] = False  # the review waits while an answer is being changed
     run = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run).run
     outcome = runs.run_option_choose(run_id=run.pk, option_id=option_id, actor=actor, consent=consent, locale=lang,
                                      locked=run, raise_refusal=False)
@@ -755,6 +763,8 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
         return refusal
     state = _context_after_option(stored, option_id, config)
     note = _choice_note(outcome, plan, lang)
+    if state.form_editing is not None and config.form is not None:
+        note += "\n\n" + edit_prompt(state, config.form, lang)
     if outcome.choice.change_workflow:
         # A workflow change happens only through an engine option; it opens a new conversation.
         successor = conversation_start(user=user, workflow_id=outcome.choice.change_workflow, locale=conversation.locale)
@@ -763,7 +773,7 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
                      payload={"to_workflow": outcome.choice.change_workflow, "conversation_id": successor.pk})
     Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note, turn_index=conversation.turn_count,
                            payload={"kind": "choice", "option_id": option_id})
-    state = record_reply(state, text=note, asks_question=False)
+    state = record_reply(state, text=note, asks_question=state.form_editing is not None)
     run = outcome.run
     if config.actions:  # an executed action is never offered again
         run = runs.run_signals_update(run_id=run.pk, signals={"action_blockers": action_blockers_for(state, config, "")},
@@ -772,9 +782,14 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     return None
 
 
+EDIT_ANSWERS = "edit_answers"  # the form review's "Change an answer": back to the questions, asking which
+
+
 def _context_before_option(state: ContextState, option_id: str) -> ContextState:
     from .engine.estimate import confirm_estimate, skip_estimate
 
+    if option_id == EDIT_ANSWERS and state.finalized_answers:
+        return state.evolve(form_editing="?")  # which answer? (nothing changes until a new value is accepted)
     if option_id == "confirm_estimate" and state.estimate.status == "draft":
         return confirm_estimate(state, "confirmed", turn=state.turn_index)
     if option_id == "skip_estimate" and state.estimate.status in ("draft", "none"):

@@ -63,7 +63,7 @@ _NUM = re.compile(
     r"(?<![A-Za-z0-9_.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![A-Za-z0-9_])"
 )
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_ZH_NUMBERS = {**CN_DIGITS, "十": 10}
+_ZH_NUMBERS = {**CN_DIGITS, "〇": 0, "十": 10}
 
 
 @dataclass(frozen=True)
@@ -76,8 +76,11 @@ class FormEvaluation(Serializable):
 
 
 def _number_value(text: str) -> str | None:
+    text = re.sub(r"(\d)(?=(?:sq|square|ft|m2|m²|persons?|people|stor|floors?)\b|(?:sq|ft|m)[a-z.²]*\b)", r"\1 ", text, flags=re.IGNORECASE)  # "1450sqft"
     if m := _NUM.search(text):
         raw = m.group(1)
+        if re.fullmatch(r"\d{1,3}(?:\.\d{3})+", raw):
+            return raw.replace(".", "")  # "1.450 square feet": a dot between thousands, no form number has three decimals
         if _THOUSANDS.fullmatch(raw):
             return raw.replace(",", "")
         if re.fullmatch(r"\d+,\d{4,}", raw):
@@ -87,8 +90,29 @@ def _number_value(text: str) -> str | None:
     for word, value in NUMBER_WORDS.items():
         if re.search(rf"(?<!\w){word}(?!\w)", lowered):
             return str(value)
-    positions = [(text.index(ch), value) for ch, value in _ZH_NUMBERS.items() if ch in text]
-    return str(min(positions)[1]) if positions else None
+    numeral = _CN_NUMERAL.search(text)
+    return str(_cn_value(numeral.group(0))) if numeral else None
+
+
+_CN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万]+")
+
+
+def _cn_value(token: str) -> int:
+    """A Chinese numeral as an int: 三 -> 3, 十二 -> 12, 两百 -> 200, 一千四百五十 -> 1450, 一万二 -> 12000."""
+    total = section = digit = 0
+    unit_before = 1  # the place unit just before the current digit (1: none, or a 零 between)
+    for ch in token:
+        if ch in "十百千":
+            unit_before = {"十": 10, "百": 100, "千": 1000}[ch]
+            section, digit = section + (digit or 1) * unit_before, 0
+        elif ch == "万":
+            total, section, digit, unit_before = total + (section + digit) * 10000, 0, 0, 10000
+        else:
+            digit = _ZH_NUMBERS.get(ch, 0)
+            unit_before = 1 if ch in "零〇" else unit_before
+    if digit and unit_before >= 100:  # 两百五 is 250, 一万二 is 12000: a digit right after a unit is the next place
+        digit *= unit_before // 10
+    return total + section + digit
 
 
 def evaluate_answer(
@@ -100,7 +124,7 @@ def evaluate_answer(
     context = " ".join([e.answer for e in (thread.entries if thread else ()) if e.answer] + [text])
     if spec.answer_type == "choice":
         for candidate in (text, context):
-            named = _choices_named(candidate, spec, language)
+            named = choices_named(candidate, spec, language)
             if len(named) == 1:
                 return FormEvaluation(True, named[0])
             if len(named) > 1:
@@ -129,7 +153,7 @@ def text_length(text: str) -> int:
     return len(text) + len(re.findall(r"[\u3400-\u9fff]", text))
 
 
-def _choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]:
+def choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]:
     """The choices the text names and does not negate ("no retail" names no shop)."""
     named = []
     for choice in spec.choices:
@@ -158,7 +182,7 @@ def _other_unit(text: str, unit: str | None) -> bool:
     """The number in text is given in a unit that is not this question's."""
     own = _unit_key(unit)
     for key, pattern in _UNITS.items():
-        if key != own and re.search(rf"\d[\d,.]*\s*(?:{pattern})", text, re.IGNORECASE):
+        if key != own and re.search(rf"{_NUMBER_TOKEN}\s*(?:{pattern})", text, re.IGNORECASE):  # "两百平米" too
             return own is not None
     return False
 
@@ -174,11 +198,14 @@ _CORRECTION = re.compile(
 _STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have", "from", "with", "your", "many", "much", "does", "building"])
 
 
-def find_correction(state: ContextState, form: FormSpec, text: str, language: str) -> tuple[FormQuestionSpec, str] | None:
+def find_correction(
+    state: ContextState, form: FormSpec, text: str, language: str, prefer: str | None = None
+) -> tuple[FormQuestionSpec, str] | None:
     """A correction of an answer already final, and the new value, or None.
 
     The target is the final answer the message points at (its unit, or words of its
-    question), else the last one finalized; the new value must fit that question's type.
+    question), else `prefer` (the answer being changed; "?" for none: only one pointed at
+    counts) or the last one finalized; the new value must fit that question's type.
     """
     marker = _CORRECTION.search(text)
     if marker is None or not state.finalized_answers:
@@ -187,13 +214,19 @@ def find_correction(state: ContextState, form: FormSpec, text: str, language: st
     final = {a.question_id for a in state.finalized_answers}
     specs = [q for q in form.questions if q.id in final]
     pending = current_question(state, form)
-    if pending is not None and pending.unit and not _other_unit(text, pending.unit) and _mentions_unit(text, pending.unit):
+    if pending is not None and pending.unit and not _other_unit(text, pending.unit) and mentions_unit(text, pending.unit):
         return None  # the number is in the pending question's own unit: an answer, not a correction
-    scored = [(2 if q.unit and _mentions_unit(text, q.unit) else 0) + _shared_words(text, q) for q in specs]
+    scored = [(2 if q.unit and mentions_unit(text, q.unit) else 0) + shared_words(text, q)
+              + (2 if q.answer_type == "choice" and len(choices_named(rest, q, language)) == 1 else 0)  # "改成A组"
+              for q in specs]
     pointed = [q for score, q in sorted(zip(scored, specs, strict=True), key=lambda p: -p[0]) if score > 0]
     last = next((q for a in reversed(state.finalized_answers) for q in specs if q.id == a.question_id), None)
-    # "actually" alone is too common in plain answers to redo the last one without pointing at it
+    last = None if prefer == "?" else next((q for q in specs if q.id == prefer), last)  # "?": only one pointed at
+    # "actually" alone is too common in plain answers to redo the last one without pointing at it, and
+    # a message it opens that answers the pending question is that answer ("actually, it's offices, Group D")
     weak = marker.group(0).lower() == "actually"
+    if weak and pending is not None and evaluate_answer(rest or text, pending, language).accepted:
+        return None
     for spec in [*pointed, *([last] if last is not None and not weak else [])]:
         verdict = evaluate_answer(rest or text, spec, language)
         if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:
@@ -210,13 +243,16 @@ def without_own_unit(text: str, unit: str | None) -> str | None:
     return re.sub(rf"(?<=[\d\s])(?:{_UNITS[key]})\s*$", "", text, flags=re.IGNORECASE).strip() if key else text.strip()
 
 
-def _mentions_unit(text: str, unit: str) -> bool:
-    """A number given in this unit ("3 storeys", "3层")."""
+_NUMBER_TOKEN = r"(?:\d[\d,.]*|[零〇一二两三四五六七八九十百千万]+|(?<![a-z])(?:" + "|".join(NUMBER_WORDS) + r"))"
+
+
+def mentions_unit(text: str, unit: str) -> bool:
+    """A number given in this unit ("3 storeys", "3层", "三层", "three floors")."""
     key = _unit_key(unit)
-    return key is not None and re.search(rf"\d[\d,.]*\s*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
+    return key is not None and re.search(rf"{_NUMBER_TOKEN}\s*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
 
 
-def _shared_words(text: str, spec: FormQuestionSpec) -> int:
+def shared_words(text: str, spec: FormQuestionSpec) -> int:
     """How many words of the question (English words, Chinese character pairs) the text repeats."""
     words = {w for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower()) if w not in _STOPWORDS}
     lowered = text.lower()
@@ -345,3 +381,86 @@ def prefill_from_slots(
 def thread_summary(threads: Iterable[ClarifyingThread]) -> dict[str, int]:
     """Question id -> number of clarifying exchanges (for display)."""
     return {t.question_id: len(t.entries) for t in threads}
+
+
+# --- changing a final answer (the review's "Change an answer") --------------------------
+
+# "I want to change an answer", "can I edit my answers", "go back", "我想改一下楼层数", "修改答案"
+_EDIT_REQUEST = re.compile(
+    r"\b(?:change|edit|modify|amend|revise|redo)\b|\b(?:fix|correct|update)\s+(?:an?|my|the|one|some\w*|that|this|it)\b"
+    r"|\bgo\s+back\b|\bwrong\s+answer\b|\bmade\s+a\s+mistake\b"
+    r"|修改|更改|改一下|改下|改个|改改|想改|要改|改答案|重新填|填错|改动"
+    r"|измен\w*|поменя\w*|исправ\w*|cambi[ae]\w*|corregir|modificar",
+    re.IGNORECASE,
+)
+# The listing's entries picked by position: "2", "the second one", "第二个", "number 3"
+_ORDINALS = {"first": 1, "second": 2, "third": 3, "fourth": 4, "fifth": 5, "sixth": 6, "seventh": 7, "eighth": 8,
+             "ninth": 9, "tenth": 10, "last": -1}
+_PICK = re.compile(
+    r"^\s*(?:(?:the|number|no\.?|#)\s*)?(?P<n>\d{1,2}|" + "|".join(_ORDINALS) + r")(?:\s+(?:one|answer|question))?\s*[.!]?\s*$"
+    r"|^\s*第\s*(?P<zh>[一二两三四五六七八九十\d]{1,2})\s*(?:个|项|条|题|道)?\s*[。！]?\s*$",
+    re.IGNORECASE,
+)
+# Words a question goes by besides its wording (its slot's name: "floor area", "occupant load")
+_SLOT_WORDS = re.compile(r"[a-z]{4,}")
+
+
+_NO_EDIT_BEFORE = re.compile(r"(?:\b(?:don'?t|do\s+not|no\s+need\s+to|nothing\s+to)\s+(?:\w+\s+){0,2}|(?:不用|不要|不需要|无需|别)\s*)$", re.IGNORECASE)
+
+
+def value_in_own_unit(state: ContextState, form: FormSpec, text: str, language: str) -> tuple[FormQuestionSpec, str] | None:
+    """A number in the unit of exactly one answered question ("1600平方英尺" at the review), and its value."""
+    fits = [q for q in form.questions if q.unit and state.finalized(q.id) is not None and mentions_unit(text, q.unit)]
+    if len(fits) != 1 or not (verdict := evaluate_answer(text, fits[0], language)).accepted or verdict.value is None:
+        return None
+    return fits[0], verdict.value
+
+
+def names_question(text: str, spec: FormQuestionSpec) -> bool:
+    """The message names this question in words, beyond a number in its unit ("the storeys", not "2 storeys")."""
+    key = _unit_key(spec.unit)
+    if key is not None:
+        text = re.sub(rf"{_NUMBER_TOKEN}\s*(?:{_UNITS[key]})", " ", text, flags=re.IGNORECASE)
+    return shared_words(text, spec) > 0
+
+
+def wants_edit(text: str) -> bool:
+    """The person asks to change one of the answers ("I want to change an answer", "我想改一下楼层数");
+    "no changes", "don't change anything", "不用修改" do not."""
+    text = text.replace("’", "'")
+    return any(not negated_at(text, m.start()) and not _NO_EDIT_BEFORE.search(text[: m.start()]) for m in _EDIT_REQUEST.finditer(text))
+
+
+def edit_target(state: ContextState, form: FormSpec, text: str, *, listed: bool = False) -> FormQuestionSpec | None:
+    """The final answer the message names to change: by position when the answers were listed
+    ("the second one", "第二个"), else by its question's words, its slot's name or its unit; None
+    when it names none, or two equally."""
+    answered = [q for q in form.questions if state.finalized(q.id) is not None]
+    if listed and (pick := _PICK.match(text)):
+        raw = pick.group("n") or pick.group("zh")
+        index = _ORDINALS.get(raw.lower()) if raw.lower() in _ORDINALS else int(raw) if raw.isdigit() else _cn_value(raw)
+        if index == -1:
+            index = len(answered)
+        return answered[index - 1] if 1 <= index <= len(answered) else None
+    scored = []
+    lowered = text.lower()
+    for spec in answered:
+        score = shared_words(text, spec)
+        if spec.slot:
+            score += sum(1 for w in _SLOT_WORDS.findall(spec.slot.replace("_", " ")) if re.search(rf"\b{w[:6]}", lowered))
+        key = _unit_key(spec.unit)
+        if key is not None and re.search(_UNITS[key], text, re.IGNORECASE):
+            score += 3 if mentions_unit(text, spec.unit or "") else 1  # "3 floors" is a number of storeys
+        scored.append((score, spec))
+    best = max((score for score, _ in scored), default=0)
+    top = [spec for score, spec in scored if score == best]
+    return top[0] if best > 0 and len(top) == 1 else None
+
+
+def answers_listing(state: ContextState, form: FormSpec, locale: str) -> str:
+    """The final answers in plain words, numbered in the form's order."""
+    lines = []
+    for number, spec in enumerate((q for q in form.questions if state.finalized(q.id) is not None), start=1):
+        question = localize(spec.question, locale).rstrip("?？")
+        lines.append(f"{number}. {question}: {state.finalized(spec.id).answer}")
+    return "\n".join(lines)

@@ -220,6 +220,10 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\btell\s+me\s+(?:more\s+)?about\b",
             r"\bpurpose\s+of\b",
             r"\bwhy\s+(?:do|does|is|are)\b.*\b(?:need|needed|matter|important)\b",
+            r"\bwhats\b",
+            r"\bwhat\s+(?:counts|qualifies)\s+as\b",
+            r"\bdoes\s+(?:a|an|the|my|our)\s+(?:\w+\s+){0,2}count\b",
+            r"\bhow\s+(?:is|are|do\s+(?:you|i|we))\s+(?:\w+\s+){0,3}(?:measured|counted|calculated|defined|measure|count|calculate)\b",
         ),
         "ru": (
             r"(?<!\w)что\s+(?:такое|это|значит|означает|за|делает)(?!\w)",
@@ -250,6 +254,10 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"指的是",
             r"含义",
             r"介绍一下",
+            r"算不算",
+            r"什么算",
+            r"怎么算",
+            r"算[一几]层",
         ),
     },
     CONFIRMATION: {

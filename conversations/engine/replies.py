@@ -16,6 +16,7 @@ from typing import Any
 from ._text import asks_question, chitchat_kind, localize
 from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
+from .forms import answers_listing
 from .state import ContextState
 from .turn import TurnOutcome, final_report_for
 
@@ -247,7 +248,8 @@ def brief(text: str, lang: str) -> str:
             cut = cut[: cut.rfind(" ")]
         first, more = cut, True
     first = first.rstrip(" ,，、;；:：")
-    if len(first) > 1 and first[0].isupper() and first[1].islower() and not first.startswith("I "):
+    if len(first.split()) > 3 and first[0].isupper() and first[1].islower() and not first.startswith("I "):
+        # a sentence of theirs goes on inside ours ("Noted the project: we're ..."); a value keeps its case ("Group C")
         first = first[0].lower() + first[1:]
     return first + ("…" if more else "")
 
@@ -268,6 +270,8 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
             lines.append(_t(lang, f"Changed the {label} from “{before}” to “{after}”.", f"已将{label}从“{before}”改为“{after}”。"))
         else:
             lines.append(_t(lang, f"Changed “{question}” from {before} to {after}.", f"已将“{question}”从 {before} 改为 {after}。"))
+    if outcome.form_note:
+        lines.append(outcome.form_note)
     # what this turn recorded, question by question, said briefly (never the whole message back)
     fresh = {a.question_id: a for a in outcome.state.finalized_answers
              if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
@@ -286,6 +290,7 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
         lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
                         "所有问题都已回答。请核对后提交。"))
+        lines.append(_t(lang, "Your answers:", "您的答案：") + "\n" + answers_listing(outcome.state, config.form, lang))
     return lines
 
 

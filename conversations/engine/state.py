@@ -222,6 +222,7 @@ class ContextState(Serializable):
     archived_threads: tuple[ClarifyingThread, ...] = ()
     finalized_answers: tuple[FinalizedAnswer, ...] = ()
     latest_user_text: str | None = None
+    form_editing: str | None = None  # changing a final answer: "?" (asked which one) or its question id
 
     # -- small read helpers ------------------------------------------------------------
     def current_facts(self) -> tuple[Fact, ...]:

@@ -150,6 +150,7 @@ class TurnOutcome(Serializable):
     form_changed_question: str | None = None  # a final answer corrected this turn: which, from, to
     form_changed_from: str | None = None
     form_changed_to: str | None = None
+    form_note: str | None = None
     situation: str = "unknown"
     cancelled: bool = False  # the request in progress was dropped
     restarted: bool = False  # "start over" on a form: its answers were cleared, it begins again
@@ -363,6 +364,7 @@ def _outcome(state: ContextState, t: TurnWork, config: ConversationConfig) -> Tu
         form_changed_question=t.form_changed_question,
         form_changed_from=t.form_changed_from,
         form_changed_to=t.form_changed_to,
+        form_note=t.form_note,
         situation=state.situation,
         cancelled=t.cancelled,
         restarted=t.restarted,

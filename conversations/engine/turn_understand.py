@@ -16,6 +16,7 @@ from ._text import asks_for_human, asks_to_cancel, asks_to_restart, first_match,
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
+from .forms import wants_edit
 from .intents import (
     CONFIRMATION,
     DISPUTE,
@@ -109,7 +110,7 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
         t.handoff_requested = True
         t.trace.append("the person asks for a human")
         return HANDOFF_MEANING
-    if t.routed.kind not in ("builtin", "domain") and _asks_about_side_topic(t.text, config, t.language):
+    if t.routed.kind not in ("builtin", "domain") and not wants_edit(t.text) and _asks_about_side_topic(t.text, config, t.language):
         # "should I give him a written warning?": a question about a topic the plan answers briefly
         t.routed = replace(t.routed, intent=EXPLAIN, kind="builtin", confidence=max(t.routed.confidence, 0.6))
     routed = t.routed
@@ -158,7 +159,8 @@ _A_QUESTION = re.compile(
 
 
 def _asks_about_side_topic(text: str, config: ConversationConfig, language: str) -> bool:
-    """A question that names one of the plan's side topics."""
+    """A question that names one of the plan's side topics ("can I change the occupancy classification"
+    asks to change an answer, not what the classification is)."""
     return bool(config.side_topics and _A_QUESTION.search(text)
                 and any(first_match(text, topic.patterns, language) for topic in config.side_topics))
 

@@ -141,6 +141,7 @@ class TurnWork:
     # what the message says about the actions (seed 002): the one wanted, the ones refused
     action_requested: str | None = None
     actions_declined: tuple[str, ...] = ()
+    form_note: str | None = None  # a word about the form to say before the rest ("nothing changed")
 
     def command(self, *kinds: str) -> Command | None:
         """The first given command of one of these kinds."""
