@@ -232,8 +232,11 @@ def _keep_stay_length(state: ContextState, found: dict[str, Extraction]) -> None
     """A stay moved to another start ("and tomorrow?") keeps its length: its end moves with it."""
     start, end = found.get("at_time"), state.slots.get("until_time")
     old_start = state.slots.get("at_time")
+    length = state.slots.get("duration_minutes")
     if start is None or end is None or old_start is None or "until_time" in found or "duration_minutes" in found:
         return
+    if length is not None and length.source_turn > end.source_turn:
+        return  # the stay is a length said after its end: it moves by itself
     new, before, until = _aware(start.value), _aware(old_start.value), _aware(end.value)
     if new is None or before is None or until is None or new == before:
         return

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import json
 from datetime import UTC, datetime
+from pathlib import Path
 
 from conversations.engine import ConversationConfig, advance_context, initial_state, load_example
 
 CONFIG = ConversationConfig.from_dict(load_example("parking_help_desk"))
 NOW = datetime(2026, 3, 12, 2, tzinfo=UTC)
+PLAN = Path(__file__).resolve().parents[3] / "workflows" / "plans" / "parking_help_desk.json"
+SHIPPED = ConversationConfig.from_dict(json.loads(PLAN.read_text(encoding="utf-8"))["conversation"])
 ORDERS = {"SZ-2026-0312-77", "A1001"}
 LOOKUPS = {"order_no": lambda value: value.upper() if value.upper() in ORDERS else False}
 
@@ -22,8 +26,8 @@ def finder(text: str, lang: str) -> list[dict]:
     return hits
 
 
-def say(state, text: str):  # noqa: ANN001, ANN201
-    return advance_context(state, text, now=NOW, timezone="Asia/Shanghai", config=CONFIG, lookups=LOOKUPS, finders=[finder])
+def say(state, text: str, config: ConversationConfig = CONFIG):  # noqa: ANN001, ANN201
+    return advance_context(state, text, now=NOW, timezone="Asia/Shanghai", config=config, lookups=LOOKUPS, finders=[finder])
 
 
 def test_a_lot_code_inside_an_order_number_is_no_lot() -> None:
@@ -44,3 +48,18 @@ def test_the_order_asked_for_wins_over_a_lot_of_the_same_code() -> None:
     out = say(out.state, "A1001")
     slots = out.state.usable_slots()
     assert slots == {"order_no": "A1001"} and out.resolved_intent == "fee_verify"
+
+
+def test_bare_hour_ranges_and_a_new_end_and_a_whole_day() -> None:
+    from conversations.engine.slots import shared_period
+
+    assert shared_period("last Saturday 9 to 5") == "last Saturday 09:00 to 17:00"
+    assert shared_period("from 9 to 11:30 tomorrow") == "from 09:00 to 11:30 tomorrow"
+    assert shared_period("2 to 4") == "14:00 to 16:00" and shared_period("2 to 3 hours") == "2 to 3 hours"
+    out = say(initial_state(SHIPPED), "how much is A1001 today from 10am until 1pm", SHIPPED)
+    assert out.state.slots["until_time"].value.endswith("T13:00:00+08:00")
+    out = say(out.state, "sorry, until 2pm", SHIPPED)
+    slots = out.state.slots
+    assert slots["at_time"].value.endswith("T10:00:00+08:00") and slots["until_time"].value.endswith("T14:00:00+08:00")
+    out = say(out.state, "and for a whole day?", SHIPPED)
+    assert out.state.slots["duration_minutes"].value == "1440"
