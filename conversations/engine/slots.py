@@ -38,7 +38,7 @@ _CN_PLATE = re.compile(
     rf"([{_PROVINCES}])\s*([A-Za-z])\s*[·•.\-\s]?\s*([A-Za-z0-9]{{5,6}})(?![A-Za-z0-9])"
 )
 _PLATE_KEYWORD = re.compile(
-    r"(?:plate(?:\s*(?:no\.?|number|#))?|车牌(?:号)?|номер|matr[ií]cula|placa)\s*[:：#]?\s*([A-Za-z0-9][A-Za-z0-9\-]{3,9})",
+    r"(?:plate(?:\s*(?:no\.?|number|#))?(?:\s+is)?|车牌(?:号)?(?:是|为)?|номер|matr[ií]cula|placa)\s*[:：#]?\s*([A-Za-z0-9][A-Za-z0-9\-]{3,9})",
     re.IGNORECASE,
 )
 # ASCII boundaries, not \b: in "订单号SCN-020" the CJK character counts as a word character.
@@ -82,7 +82,7 @@ _ORDINALS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     )
 )
 _REFERENCE = re.compile(
-    r"\b(?:this|that|the|it|same)\s+(?:one|order|lot|plate|car)\b|\bit\b|这笔|那笔|这单|那单|这个|那个|上一单|"
+    r"\b(?:this|that|the|it|same)\s+(?:one|order)\b|\bit\b(?!\s*(?:'s|’s|is)\b)|这笔|那笔|这单|那单|这个|那个|上一单|"
     r"上一笔|第.笔|第.单|эт(?:от|у|им)\s+(?:заказ|номер)|ese\s+pedido|este\s+pedido",
     re.IGNORECASE,
 )

@@ -63,3 +63,29 @@ def test_bare_hour_ranges_and_a_new_end_and_a_whole_day() -> None:
     assert slots["at_time"].value.endswith("T10:00:00+08:00") and slots["until_time"].value.endswith("T14:00:00+08:00")
     out = say(out.state, "and for a whole day?", SHIPPED)
     assert out.state.slots["duration_minutes"].value == "1440"
+
+
+def test_two_cancel_phrases_cancel_and_the_plate_is_no_reference_to_an_order() -> None:
+    from conversations.engine._text import asks_to_cancel
+    from conversations.engine.slots import resolve_reference
+
+    assert asks_to_cancel("算了，不查了") and asks_to_cancel("never mind, forget it") and not asks_to_cancel("不用取消，查一下")
+    assert resolve_reference("sorry, the plate is 苏E 9Z8Y7", ["WX-7781-B"]) is None
+    assert resolve_reference("verify that one", ["WX-7781-B"]) == "WX-7781-B"
+
+
+def test_which_lot_stays_asked_until_answered() -> None:
+    def two_cities(text: str, lang: str) -> list[dict]:
+        if "P1" not in text:
+            return []
+        return [{"slots": {"lot_code": "P1", "city_code": code}, "raw": "P1", "labels": {"city_code": name}}
+                for code, name in (("320200", "Wuxi (320200)"), ("320500", "Suzhou (320500)"))]
+
+    def talk(state, text: str):  # noqa: ANN001, ANN202
+        return advance_context(state, text, now=NOW, timezone="Asia/Shanghai", config=SHIPPED, finders=[two_cities],
+                               lookups={"lot_code": lambda value: value == "P1"})
+
+    out = talk(initial_state(SHIPPED), "how much is P1 tomorrow 9 to 11?")
+    assert out.decision == "ask" and "Suzhou" in out.question
+    out = talk(out.state, "is there a daily cap?")
+    assert out.decision == "ask" and "Suzhou" in out.question and "city_code" not in out.state.usable_slots()
