@@ -6,6 +6,7 @@ that the concierge turns into an answer with its sources (rule code, version, or
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -152,6 +153,20 @@ def lot_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
     return lots.values_list("code", flat=True).first() or False
 
 
+_PROVINCES = "京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼港澳使领警学挂"
+# A plate people may type: an optional province character, then 4 to 10 letters and digits with a digit.
+_PLATE_LIKE = re.compile(r"[\u4e00-\u9fff]?(?=[A-Z]*\d)[A-Z0-9]{4,10}")
+
+
+def plate_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
+    """A plate as the orders record it ("粤B·D12345" for 粤BD12345); a plate-shaped one without orders as it is."""
+    key = services.plate_key(value)
+    if key and "\u4e00" <= key[0] <= "\u9fff" and key[0] not in _PROVINCES:
+        key = key[1:]  # "是ABC-1234": a word before the plate, not its province
+    recorded = services.orders_of_plate().filter(plate_key=key).values_list("plate_no", flat=True).first()
+    return recorded or (key if _PLATE_LIKE.fullmatch(key) else False)
+
+
 def city_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
     return City.objects.filter(code__iexact=value.strip()).values_list("code", flat=True).first() or False
 
@@ -165,6 +180,7 @@ def register_lookups() -> None:
     from conversations.services import register_finder, register_lookup
 
     register_lookup("order_no", order_lookup)
+    register_lookup("plate_no", plate_lookup)
     register_lookup("lot_code", lot_lookup)
     register_lookup("city_code", city_lookup)
     register_finder(place_finder)

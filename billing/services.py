@@ -5,6 +5,7 @@ They validate, call the fee engine, and write with their audit rows in one trans
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from decimal import Decimal, InvalidOperation
@@ -13,7 +14,8 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
-from django.db.models import Q
+from django.db.models import Q, Value
+from django.db.models.functions import Replace, Upper
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
 
@@ -282,16 +284,33 @@ def order_get(order_no: str) -> ParkingOrder:
     return order
 
 
+_PLATE_SEPARATORS = re.compile(r"[\s·•.\-_]+")
+_PLATE_CHARS = (" ", "·", "•", ".", "-", "_")
+
+
+def plate_key(plate_no: str) -> str:
+    """A plate as compared: upper case, without the spaces, dots and dashes written in it ("粤B·D12345" is "粤BD12345")."""
+    return _PLATE_SEPARATORS.sub("", plate_no).upper()
+
+
+def orders_of_plate() -> models.QuerySet:
+    """Orders with their plate's key (`plate_key`), however the plate was written when the order was made."""
+    folded = Upper("plate_no")
+    for char in _PLATE_CHARS:
+        folded = Replace(folded, Value(char), Value(""))
+    return ParkingOrder.objects.annotate(plate_key=folded)
+
+
 def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[ParkingOrder]:
-    """Orders of a plate (and city) that still owe money, oldest first."""
-    plate_no = plate_no.strip().upper()
+    """Orders of a plate (and city) that still owe money, oldest first; "ABC-1234" and "abc 1234" are one plate."""
+    plate_no = plate_key(plate_no)
     if city_code:  # the plate-check tool runs this on many turns: its SQL is compiled once
         return compiled_rows("arrears by plate and city", _arrears_in_city, plate_no, str(city_code))
     return compiled_rows("arrears by plate", _arrears, plate_no)
 
 
 def _arrears(plate_no: str) -> models.QuerySet:
-    return ParkingOrder.objects.filter(plate_no=plate_no, arrears_amount__gt=0).order_by("entry_time", "order_no")
+    return orders_of_plate().filter(plate_key=plate_no, arrears_amount__gt=0).order_by("entry_time", "order_no")
 
 
 def _arrears_in_city(plate_no: str, city_code: str) -> models.QuerySet:

@@ -19,6 +19,18 @@ What a turn may expect (every key optional):
 - `documents`: documents the run must hold; `document_contains` / `document_not_contains`:
   `{document key: [texts]}` in the newest version, as the person downloads it.
 
+What a dialogue's `setup` may create before it starts (each key optional; whatever already
+exists is left as it is, so dialogues may share a setup; the run rolls everything back):
+- `orders`: order numbers (a copy of the first demo order under that number: `"7734412"`) or whole
+  orders (`{"order_no", "plate_no", "city_code", "lot_code", "entry_time", "exit_time",
+  "total_amount", "paid_amount"}`, as `POST /api/v1/parking-orders` takes them; a missing total is
+  computed with the rule in force);
+- `cities`: `{"code", "names": {"en": ..., "zh": ...}, "aliases": [...]}` (another operator's city);
+- `lots`: `{"city_code", "code", "names", "aliases"}` (a lot in a known city; one code may be in two cities);
+- `rules`: `{"rule_code", "name", "scope": {"city_code", "lot_codes"}, "version": {"effective_from",
+  "effective_to", "rule_payload"}}` (a billing rule and its version, as `POST /api/v1/billing-rules` takes them).
+They are created in the order cities, lots, rules, orders.
+
 A turn is a message (`"user": "..."`), a choice of an offered option (`"choose": "option_id",
 "consent": true`; its `expect` may hold `state`, `options`, `documents`, `reply_contains` (the
 choice's note) and `error` (the refusal's code)), or a member of staff acting on the open
@@ -102,11 +114,26 @@ def run_dialogues(dialogues: list[dict[str, Any]], user, model_server=None) -> D
 
 
 def _setup(setup: dict[str, Any]) -> None:
-    from billing.models import ParkingOrder
+    from billing.models import BillingRuleVersion, ParkingOrder
+    from billing.places import city_save, lot_save
+    from billing.services import billing_rule_version_add, parking_order_create, parse_time
 
+    for city in setup.get("cities", ()):
+        city_save(data=city)
+    for lot in setup.get("lots", ()):
+        lot_save(data=lot)
+    for rule in setup.get("rules", ()):
+        start = parse_time(rule["version"]["effective_from"], "effective_from")
+        if not BillingRuleVersion.objects.filter(rule__rule_code=rule["rule_code"], effective_from=start).exists():
+            billing_rule_version_add(data=rule)
     template = ParkingOrder.objects.order_by("pk").first()
-    for number in setup.get("orders", ()):
-        if template is not None and not ParkingOrder.objects.filter(order_no=number).exists():
+    for order in setup.get("orders", ()):
+        number = order["order_no"] if isinstance(order, dict) else order
+        if ParkingOrder.objects.filter(order_no=number).exists():
+            continue
+        if isinstance(order, dict):
+            parking_order_create(data=order)
+        elif template is not None:
             template.pk, template.order_no = None, number
             template.save()
 

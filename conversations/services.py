@@ -243,7 +243,9 @@ def _stay(state: ContextState) -> dict[str, str]:
         return {}
     start = datetime.fromisoformat(at.value)
     # An end given with the start, or later (a correction: "no, I left at 5pm"), never one older than the start.
-    if until is not None and until.source_turn >= at.source_turn and datetime.fromisoformat(until.value) > start:
+    # A length said after the end ("and for a whole day?") is the newer stay.
+    newer_length = minutes is not None and until is not None and minutes.source_turn > until.source_turn
+    if until is not None and until.source_turn >= at.source_turn and not newer_length and datetime.fromisoformat(until.value) > start:
         return {"entry_time": at.value, "exit_time": until.value}
     if minutes is not None and minutes.value.isdigit():
         return {"entry_time": at.value, "exit_time": (start + timedelta(minutes=int(minutes.value))).isoformat()}

@@ -238,12 +238,16 @@ _HUMAN = re.compile(
     r"hablar\s+con\s+(?:una\s+persona|un\s+humano|alguien|un\s+agente|un\s+operador)|\bagente\s+humano\b",
     re.IGNORECASE,
 )
-_CANCEL = re.compile(
-    r"^\W*(?:(?:ok(?:ay)?|oh|well|hmm|actually|no)\W+)?(?:cancel(?:\s+(?:that|it|this|the\s+request))?|forget\s+(?:it|that|about\s+it)|"
+_CANCEL_PHRASE = (
+    r"(?:cancel(?:\s+(?:that|it|this|the\s+request))?|forget\s+(?:it|that|about\s+it)|"
     r"never\s*mind|nvm|start\s+over|stop(?:\s+(?:that|this|it))?|drop\s+it|scrap\s+that|"
-    r"算了|不用了|取消|重新开始|重来|不查了|不要了|"
+    r"算了|不用了|取消|重新开始|重来|不查了|不要了|不核对了|不核验了|"
     r"отмена|отмени(?:те)?|забудь(?:те)?|не\s+надо|начн[её]м\s+сначала|"
-    r"cancela(?:r)?|olv[ií]d(?:alo|elo|ate)|d[eé]jalo|empecemos\s+de\s+nuevo)[\s\W]*"
+    r"cancela(?:r)?|olv[ií]d(?:alo|elo|ate)|d[eé]jalo|empecemos\s+de\s+nuevo)"
+)
+# one phrase or several ("算了，不查了", "never mind, forget it")
+_CANCEL = re.compile(
+    rf"^\W*(?:(?:ok(?:ay)?|oh|well|hmm|actually|no)\W+)?{_CANCEL_PHRASE}(?:吧?[\s\W]*{_CANCEL_PHRASE})*[\s\W]*"
     r"(?:please|pls|thanks|吧|了|пожалуйста|por\s+favor)?[\s\W]*$",
     re.IGNORECASE,
 )

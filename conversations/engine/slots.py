@@ -38,7 +38,7 @@ _CN_PLATE = re.compile(
     rf"([{_PROVINCES}])\s*([A-Za-z])\s*[·•.\-\s]?\s*([A-Za-z0-9]{{5,6}})(?![A-Za-z0-9])"
 )
 _PLATE_KEYWORD = re.compile(
-    r"(?:plate(?:\s*(?:no\.?|number|#))?|车牌(?:号)?|номер|matr[ií]cula|placa)\s*[:：#]?\s*([A-Za-z0-9][A-Za-z0-9\-]{3,9})",
+    r"(?:plate(?:\s*(?:no\.?|number|#))?(?:\s+is)?|车牌(?:号)?(?:是|为)?|номер|matr[ií]cula|placa)\s*[:：#]?\s*([A-Za-z0-9][A-Za-z0-9\-]{3,9})",
     re.IGNORECASE,
 )
 # ASCII boundaries, not \b: in "订单号SCN-020" the CJK character counts as a word character.
@@ -82,7 +82,7 @@ _ORDINALS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     )
 )
 _REFERENCE = re.compile(
-    r"\b(?:this|that|the|it|same)\s+(?:one|order|lot|plate|car)\b|\bit\b|这笔|那笔|这单|那单|这个|那个|上一单|"
+    r"\b(?:this|that|the|it|same)\s+(?:one|order)\b|\bit\b(?!\s*(?:'s|’s|is)\b)|这笔|那笔|这单|那单|这个|那个|上一单|"
     r"上一笔|第.笔|第.单|эт(?:от|у|им)\s+(?:заказ|номер)|ese\s+pedido|este\s+pedido",
     re.IGNORECASE,
 )
@@ -166,8 +166,8 @@ def _is_exit_only(text: str) -> bool:
 
 
 def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
-    if _is_exit_only(text):
-        return None  # "不对，我是下午5点就开走了": the time is when the car left
+    if _is_exit_only(text) or _end_only(text, ctx) is not None:
+        return None  # "不对，我是下午5点就开走了", "sorry, until 2pm": the time is when the stay ended
     parsed = parse_datetime(text, now=ctx.now, timezone=ctx.timezone)
     shift = _day_shift(text) if ctx.entry is not None else 0
     if shift and (parsed is None or parse_date(text, now=ctx.now, timezone=ctx.timezone) is None):
@@ -253,9 +253,27 @@ def _number_of(token: str) -> float:
     return float(zh_number(token))
 
 
+_UNTIL_ONLY = re.compile(r"\b(?:until|till|til)\b|一直到|直到|停到", re.IGNORECASE)
+
+
+def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
+    """ "sorry, until 2pm", "不对，停到五点": a new end for the stay talked about (no start said)."""
+    m = _UNTIL_ONLY.search(text) if ctx.entry is not None else None
+    if m is None or parse_datetime(text[: m.start()], now=ctx.now, timezone=ctx.timezone) is not None:
+        return None
+    tail = text[m.end():]
+    end = parse_datetime(tail, now=ctx.entry, timezone=ctx.timezone)
+    if end is None or end.precision != "minute":
+        return None
+    value = end.value
+    if parse_date(tail, now=ctx.now, timezone=ctx.timezone) is None:  # on the stay's day
+        value = datetime.combine(ctx.entry.astimezone(value.tzinfo).date(), value.timetz())
+    return Extraction(_end_after(ctx.entry, value, tail).isoformat(), end.raw)
+
+
 def _until(text: str, ctx: ExtractContext) -> Extraction | None:
     """The end of a stay: the time after "to / 到 / -" on the start's day, or a time said with leaving."""
-    if exit_time := _exit_time(text, ctx):
+    if exit_time := _exit_time(text, ctx) or _end_only(text, ctx):
         return exit_time
     for sep in _RANGE_SEP.finditer(text):
         start = parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone)
@@ -280,6 +298,8 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
 
 
 _WORDED_DURATIONS = (
+    (re.compile(r"\b(?:(?:a|one|the)\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day(?:\s+long)?\b|一整天|整整一天|停一天|全天|"
+                r"(?<!\w)(?:целый|весь)\s+день(?!\w)|\btodo\s+el\s+d[ií]a\b|\bun\s+d[ií]a\s+(?:entero|completo)\b", re.IGNORECASE), 1440),
     (re.compile(r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), 90),
     (re.compile(r"\bhalf\s+an\s+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时", re.IGNORECASE), 30),
     (re.compile(r"\b(?:an|one)\s+hour\b", re.IGNORECASE), 60),
@@ -415,7 +435,27 @@ def shared_period(text: str) -> str:
             period = "am" if period == "pm" else "pm"  # "11 to 1pm" starts before noon
         return f"{m.group(1)}{m.group(2) or ''}{period}{m.group(3)}{m.group(4)}{m.group(5) or ''}{m.group(6)}"
 
-    return _SHARED_PERIOD.sub(fill, text)
+    return _BARE_RANGE.sub(_clock_range, _SHARED_PERIOD.sub(fill, text))
+
+
+# "9 to 5", "9 to 11:30", "from 8 till 10": a range of bare hours is read as a day's hours
+# (7 to 11 in the morning, 12 noon, 1 to 6 in the afternoon; an end before its start is later
+# in the day); with a 24-hour number ("8 to 20") both are 24-hour times.
+_BARE_RANGE = re.compile(
+    r"(?<![\d:.\-/])(\d{1,2})(?::(\d{2}))?(\s+(?:to|until|till)\s+)(\d{1,2})(?::(\d{2}))?"
+    r"(?![\d:]|\s*(?:a\.?m|p\.?m|h\b|hours?|hrs?|mins?|minutes?|days?|weeks?|%))",
+    re.IGNORECASE,
+)
+
+
+def _clock_range(m: re.Match[str]) -> str:
+    start, end = int(m.group(1)), int(m.group(4))
+    if start > 23 or end > 24:
+        return m.group(0)
+    if start <= 12 and end <= 12:
+        start = start + 12 if 1 <= start <= 6 else start
+        end = end + 12 if end < 12 and end + 12 > start and (end < start or start >= 12) else end
+    return f"{start:02d}:{m.group(2) or '00'}{m.group(3)}{end % 24:02d}:{m.group(5) or '00'}"
 
 
 def resolve_reference(text: str, candidates: Iterable[str]) -> str | None:

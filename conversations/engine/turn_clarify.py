@@ -30,6 +30,13 @@ def clarify_slots(state: ContextState, t: TurnWork, config: ConversationConfig) 
     open_slots = [s for s in t.ambiguous_slots if s in intent.required_slots + intent.optional_slots]
     if open_slots:
         return _ask_which_value(state, t, intent.name, open_slots[0])
+    if still_open := _open_which_value(state, intent.name):
+        # "which P1: Wuxi or Suzhou?" stays open until answered: no tool runs on a guess
+        t.ask(still_open.last_question, "slot")
+        t.reply_action = "ask_slot"
+        t.missing_slots = still_open.missing
+        t.action = ProposedAction("clarification", topic=f"slot:{still_open.missing[0]}")
+        return state
     verdict = decide_clarify(
         intent=intent.name,
         required=intent.required_slots,
@@ -57,6 +64,15 @@ def clarify_slots(state: ContextState, t: TurnWork, config: ConversationConfig) 
     t.reply_action = "ask_slot"
     t.action = ProposedAction("clarification", topic=f"slot:{verdict.slot}")
     return state.evolve(pending_clarification=verdict.pending, clarify_rounds=verdict.rounds)
+
+
+def _open_which_value(state: ContextState, intent: str) -> PendingClarification | None:
+    """The "which one do you mean" question of this request, when its slot is still unanswered."""
+    pending = state.pending_clarification
+    if pending is None or pending.intent != intent or pending.kind != "slot" or not pending.last_question:
+        return None
+    usable = state.usable_slots()
+    return pending if any(s in state.slot_candidates and s not in usable for s in pending.missing) else None
 
 
 def _ask_which_value(state: ContextState, t: TurnWork, intent: str, slot: str) -> ContextState:

@@ -196,7 +196,9 @@ def fill_slots(
         if name not in found and (value := resolve_reference(t.text, candidates)):
             found[name] = Extraction(value=value, raw="reference")
             t.trace.append(f"slot {name} resolved from reference")
-    _named_values(state, t, names, found, finders)
+    spans = _identifier_spans(t.text, found, config)
+    _drop_pieces_of_identifiers(t, found, spans, config)
+    _named_values(state, t, names, found, finders, spans)
     for command in t.commands:
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
             # the words that said it, when the message has them (a form tells one question's words from another's)
@@ -216,14 +218,42 @@ def fill_slots(
     return state.evolve(slots=merged)
 
 
+# Identifiers are read whole: a lot code, a city or a name inside one ("SZ-2026" in the order
+# "SZ-2026-0312-77", "沪" in the plate "沪A99999") is no lot or city of its own.
+_IDENTIFIER_EXTRACTORS = ("order_no", "plate_no")
+
+
+def _identifier_spans(text: str, found: dict[str, Extraction], config: ConversationConfig) -> list[tuple[int, int]]:
+    spans = []
+    for name, extraction in found.items():
+        start = text.find(extraction.raw) if extraction.raw else -1
+        if config.slot_spec(name).extractor in _IDENTIFIER_EXTRACTORS and start >= 0:
+            spans.append((start, start + len(extraction.raw)))
+    return spans
+
+
+def _drop_pieces_of_identifiers(t: TurnWork, found: dict[str, Extraction], spans: list[tuple[int, int]],
+                                config: ConversationConfig) -> None:
+    for name, extraction in list(found.items()):
+        if config.slot_spec(name).extractor in _IDENTIFIER_EXTRACTORS or not extraction.raw:
+            continue
+        starts = [m.start() for m in re.finditer(re.escape(extraction.raw), t.text)]
+        if starts and all(any(s <= p and p + len(extraction.raw) <= e for s, e in spans) for p in starts):
+            del found[name]
+            t.trace.append(f"slot {name} dropped: part of an identifier")
+
+
 def _named_values(state: ContextState, t: TurnWork, names: list[str], found: dict[str, Extraction],
-                  finders: Iterable[Finder]) -> None:
+                  finders: Iterable[Finder], spans: list[tuple[int, int]] = ()) -> None:
     """Things named in words (a lot, a city): a record's value wins over a pattern's reading of
     the same words; a slot the names leave open (one lot code in two cities) is to be asked."""
     if not finders:
         return
     remembered = {k: v.value for k, v in state.slots.items()}
-    named = find_named_values(t.text, t.language, finders, names=names,
+    text = t.text
+    for start, end in spans:  # the words of an identifier name nothing else
+        text = text[:start] + "#" * (end - start) + text[end:]
+    named = find_named_values(text, t.language, finders, names=names,
                               stated={k: e.value for k, e in found.items()}, remembered=remembered)
     for slot, (value, raw) in named.settled.items():
         found[slot] = Extraction(value=value, raw=raw)
@@ -238,8 +268,11 @@ def _keep_stay_length(state: ContextState, found: dict[str, Extraction]) -> None
     """A stay moved to another start ("and tomorrow?") keeps its length: its end moves with it."""
     start, end = found.get("at_time"), state.slots.get("until_time")
     old_start = state.slots.get("at_time")
+    length = state.slots.get("duration_minutes")
     if start is None or end is None or old_start is None or "until_time" in found or "duration_minutes" in found:
         return
+    if length is not None and length.source_turn > end.source_turn:
+        return  # the stay is a length said after its end: it moves by itself
     new, before, until = _aware(start.value), _aware(old_start.value), _aware(end.value)
     if new is None or before is None or until is None or new == before:
         return
@@ -269,8 +302,13 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
     taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
     known = {k: v.value for k, v in state.slots.items()}
     for name in dict.fromkeys(needed):
-        tokens = identifier_candidates(t.text, taken)
+        # the identifier asked for may be the very words that also name a lot ("A1001" is an order
+        # and a lot): the answer is read as what was asked
+        tokens = identifier_candidates(t.text, taken if name not in asked else ())
         hit = lookup_identifier(lookups[name], tokens, known)
+        if hit is not None and name in asked:
+            for other in [n for n, e in found.items() if e.raw.casefold() == hit[1].casefold()]:
+                del found[other]
         if hit is not None:
             found[name] = Extraction(value=hit[0], raw=hit[1])
         elif name in asked and len(tokens) == 1:
@@ -308,6 +346,16 @@ def _switched_by_slot(state: ContextState, t: TurnWork, config: ConversationConf
     return (takers[0], "slots") if len(takers) == 1 else None
 
 
+def _started_by_slot(state: ContextState, t: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
+    """A first message that names no request but gives what only one request needs ("check order
+    SZ-2026-0312-77 please", "苏E 9Z8Y7?") is that request, when its details are all known."""
+    usable = state.usable_slots()
+    takers = [i.name for i in config.intents if set(t.slots_mentioned) & set(i.required_slots)]
+    if len(takers) == 1 and _has_required_slots(config.intent(takers[0]), usable):
+        return takers[0], "slots"
+    return None
+
+
 def _has_required_slots(intent: DomainIntent, usable: Mapping[str, str]) -> bool:
     return all(name in usable for name in intent.required_slots)
 
@@ -334,6 +382,8 @@ def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig)
         or (t.meaning not in (SIDE_QUESTION, REQUEST) and t.slots_changed)
     ):
         resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
+    elif not state.active_intent and t.meaning != SIDE_QUESTION and t.slots_mentioned:
+        resolved, source = _started_by_slot(state, t, config) or (None, None)
     t.resolved_intent = resolved
     t.intent_source = source
     if resolved:
