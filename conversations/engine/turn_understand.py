@@ -206,6 +206,9 @@ def fill_slots(
             raw = own.raw if own is not None and own.value == command.value else (
                 command.value if command.value in t.text else command.kind)
             found[command.slot] = Extraction(value=command.value, raw=raw)
+            commanded = {c.slot for c in t.commands if c.kind in ("set_slot", "correct_slot")}
+            for other in [n for n, e in found.items() if n not in commanded and e.raw.casefold() == raw.casefold()]:
+                del found[other]  # the same words are one thing: what the generator said they are ("A1001" the order)
     _identifiers_by_lookup(state, t, config, found, lookups or {})
     _keep_stay_length(state, found)
     merged, changed = merge_slots(state.slots, found, t.turn)
