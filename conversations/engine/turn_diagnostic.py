@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ._text import chitchat_kind, count_matches, defers_answer, localize
 from .config import ConversationConfig
@@ -20,6 +21,7 @@ from .evidence import (
     assess,
     complete_isolation,
     match_evidence,
+    read_measurement,
     reassess_hypotheses,
     replan_reason,
 )
@@ -43,14 +45,18 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    NEED_READING_TEXT,
     NO_MORE_STEPS_TEXT,
     NOT_AN_ANSWER,
+    READING_KINDS,
+    READING_WAY_OUT_TEXT,
     REPORT,
     REPORT_NOT_YET_TEXT,
     REPORT_READY_TEXT,
     SIDE_QUESTION,
     SWITCHED_TEXT,
     UNCLEAR_MEANING,
+    WRONG_READING_TEXT,
     TurnWork,
 )
 
@@ -183,6 +189,53 @@ def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfi
     return None
 
 
+def _asks_back(text: str) -> bool:
+    return text.strip().endswith(("?", "？")) or text.strip().startswith("¿")
+
+
+def _reading_for_step(
+    state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]
+) -> list[EvidenceMatch]:
+    """A check that expects a measurement is answered by its own evidence or a reading of its kind
+    ("12,4 V", "no power at all" = 0 V, "about 118" to a voltage question), read as the plan's
+    evidence when a rule of the check knows that value; anything else ("2 amps", "yes", "the ac i
+    guess") leaves it open (issue 14: a non-answer never completes the step)."""
+    procedure = config.procedure(state.primary_system)
+    step = procedure.step(state.current_step_id) if procedure else None
+    if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
+            or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
+            or any(m.rule_id in step.answered_by for m in matches)):
+        return matches
+    reading = read_measurement(t.text, step.expects)
+    if reading is not None and reading.kind == step.expects:
+        own = [r for r in config.all_evidence(state.primary_system) if r.id in step.answered_by]
+        found = match_evidence(reading.text, own, "en", t.language)
+        t.trace.append(f"reading {reading.text} for {step.id}")
+        return matches + [replace(found[0], raw=t.text.strip()[:80])] if found else matches
+    t.step_unanswered = True
+    if not matches:
+        t.reading_needed, t.reading_got = step.expects, reading
+        t.trace.append(f"no {step.expects} reading for {step.id}: the check stays open")
+    return matches
+
+
+def _reading_notice(t: TurnWork, asked_before: int, guard_repeats: int) -> str:
+    """Say plainly what reading the check needs (and, from the third ask, the ways out)."""
+    lang = t.language if t.language in NEED_READING_TEXT else "en"
+    kinds = READING_KINDS.get(t.reading_needed or "", {})
+    expected, what = kinds.get(lang) or kinds.get("en") or ("", "")
+    got = t.reading_got
+    if got is not None and got.kind in READING_KINDS:
+        text = WRONG_READING_TEXT[lang].replace("{value}", got.text).replace("{got}", READING_KINDS[got.kind][lang][0])
+        text = text.replace("{expected}", expected)
+    else:
+        text = NEED_READING_TEXT[lang]
+    text = text.replace("{what}", what)
+    if asked_before >= guard_repeats:  # never the same question a third time without a way out
+        text += " " + READING_WAY_OUT_TEXT[lang]
+    return text
+
+
 def diagnostic_mode(config: ConversationConfig) -> str:
     return "diagnostic" if "diagnostic" in config.modes.enabled else config.modes.initial
 
@@ -199,6 +252,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]
     if matches:
         t.deferred = False  # "not sure, but it reads 0 V": the reading counts
+    matches = _reading_for_step(state, t, config, matches)
     state, update = add_facts(
         state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
     )
@@ -206,7 +260,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     noteworthy = t.meaning in (EVIDENCE, DISPUTE_MEANING) or (
         t.meaning == ANSWER and state.current_step_id
     )
-    if not added and noteworthy and has_content(t.text) and not t.deferred:
+    if not added and noteworthy and has_content(t.text) and not t.deferred and not t.step_unanswered:
         state, note = add_note(state, t.text, turn=t.turn, step_id=state.current_step_id)
         added.append(note)
     state, changes = reassess_hypotheses(
@@ -270,8 +324,8 @@ def _complete_steps(state: ContextState, t: TurnWork, config: ConversationConfig
     # (the person skipped ahead: the skipped check stays open). Volunteered evidence only
     # completes the steps it answers.
     # a question back ("is that the big one?") answers nothing, even when no side topic fits
-    asking = t.text.strip().endswith(("?", "？")) or t.text.strip().startswith("¿")
-    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred and not asking
+    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred and not _asks_back(t.text)
+    answering = answering and not t.step_unanswered
     if current and answering and has_content(t.text) and procedure.step(current):
         done.append(current)
     done = [s for s in dict.fromkeys(done) if s not in state.completed_steps]
@@ -317,6 +371,14 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         t.notice = localize(DEFERRED_TEXT, t.language)
         t.reply_action = "ask_step"
         t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
+        return state
+    if t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan:
+        asked = state.step_repeat_counts.get(current.id, 0)
+        t.notice = _reading_notice(t, asked, guard.max_step_repeats)
+        t.reply_action = "ask_step"
+        t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
+        if asked < guard.max_step_repeats:  # past the limit it is asked with the ways out, uncounted
+            t.action = ProposedAction(QUESTION, current.id, current.topic)
         return state
     if (
         t.meaning == UNCLEAR_MEANING
