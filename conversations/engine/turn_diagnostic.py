@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 from dataclasses import replace
 
-from ._text import chitchat_kind, count_matches, defers_answer, localize
-from .config import ConversationConfig
+from ._text import chitchat_kind, count_matches, defers_answer, first_match, localize
+from .config import ConversationConfig, ProcedureSpec
 from .estimate import (
     confirm_estimate,
     draft_estimate,
@@ -29,6 +30,7 @@ from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fall
 from .procedure import (
     detect_procedure,
     named_other_system,
+    named_systems,
     next_step,
     remaining_steps,
     step_available,
@@ -55,6 +57,7 @@ from .turn_work import (
     REPORT_READY_TEXT,
     SIDE_QUESTION,
     SWITCHED_TEXT,
+    TWO_SYSTEMS_TEXT,
     UNCLEAR_MEANING,
     WRONG_READING_TEXT,
     TurnWork,
@@ -69,6 +72,23 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state
     found = detect_procedure(t.text, diag.procedures)
     other = named_other_system(t.text, diag, found)
+    named = named_systems(t.text, diag)
+    pending = state.pending_clarification
+    if pending is not None and pending.kind == "systems" and (chosen := _system_chosen(t.text, diag, pending.missing)):
+        # "fan first, then the ac" answering which to start with: the first one named
+        found, other = (chosen, None) if isinstance(chosen, ProcedureSpec) else (None, chosen)
+    elif len(named) >= 2:
+        # two systems at once: one at a time, and the person says which first (never one silently dropped)
+        lang = t.language if t.language in TWO_SYSTEMS_TEXT else "en"
+        labels = [_system_label(s, lang) for s in named]
+        labels = ", ".join(labels[:-1]) + {"zh": "和", "ru": " и ", "es": " y "}.get(lang, " and ") + labels[-1]
+        text = TWO_SYSTEMS_TEXT[lang].replace("{systems}", labels)
+        t.ask(text, "systems")
+        t.reply_action = "ask_system"
+        t.trace.append("several systems named: " + ", ".join(s.id for s in named))
+        pending = PendingClarification(intent=None, missing=tuple(s.id for s in named), rounds=1, last_question=text,
+                                       asked_turn=t.turn, kind="systems")
+        return state.evolve(pending_clarification=pending, complaint=t.text.strip())
     if other is not None:
         # No procedure for the system named: say so plainly, never another system's checks.
         text = no_procedure_text(config, other.label, t.language)
@@ -105,6 +125,38 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         pending_clarification=None,
         mode=diagnostic_mode(config),
     )
+
+
+def _system_label(system, lang: str) -> str:  # noqa: ANN001
+    label = localize(system.label, lang)
+    if lang == "zh" or not isinstance(system, ProcedureSpec):
+        return label
+    return ("the " if lang == "en" else "") + label[0].lower() + label[1:]
+
+
+def _label_words(system) -> set[str]:  # noqa: ANN001
+    labels = system.label.values() if isinstance(system.label, Mapping) else [system.label]
+    return {w for label in labels for w in re.findall(r"[^\W\d_]{3,}", label.lower()) if not re.match(r"[\u4e00-\u9fff]", w) and w not in _ARTICLES}
+
+
+_ARTICLES = frozenset({"the", "and", "los", "las", "del", "una", "uno"})
+
+
+def _system_chosen(text: str, diag, candidates: tuple[str, ...]):  # noqa: ANN001, ANN202
+    """Which of the systems offered a reply picks: the first named, by name, pattern or a word of its label
+    that the others' labels do not share ("fan first", "el aire primero")."""
+    systems = [s for s in (*diag.procedures, *diag.other_systems) if s.id in candidates]
+    words = {s.id: _label_words(s) for s in systems}
+    lowered, best = text.lower(), None
+    for s in systems:
+        own = words[s.id] - set().union(*(w for i, w in words.items() if i != s.id))
+        at = [m.start() for w in own if (m := re.search(rf"(?<!\w){re.escape(w)}", lowered))]
+        hit = first_match(text, getattr(s, "name_patterns", s.patterns)) or first_match(text, s.patterns)
+        if hit is not None:
+            at.append(hit[2].start())
+        if at and (best is None or min(at) < best[0]):
+            best = (min(at), s)
+    return best[1] if best else None
 
 
 def no_procedure_text(config: ConversationConfig, label, language: str) -> str:  # noqa: ANN001

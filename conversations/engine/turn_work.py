@@ -50,6 +50,12 @@ SWITCHED_TEXT = {
     "ru": "Хорошо, тогда займёмся другой системой: {system}.",
     "es": "De acuerdo, pasemos a {system}.",
 }
+TWO_SYSTEMS_TEXT = {  # {systems}: the systems the message named
+    "en": "You mentioned more than one system ({systems}). I'll take them one at a time: which should we start with?",
+    "zh": "您提到了不止一个系统（{systems}）。我们一次处理一个：先从哪个开始？",
+    "ru": "Вы упомянули несколько систем ({systems}). Разберём их по одной: с какой начнём?",
+    "es": "Ha mencionado más de un sistema ({systems}). Los veremos de uno en uno: ¿por cuál empezamos?",
+}
 DEFERRED_TEXT = {
     "en": "No problem: this check stays open until you've had a look.",
     "zh": "没关系，这项检查先保留，等您查看后再告诉我。",

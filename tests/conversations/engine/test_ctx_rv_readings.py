@@ -89,3 +89,35 @@ def test_expects_is_validated() -> None:
     plan["diagnostic"]["procedures"][0]["steps"][0]["expects"] = "pressure"
     assert any(path.endswith("steps[0].expects") for path, _ in validate_config(plan))
     assert CONFIG.procedure("roof_ac").step("compressor_start").expects == "any"  # the default
+
+
+# -- two systems in one message: one at a time, the person says which first --------------------------
+@pytest.mark.parametrize(("text", "candidates"), [
+    ("the fridge and the ac are both not cooling", ("refrigerator", "roof_ac")),
+    ("空调和排气扇都坏了", ("roof_ac", "roof_vent_fan")),
+    ("холодильник и кондиционер не работают", ("refrigerator", "roof_ac")),
+    ("el aire acondicionado y el extractor no funcionan", ("roof_ac", "roof_vent_fan")),
+])
+def test_two_systems_ask_which_first(text: str, candidates: tuple[str, ...]) -> None:
+    d = Dialogue(CONFIG, NOW)
+    out = d.say(text)
+    assert d.state.primary_system is None and out.decision == "ask" and out.question_kind == "systems"
+    assert d.state.pending_clarification.missing == candidates
+
+
+@pytest.mark.parametrize(("answer", "system"), [
+    ("the ac first", "roof_ac"),
+    ("fan first, then the ac", "roof_vent_fan"),
+    ("let's do the vent fan", "roof_vent_fan"),
+])
+def test_the_answer_picks_the_first_named(answer: str, system: str) -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("the ac and the vent fan both quit")
+    d.say(answer)
+    assert d.state.primary_system == system and d.state.current_step_id is not None
+
+
+def test_a_symptom_word_is_not_a_second_system() -> None:
+    d = Dialogue(CONFIG, NOW)
+    out = d.say("the propane fridge isn't cooling")  # "cooling" is no name: only the fridge, said plainly
+    assert out.reply_action == "no_procedure" and out.question_kind == "system"
