@@ -419,7 +419,13 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
-    if t.deferred and current is not None and step_available(state, current, guard) and not t.facts_added:
+    if t.deferred and current is not None and not t.facts_added and not step_available(state, current, guard):
+        # "not sure" to a check already asked as often as the guard allows: go on without it
+        if current.id not in state.completed_steps and current.id not in state.skipped_steps:
+            state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
+            violations.append(f"step_repeat_limit:{current.id}")
+            t.trace.append(f"{current.id} left unanswered: on to the next check")
+    elif t.deferred and current is not None and step_available(state, current, guard) and not t.facts_added:
         t.notice = localize(DEFERRED_TEXT, t.language)
         t.reply_action = "ask_step"
         t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
@@ -434,6 +440,7 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state
     if (
         t.meaning == UNCLEAR_MEANING
+        and not t.deferred  # "not sure" once the check was asked enough: on to the next one
         and not chitchat_kind(t.text)  # "thanks" mid-check is answered in kind, then the check again
         and current is not None
         and current.id not in state.completed_steps
