@@ -131,6 +131,11 @@ def _locale(value: str | None) -> str:
     raise ApplicationError("locale must be en, zh-hans, ru or es.", code="invalid_locale", details={"locale": ["unsupported"]})
 
 
+def _reply_lang(locale: str) -> str:
+    """The language replies and plan texts are given in: zh, ru, es or en."""
+    return "zh" if locale.startswith("zh") else locale[:2] if locale[:2] in ("ru", "es") else "en"
+
+
 def _now() -> datetime:
     return timezone.now()
 
@@ -141,7 +146,7 @@ def _now() -> datetime:
 def conversation_start(*, user, workflow_id: str, locale: str | None = None) -> Conversation:  # noqa: ANN001
     """Start a conversation on the newest plan of a workflow, with the concierge's greeting."""
     locale = _locale(locale)
-    lang = "zh" if locale.startswith("zh") else "en"
+    lang = _reply_lang(locale)
     with transaction.atomic():
         started = runs.run_start(workflow_id=workflow_id, owner=user, locale=lang)
         plan = runs.plan_by_id(started.run.plan_id)
@@ -548,7 +553,7 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
     """A message while a member of staff has the conversation: stored and shown, nothing else runs."""
     outcome = held_outcome(state, text)
     lang = lang_of(outcome, conversation.locale)
-    reply = ComposedReply(text=HANDOFF_HELD[1 if lang == "zh" else 0], asks_question=False, kind="handoff")
+    reply = ComposedReply(text=HANDOFF_HELD.get(lang, HANDOFF_HELD["en"]), asks_question=False, kind="handoff")
     if pending is not None:
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
     else:
@@ -565,10 +570,12 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
     return TurnResult(conversation, reply, outcome, "human", path, [], None)
 
 
-HANDOFF_HELD = (
-    "Your message is with the member of staff handling this conversation; they will answer here.",
-    "您的消息已转给负责此对话的工作人员，他们会在这里回复您。",
-)
+HANDOFF_HELD = {
+    "en": "Your message is with the member of staff handling this conversation; they will answer here.",
+    "zh": "您的消息已转给负责此对话的工作人员，他们会在这里回复您。",
+    "ru": "Ваше сообщение передано сотруднику, который ведёт этот разговор; он ответит здесь.",
+    "es": "Su mensaje está con la persona del personal que lleva esta conversación; le responderá aquí.",
+}
 
 
 def _commands_for(conversation: Conversation, understood: Understanding | None, audit_rows: list) -> tuple:
@@ -748,7 +755,7 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
     config = conversation_config(plan)
-    lang = "zh" if conversation.locale.startswith("zh") else "en"
+    lang = _reply_lang(conversation.locale)
     if ContextState.from_dict(conversation.context).handed_off:
         return Conflict("A member of staff has this conversation; options wait until it is handed back.",
                         code="conversation_handed_off")
@@ -833,7 +840,7 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
     run = conversation.run
     plan = runs.plan_by_id(run.plan_id)
     run_state = runs.run_state_of(run)
-    lang = lang or ("zh" if conversation.locale.startswith("zh") else "en")
+    lang = lang or _reply_lang(conversation.locale)
     dp = runs.run_decision_point(run, locale=lang)
     done = set(run_state.completed_steps)
     steps = [
@@ -902,7 +909,7 @@ def on_review_decided(event: str, review: Review) -> None:
         if conversation is None:
             return
         run = conversation.run
-        lang = "zh" if conversation.locale.startswith("zh") else "en"
+        lang = _reply_lang(conversation.locale)
         signals = runs.run_state_of(run).signals
         decision = signals.get("fee_decision")
         option = next((o for o in review.options if o["option_id"] == review.decided_option_id), {})

@@ -47,6 +47,8 @@ case-insensitively (Chinese needs no spaces).
        "steps": [{"id": "check_power", "question": {"en": "..."}, "topic": "power",
                   "answered_by": ["voltage_ok"],   // evidence ids that complete the step
                   "yes": null, "no": null,         // evidence ids a bare yes / no records
+                  "expects": "voltage",            // any (default) | voltage | current | resistance |
+                                                   //   capacitance: only a reading of that kind answers
                   "branch": null}],                // or a hypothesis id: asked only while it is open
        "evidence": [{"id": "voltage_ok", "type": "measurement",
                      "patterns": {"en": ["(\\d{3})\\s*v"]}, "unless": {"en": ["\\bno\\b"]},
@@ -105,6 +107,7 @@ KNOWN_EXTRACTORS = (
     "text",
 )
 ANSWER_TYPES = ("text", "number", "choice", "yes_no")
+STEP_EXPECTS = ("any", "voltage", "current", "resistance", "capacitance")
 ALL_SUBMODES = ("main", "locate", "explain", "howto", "replan")
 TOP_LEVEL_KEYS = frozenset(
     {
@@ -262,6 +265,9 @@ class StepSpec(Serializable):
     answered_by: tuple[str, ...] = ()
     yes: str | None = None  # evidence id a bare "yes" to this check's question records
     no: str | None = None  # evidence id a bare "no" records
+    # what answers the check: "any" text, or a measurement of one kind (STEP_EXPECTS) that a
+    # reading of another kind, or no reading at all, never completes
+    expects: str = "any"
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> StepSpec:
@@ -275,6 +281,7 @@ class StepSpec(Serializable):
             answered_by=_strs(data.get("answered_by")),
             yes=data.get("yes"),
             no=data.get("no"),
+            expects=str(data.get("expects") or "any"),
         )
 
 
@@ -288,6 +295,9 @@ class ProcedureSpec(Serializable):
     steps: tuple[StepSpec, ...] = ()
     evidence: tuple[EvidenceRule, ...] = ()
     hypotheses: tuple[HypothesisSpec, ...] = ()
+    # the words that name the system itself, not a symptom ("cooling"): two systems named in one
+    # message are told apart by them (default: `patterns`)
+    names: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ProcedureSpec:
@@ -300,7 +310,12 @@ class ProcedureSpec(Serializable):
             steps=tuple(StepSpec.from_dict(s) for s in data.get("steps", ())),
             evidence=tuple(EvidenceRule.from_dict(e) for e in data.get("evidence", ())),
             hypotheses=tuple(HypothesisSpec.from_dict(h) for h in data.get("hypotheses", ())),
+            names=_pats(data.get("names")),
         )
+
+    @property
+    def name_patterns(self) -> Mapping[str, tuple[str, ...]]:
+        return self.names or self.patterns
 
     def step(self, step_id: str | None) -> StepSpec | None:
         """The step with this id, if any."""
@@ -623,6 +638,7 @@ def _check_procedure(
     proc: Mapping[str, Any], path: str, global_evidence: set[str], problems: list
 ) -> None:
     _check_patterns(proc.get("patterns"), f"{path}.patterns", problems)
+    _check_patterns(proc.get("names"), f"{path}.names", problems)
     evidence = (
         _check_ids(list(proc.get("evidence", [])), f"{path}.evidence", problems) | global_evidence
     )
@@ -648,6 +664,8 @@ def _check_procedure(
         for key in ("yes", "no"):
             if step.get(key) and step[key] not in evidence:
                 problems.append((f"{path}.steps[{i}].{key}", f"unknown evidence {step[key]!r}"))
+        if step.get("expects", "any") not in STEP_EXPECTS:
+            problems.append((f"{path}.steps[{i}].expects", f"must be one of {STEP_EXPECTS}"))
 
 
 def _check_form(form: Mapping[str, Any], problems: list[tuple[str, str]]) -> None:

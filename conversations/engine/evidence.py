@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
@@ -328,3 +329,77 @@ def recommendations(state: ContextState, specs: Iterable[HypothesisSpec], locale
         if hyp is not None and hyp.status == CONFIRMED and spec.recommendation:
             out.append(localize(spec.recommendation, locale))
     return out
+
+
+# -- readings: what a check that expects a measurement accepts (issue 14) --------------------------
+@dataclass(frozen=True)
+class Reading(Serializable):
+    """A measured value in a message: its kind (voltage, current, resistance, capacitance) and unit."""
+
+    kind: str
+    value: float
+    unit: str
+
+    @property
+    def text(self) -> str:
+        """The reading written plainly ("12.4 V"): what the plan's evidence patterns read."""
+        number = f"{self.value:g}"
+        return f"{number} {self.unit}"
+
+
+_NUMBER = r"(?<![A-Za-z0-9.,])(\d{1,5}(?:[.,]\d{1,3})?|zero|cero|ноль|零)"
+# unit words per kind, any language; a unit must end where a word ends
+_UNITS = (
+    ("voltage", "V", r"v|vac|vdc|vca|volts?|voltios?|вольт\w*|в|伏特?"),
+    ("current", "A", r"a|amps?|amperes?|amperios?|ампер\w*|а|安培?"),
+    ("resistance", "Ω", r"ω|ohms?|ohmios?|ом\w*|欧姆?"),
+    ("capacitance", "µF", r"[uµμ]f|mfd|microfarads?|microfaradios?|мк?ф|微法"),
+)
+_READING = re.compile(
+    _NUMBER + r"\s*(?:(" + "|".join(f"(?:{u})" for _, _, u in _UNITS) + r")(?![a-zа-яё]))",
+    re.IGNORECASE,
+)
+# "no power at all", "нет напряжения", "no hay voltaje", "没电": a voltage of 0
+_NO_VOLTAGE = re.compile(
+    r"\bno\s+(?:power|voltage|volts?)\b|\bzero\s+volts?\b|\bdead\s+(?:at\s+the\s+\w+|no\s+power)\b"
+    r"|(?<!\w)нет\s+(?:напряжения|питания)|(?:напряжения|питания)\s+нет"
+    r"|\bno\s+(?:hay|tiene|llega)\s+(?:voltaje|corriente|tensi[oó]n)|\bsin\s+(?:voltaje|corriente|tensi[oó]n)"
+    r"|没电|没有电|无电压|没有电压|电压为零",
+    re.IGNORECASE,
+)
+_BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9.,])(\d{1,5}(?:[.,]\d{1,3})?)(?![\w.,]|[.,]\d)")
+_FEW_WORDS = 3
+
+
+def _unit_kind(unit: str) -> tuple[str, str]:
+    for kind, symbol, pattern in _UNITS:
+        if re.fullmatch(pattern, unit, re.IGNORECASE):
+            return kind, symbol
+    return "", unit
+
+
+def _number_value(raw: str) -> float:
+    return 0.0 if raw.lower() in ("zero", "cero", "ноль", "零") else float(raw.replace(",", "."))
+
+
+def read_measurement(text: str, expected: str | None = None) -> Reading | None:
+    """The reading a message gives: a number with its unit ("12,4 V", "118v", "2 amps", "0 volts"),
+    "no power at all" / "нет напряжения" / "没电" as 0 V, or, answering a check that `expected` one
+    kind, a short message with a bare number ("about 118"). None when it gives no reading."""
+    for match in _READING.finditer(text):
+        unit = match.group(2)
+        if unit in ("a", "а") and match.end(1) < match.start(2):
+            continue  # "12 a bit low": a lower-case "a" after a space is a word, not amps
+        kind, symbol = _unit_kind(unit)
+        if kind:
+            return Reading(kind, _number_value(match.group(1)), symbol)
+    if _NO_VOLTAGE.search(text):
+        return Reading("voltage", 0.0, "V")
+    bare = _BARE_NUMBER.findall(text)
+    rest = _BARE_NUMBER.sub(" ", text)
+    words = re.findall(r"[^\W\d_]+", rest)
+    cjk = len(re.findall(r"[\u4e00-\u9fff]", rest))
+    if expected and len(bare) == 1 and len(words) <= _FEW_WORDS and cjk <= 4:
+        symbol = next(s for k, s, _ in _UNITS if k == expected)
+        return Reading(expected, _number_value(bare[0]), symbol)
+    return None

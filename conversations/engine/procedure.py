@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ._text import count_matches
+from ._text import compile_pattern, count_matches, iter_patterns
 from .config import DiagnosticSpec, LoopGuardConfig, OtherSystemSpec, ProcedureSpec, StepSpec
 from .state import ACTIVE, ContextState
 
@@ -33,6 +33,19 @@ def named_other_system(
     best = max(scored, key=lambda s: s[:2])
     rival = count_matches(text, procedure.patterns) if procedure is not None else 0
     return best[2] if best[0] >= rival else None
+
+
+def _first_at(text: str, patterns) -> int | None:  # noqa: ANN001
+    starts = [m.start() for _, p in iter_patterns(patterns) if (m := compile_pattern(p).search(text))]
+    return min(starts) if starts else None
+
+
+def named_systems(text: str, diag: DiagnosticSpec) -> list[ProcedureSpec | OtherSystemSpec]:
+    """Every system the message names (by name, not by a symptom such as "cooling"), in the order named."""
+    found = [(at, i, s) for i, s in enumerate(diag.procedures) if (at := _first_at(text, s.name_patterns)) is not None]
+    found += [(at, len(diag.procedures) + i, o) for i, o in enumerate(diag.other_systems)
+              if (at := _first_at(text, o.patterns)) is not None]
+    return [s for _, _, s in sorted(found, key=lambda f: f[:2])]
 
 
 def steps_answered_by(procedure: ProcedureSpec, fact_keys: Iterable[str]) -> tuple[str, ...]:

@@ -3,7 +3,8 @@
 It turns a TurnOutcome and a snapshot of the run (current step, options, tool results,
 review) into a reply that separates business facts, evidence and the conclusion. Every
 fee or rule it states comes from a tool result or a cited chunk given to it; it never
-invents one. English and Chinese are first-class; other languages fall back to English.
+invents one. English and Chinese are first-class; the fixed phrases a diagnostic conversation
+uses are also in Russian and Spanish (`_RU_ES`); other texts fall back to English.
 """
 
 from __future__ import annotations
@@ -61,11 +62,18 @@ class ComposedReply:
 
 def lang_of(outcome: TurnOutcome | None, fallback: str) -> str:
     language = (outcome.language if outcome else None) or fallback or "en"
-    return "zh" if language.lower().startswith("zh") else "en"
+    if language.lower().startswith("zh"):
+        return "zh"
+    return language[:2].lower() if language[:2].lower() in ("ru", "es") else "en"
 
 
-def _t(lang: str, en: str, zh: str) -> str:
-    return zh if lang == "zh" else en
+def _t(lang: str, en: str, zh: str, **values: Any) -> str:
+    """The phrase in the reply's language: English, Chinese, or Russian / Spanish from `_RU_ES` (by the English
+    text; English when it has none); `{name}` in it is filled from `values`."""
+    text = zh if lang == "zh" else (_RU_ES.get(en, {}).get(lang) or en) if lang in ("ru", "es") else en
+    for name, value in values.items():
+        text = text.replace("{" + name + "}", str(value))
+    return text
 
 
 def _hm(iso: str | None) -> str:
@@ -217,12 +225,13 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
         hypothesis = state.hypothesis(state.isolation_finding)
         report = final_report_for(state, config, locale=lang)
         finding = hypothesis.description if hypothesis else state.isolation_finding
-        lines.append(_t(lang, f"Cause isolated: {finding}.", f"已定位原因：{finding}。"))
+        lines.append(_t(lang, "Cause isolated: {finding}.", "已定位原因：{finding}。", finding=finding))
         if report and report.correction:
-            lines.append(_t(lang, f"Recommended correction: {'; '.join(report.correction)}.", f"建议处理：{'；'.join(report.correction)}。"))
+            lines.append(_t(lang, "Recommended correction: {items}.", "建议处理：{items}。",
+                            items=("；" if lang == "zh" else "; ").join(report.correction)))
         if state.estimate.status == "draft":
-            lines.append(_t(lang, f"A draft labor estimate of {state.estimate.total_hours} h is ready; you don't need to confirm it to keep going.",
-                            f"已生成 {state.estimate.total_hours} 小时的工时估算草稿；无需确认即可继续。"))
+            lines.append(_t(lang, "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.",
+                            "已生成 {hours} 小时的工时估算草稿；无需确认即可继续。", hours=state.estimate.total_hours))
     return lines
 
 
@@ -329,12 +338,12 @@ def _options_line(view: RunView, lang: str) -> str:
     if not eligible or view.status != "active":
         return ""
     labels = ", ".join(f"“{o['label']}”" for o in eligible)
-    line = _t(lang, f"You can choose: {labels}.", f"您可以选择：{labels}。")
+    line = _t(lang, "You can choose: {labels}.", "您可以选择：{labels}。", labels=labels)
     if view.recommended_option_id and len(eligible) > 1:
         rec = next((o for o in eligible if o["option_id"] == view.recommended_option_id), None)
         if rec is not None:
             reason = f" — {view.recommendation_reasons[0].rstrip('.。')}" if view.recommendation_reasons else ""
-            line += _t(lang, f" Recommended: “{rec['label']}”{reason}.", f" 推荐：“{rec['label']}”{reason}。")
+            line += _t(lang, " Recommended: “{label}”{reason}.", " 推荐：“{label}”{reason}。", label=rec["label"], reason=reason)
     return line
 
 
@@ -387,7 +396,8 @@ def compose_reply(
         parts.append(outcome.side_question.answer)
         if view.citations:
             first = view.citations[0]
-            parts.append(_t(lang, f"(Source: {first['source_id']} v{first['version']})", f"（来源：{first['source_id']} 第{first['version']}版）"))
+            parts.append(_t(lang, "(Source: {source} v{version})", "（来源：{source} 第{version}版）",
+                            source=first["source_id"], version=first["version"]))
     tool = _tool_reply(view, lang)
     if tool is not None:
         facts, conclusion, sources = tool
@@ -411,7 +421,7 @@ def compose_reply(
                                    when_changed=moved, language=lang):
             parts.append(said)
     if view.entered_steps and tool is None:
-        parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("." if lang == "en" else "。"))
+        parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("。" if lang == "zh" else "."))
     if view.fee_decision:
         parts.append(fee_decision_text(view.fee_decision, lang))
     if view.review_opened and tool is None:
@@ -478,7 +488,7 @@ def _way_out(question: str, outcome: TurnOutcome, view: RunView, config: Convers
     example = next((config.slot_spec(name).example for name in outcome.missing_slots if config.slot_spec(name)), None)
     parts = [question]
     if example and example not in question:
-        parts.append(_t(lang, f"For example: {example}.", f"例如：{example}。"))
+        parts.append(_t(lang, "For example: {example}.", "例如：{example}。", example=example))
     offered = [o["label"] for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
     if offered:
         parts.append(_t(lang, "Or choose: ", "或者选择：") + "; ".join(f"“{label}”" for label in offered) + ".")
@@ -494,8 +504,59 @@ def _small_talk_kind(text: str) -> str | None:
 
 def opening_text(config: ConversationConfig, workflow_name: str, description: str, lang: str, first_question: str | None) -> str:
     """The concierge's first message in a new conversation."""
-    hello = _t(lang, f"Hello! I'm the {workflow_name} concierge. {description}", f"您好！我是{workflow_name}助手。{description}")
+    hello = _t(lang, "Hello! I'm the {name} concierge. {description}", "您好！我是{name}助手。{description}",
+               name=workflow_name, description=description)
     return f"{hello}\n\n{first_question}" if first_question else hello + _t(lang, " How can I help?", " 请问有什么可以帮您？")
+
+
+# The fixed phrases of a diagnostic conversation in Russian and Spanish, by their English text.
+_RU_ES: dict[str, dict[str, str]] = {
+    "New evidence changes the picture: I've set the earlier conclusion aside and switched to the matching checks.": {
+        "ru": "Новые данные меняют картину: прежний вывод отложен, переходим к соответствующим проверкам.",
+        "es": "La nueva evidencia cambia el panorama: dejo de lado la conclusión anterior y paso a las comprobaciones correspondientes."},
+    "Cause isolated: {finding}.": {"ru": "Причина найдена: {finding}.", "es": "Causa aislada: {finding}."},
+    "Recommended correction: {items}.": {"ru": "Рекомендуемое исправление: {items}.", "es": "Corrección recomendada: {items}."},
+    "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.": {
+        "ru": "Готов черновик сметы работ на {hours} ч; подтверждать его не обязательно, можно продолжать.",
+        "es": "Hay un borrador de presupuesto de mano de obra de {hours} h; no hace falta confirmarlo para continuar."},
+    "Progress: ": {"ru": "Ход работы: ", "es": "Avance: "},
+    "Back to where we were: ": {"ru": "Вернёмся к тому, на чём остановились: ", "es": "Volvamos a donde estábamos: "},
+    "Noted. Tell me more, or choose one of the options.": {
+        "ru": "Понял. Расскажите подробнее или выберите один из вариантов.",
+        "es": "Entendido. Cuénteme más o elija una de las opciones."},
+    "I'm not sure I understood that.": {"ru": "Я не уверен, что правильно вас понял.", "es": "No estoy seguro de haberle entendido."},
+    "You can choose: {labels}.": {"ru": "Можно выбрать: {labels}.", "es": "Puede elegir: {labels}."},
+    " Recommended: “{label}”{reason}.": {"ru": " Рекомендуется: «{label}»{reason}.", "es": " Recomendado: «{label}»{reason}."},
+    "This conversation's workflow is complete.": {"ru": "Работа по этому обращению завершена.", "es": "El proceso de esta conversación ha terminado."},
+    "OK, let's start again from the beginning: I've cleared your earlier answers.": {
+        "ru": "Хорошо, начнём сначала: прежние ответы удалены.", "es": "De acuerdo, empecemos de nuevo: he borrado sus respuestas anteriores."},
+    "OK, I've dropped that request; what you told me is still remembered.": {
+        "ru": "Хорошо, этот запрос отменён; то, что вы рассказали, я помню.",
+        "es": "De acuerdo, he cancelado esa solicitud; recuerdo lo que me ha contado."},
+    "Hello!": {"ru": "Здравствуйте!", "es": "¡Hola!"},
+    "You're welcome.": {"ru": "Пожалуйста.", "es": "De nada."},
+    "You're welcome! Is there anything else I can help with?": {
+        "ru": "Пожалуйста! Могу ли я ещё чем-то помочь?", "es": "¡De nada! ¿Puedo ayudarle en algo más?"},
+    "Goodbye! You can come back to this conversation at any time.": {
+        "ru": "До свидания! Вы можете вернуться к этому разговору в любое время.",
+        "es": "¡Adiós! Puede volver a esta conversación cuando quiera."},
+    "I've asked a member of staff to take over: they will answer you here. Until they hand the conversation back, I'll stay quiet.": {
+        "ru": "Я попросил сотрудника подключиться: он ответит вам здесь. Пока он не вернёт разговор, я буду молчать.",
+        "es": "He pedido a alguien del personal que se haga cargo: le responderá aquí. Hasta que me devuelva la conversación, no intervendré."},
+    "For example: {example}.": {"ru": "Например: {example}.", "es": "Por ejemplo: {example}."},
+    "Or choose: ": {"ru": "Или выберите: ", "es": "O elija: "},
+    "If this isn't working, say “talk to a person” and a member of staff will take over.": {
+        "ru": "Если так не получается, напишите «поговорить с человеком», и подключится сотрудник.",
+        "es": "Si así no funciona, diga «hablar con una persona» y le atenderá alguien del personal."},
+    "I still don't have what I need to look this up, so I'll stop asking. You can start again with the details, or contact the help desk staff.": {
+        "ru": "Мне всё ещё не хватает сведений, поэтому я перестану спрашивать. Можно начать заново с подробностями или обратиться к сотрудникам.",
+        "es": "Sigo sin tener lo necesario, así que dejaré de preguntar. Puede empezar de nuevo con los detalles o contactar con el personal."},
+    "From the knowledge base:": {"ru": "Из базы знаний:", "es": "De la base de conocimiento:"},
+    "(Source: {source} v{version})": {"ru": "(Источник: {source}, версия {version})", "es": "(Fuente: {source} v{version})"},
+    "Hello! I'm the {name} concierge. {description}": {
+        "ru": "Здравствуйте! Я помощник «{name}». {description}", "es": "¡Hola! Soy el asistente de {name}. {description}"},
+    " How can I help?": {"ru": " Чем могу помочь?", "es": " ¿En qué puedo ayudarle?"},
+}
 
 
 __all__ = ["ComposedReply", "RunView", "compose_reply", "fee_decision_text", "lang_of", "opening_text"]

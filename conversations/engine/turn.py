@@ -407,6 +407,9 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         commands.append(Command("request_action", action_id=outcome.action_requested))
     if outcome.meaning == DISPUTE_MEANING or (outcome.actions_declined and not outcome.action_requested):
         commands.append(Command("deny"))
+    pending = state.pending_clarification
+    if outcome.question_kind == "systems" and pending is not None and len(pending.missing) >= 2:
+        commands.append(Command("clarify", candidates=pending.missing))  # two systems: which first
     if outcome.cancelled:
         commands.append(Command("cancel"))
     if outcome.handoff_requested:

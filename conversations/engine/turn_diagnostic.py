@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from dataclasses import replace
 
-from ._text import chitchat_kind, count_matches, defers_answer, localize
-from .config import ConversationConfig
+from ._text import chitchat_kind, count_matches, defers_answer, first_match, localize
+from .config import ConversationConfig, ProcedureSpec
 from .estimate import (
     confirm_estimate,
     draft_estimate,
@@ -20,6 +22,7 @@ from .evidence import (
     assess,
     complete_isolation,
     match_evidence,
+    read_measurement,
     reassess_hypotheses,
     replan_reason,
 )
@@ -27,6 +30,7 @@ from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fall
 from .procedure import (
     detect_procedure,
     named_other_system,
+    named_systems,
     next_step,
     remaining_steps,
     step_available,
@@ -43,14 +47,19 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    NEED_READING_TEXT,
     NO_MORE_STEPS_TEXT,
     NOT_AN_ANSWER,
+    READING_KINDS,
+    READING_WAY_OUT_TEXT,
     REPORT,
     REPORT_NOT_YET_TEXT,
     REPORT_READY_TEXT,
     SIDE_QUESTION,
     SWITCHED_TEXT,
+    TWO_SYSTEMS_TEXT,
     UNCLEAR_MEANING,
+    WRONG_READING_TEXT,
     TurnWork,
 )
 
@@ -63,6 +72,23 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state
     found = detect_procedure(t.text, diag.procedures)
     other = named_other_system(t.text, diag, found)
+    named = named_systems(t.text, diag)
+    pending = state.pending_clarification
+    if pending is not None and pending.kind == "systems" and (chosen := _system_chosen(t.text, diag, pending.missing)):
+        # "fan first, then the ac" answering which to start with: the first one named
+        found, other = (chosen, None) if isinstance(chosen, ProcedureSpec) else (None, chosen)
+    elif len(named) >= 2:
+        # two systems at once: one at a time, and the person says which first (never one silently dropped)
+        lang = t.language if t.language in TWO_SYSTEMS_TEXT else "en"
+        labels = [_system_label(s, lang) for s in named]
+        labels = ", ".join(labels[:-1]) + {"zh": "和", "ru": " и ", "es": " y "}.get(lang, " and ") + labels[-1]
+        text = TWO_SYSTEMS_TEXT[lang].replace("{systems}", labels)
+        t.ask(text, "systems")
+        t.reply_action = "ask_system"
+        t.trace.append("several systems named: " + ", ".join(s.id for s in named))
+        pending = PendingClarification(intent=None, missing=tuple(s.id for s in named), rounds=1, last_question=text,
+                                       asked_turn=t.turn, kind="systems")
+        return state.evolve(pending_clarification=pending, complaint=t.text.strip())
     if other is not None:
         # No procedure for the system named: say so plainly, never another system's checks.
         text = no_procedure_text(config, other.label, t.language)
@@ -99,6 +125,38 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         pending_clarification=None,
         mode=diagnostic_mode(config),
     )
+
+
+def _system_label(system, lang: str) -> str:  # noqa: ANN001
+    label = localize(system.label, lang)
+    if lang == "zh" or not isinstance(system, ProcedureSpec):
+        return label
+    return ("the " if lang == "en" else "") + label[0].lower() + label[1:]
+
+
+def _label_words(system) -> set[str]:  # noqa: ANN001
+    labels = system.label.values() if isinstance(system.label, Mapping) else [system.label]
+    return {w for label in labels for w in re.findall(r"[^\W\d_]{3,}", label.lower()) if not re.match(r"[\u4e00-\u9fff]", w) and w not in _ARTICLES}
+
+
+_ARTICLES = frozenset({"the", "and", "los", "las", "del", "una", "uno"})
+
+
+def _system_chosen(text: str, diag, candidates: tuple[str, ...]):  # noqa: ANN001, ANN202
+    """Which of the systems offered a reply picks: the first named, by name, pattern or a word of its label
+    that the others' labels do not share ("fan first", "el aire primero")."""
+    systems = [s for s in (*diag.procedures, *diag.other_systems) if s.id in candidates]
+    words = {s.id: _label_words(s) for s in systems}
+    lowered, best = text.lower(), None
+    for s in systems:
+        own = words[s.id] - set().union(*(w for i, w in words.items() if i != s.id))
+        at = [m.start() for w in own if (m := re.search(rf"(?<!\w){re.escape(w)}", lowered))]
+        hit = first_match(text, getattr(s, "name_patterns", s.patterns)) or first_match(text, s.patterns)
+        if hit is not None:
+            at.append(hit[2].start())
+        if at and (best is None or min(at) < best[0]):
+            best = (min(at), s)
+    return best[1] if best else None
 
 
 def no_procedure_text(config: ConversationConfig, label, language: str) -> str:  # noqa: ANN001
@@ -183,6 +241,53 @@ def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfi
     return None
 
 
+def _asks_back(text: str) -> bool:
+    return text.strip().endswith(("?", "？")) or text.strip().startswith("¿")
+
+
+def _reading_for_step(
+    state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]
+) -> list[EvidenceMatch]:
+    """A check that expects a measurement is answered by its own evidence or a reading of its kind
+    ("12,4 V", "no power at all" = 0 V, "about 118" to a voltage question), read as the plan's
+    evidence when a rule of the check knows that value; anything else ("2 amps", "yes", "the ac i
+    guess") leaves it open (issue 14: a non-answer never completes the step)."""
+    procedure = config.procedure(state.primary_system)
+    step = procedure.step(state.current_step_id) if procedure else None
+    if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
+            or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
+            or any(m.rule_id in step.answered_by for m in matches)):
+        return matches
+    reading = read_measurement(t.text, step.expects)
+    if reading is not None and reading.kind == step.expects:
+        own = [r for r in config.all_evidence(state.primary_system) if r.id in step.answered_by]
+        found = match_evidence(reading.text, own, "en", t.language)
+        t.trace.append(f"reading {reading.text} for {step.id}")
+        return matches + [replace(found[0], raw=t.text.strip()[:80])] if found else matches
+    t.step_unanswered = True
+    if not matches:
+        t.reading_needed, t.reading_got = step.expects, reading
+        t.trace.append(f"no {step.expects} reading for {step.id}: the check stays open")
+    return matches
+
+
+def _reading_notice(t: TurnWork, asked_before: int, guard_repeats: int) -> str:
+    """Say plainly what reading the check needs (and, from the third ask, the ways out)."""
+    lang = t.language if t.language in NEED_READING_TEXT else "en"
+    kinds = READING_KINDS.get(t.reading_needed or "", {})
+    expected, what = kinds.get(lang) or kinds.get("en") or ("", "")
+    got = t.reading_got
+    if got is not None and got.kind in READING_KINDS:
+        text = WRONG_READING_TEXT[lang].replace("{value}", got.text).replace("{got}", READING_KINDS[got.kind][lang][0])
+        text = text.replace("{expected}", expected)
+    else:
+        text = NEED_READING_TEXT[lang]
+    text = text.replace("{what}", what)
+    if asked_before >= guard_repeats:  # never the same question a third time without a way out
+        text += " " + READING_WAY_OUT_TEXT[lang]
+    return text
+
+
 def diagnostic_mode(config: ConversationConfig) -> str:
     return "diagnostic" if "diagnostic" in config.modes.enabled else config.modes.initial
 
@@ -199,6 +304,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]
     if matches:
         t.deferred = False  # "not sure, but it reads 0 V": the reading counts
+    matches = _reading_for_step(state, t, config, matches)
     state, update = add_facts(
         state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
     )
@@ -206,7 +312,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     noteworthy = t.meaning in (EVIDENCE, DISPUTE_MEANING) or (
         t.meaning == ANSWER and state.current_step_id
     )
-    if not added and noteworthy and has_content(t.text) and not t.deferred:
+    if not added and noteworthy and has_content(t.text) and not t.deferred and not t.step_unanswered:
         state, note = add_note(state, t.text, turn=t.turn, step_id=state.current_step_id)
         added.append(note)
     state, changes = reassess_hypotheses(
@@ -270,8 +376,8 @@ def _complete_steps(state: ContextState, t: TurnWork, config: ConversationConfig
     # (the person skipped ahead: the skipped check stays open). Volunteered evidence only
     # completes the steps it answers.
     # a question back ("is that the big one?") answers nothing, even when no side topic fits
-    asking = t.text.strip().endswith(("?", "？")) or t.text.strip().startswith("¿")
-    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred and not asking
+    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred and not _asks_back(t.text)
+    answering = answering and not t.step_unanswered
     if current and answering and has_content(t.text) and procedure.step(current):
         done.append(current)
     done = [s for s in dict.fromkeys(done) if s not in state.completed_steps]
@@ -313,13 +419,28 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
-    if t.deferred and current is not None and step_available(state, current, guard) and not t.facts_added:
+    if t.deferred and current is not None and not t.facts_added and not step_available(state, current, guard):
+        # "not sure" to a check already asked as often as the guard allows: go on without it
+        if current.id not in state.completed_steps and current.id not in state.skipped_steps:
+            state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
+            violations.append(f"step_repeat_limit:{current.id}")
+            t.trace.append(f"{current.id} left unanswered: on to the next check")
+    elif t.deferred and current is not None and step_available(state, current, guard) and not t.facts_added:
         t.notice = localize(DEFERRED_TEXT, t.language)
         t.reply_action = "ask_step"
         t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
         return state
+    if t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan:
+        asked = state.step_repeat_counts.get(current.id, 0)
+        t.notice = _reading_notice(t, asked, guard.max_step_repeats)
+        t.reply_action = "ask_step"
+        t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
+        if asked < guard.max_step_repeats:  # past the limit it is asked with the ways out, uncounted
+            t.action = ProposedAction(QUESTION, current.id, current.topic)
+        return state
     if (
         t.meaning == UNCLEAR_MEANING
+        and not t.deferred  # "not sure" once the check was asked enough: on to the next one
         and not chitchat_kind(t.text)  # "thanks" mid-check is answered in kind, then the check again
         and current is not None
         and current.id not in state.completed_steps

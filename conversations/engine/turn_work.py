@@ -50,6 +50,12 @@ SWITCHED_TEXT = {
     "ru": "Хорошо, тогда займёмся другой системой: {system}.",
     "es": "De acuerdo, pasemos a {system}.",
 }
+TWO_SYSTEMS_TEXT = {  # {systems}: the systems the message named
+    "en": "You mentioned more than one system ({systems}). I'll take them one at a time: which should we start with?",
+    "zh": "您提到了不止一个系统（{systems}）。我们一次处理一个：先从哪个开始？",
+    "ru": "Вы упомянули несколько систем ({systems}). Разберём их по одной: с какой начнём?",
+    "es": "Ha mencionado más de un sistema ({systems}). Los veremos de uno en uno: ¿por cuál empezamos?",
+}
 DEFERRED_TEXT = {
     "en": "No problem: this check stays open until you've had a look.",
     "zh": "没关系，这项检查先保留，等您查看后再告诉我。",
@@ -64,6 +70,54 @@ NO_MORE_STEPS_TEXT = {
           "Сообщите, что ещё обнаружите, или напишите «поговорить с человеком», и подключится сотрудник.",
     "es": "Esas son todas las comprobaciones que tengo para {system} y aún no señalan una sola causa. "
           "Cuénteme cualquier otra cosa que encuentre, o diga «hablar con una persona» y le atenderá alguien del personal.",
+}
+# A check that expects a measurement, answered without one ({what}: the reading it needs).
+NEED_READING_TEXT = {
+    "en": "I didn't get a reading there: for this check I need {what}.",
+    "zh": "这还不是读数：这项检查需要{what}。",
+    "ru": "Это пока не показание: для этой проверки нужно {what}.",
+    "es": "Eso todavía no es una lectura: para esta comprobación necesito {what}.",
+}
+WRONG_READING_TEXT = {  # {value}: what was read; {got} / {expected}: its kind and the one needed
+    "en": "“{value}” is {got}, not {expected}: for this check I need {what}.",
+    "zh": "“{value}”是{got}，不是{expected}：这项检查需要{what}。",
+    "ru": "«{value}» — это {got}, а не {expected}: для этой проверки нужно {what}.",
+    "es": "«{value}» es {got}, no {expected}: para esta comprobación necesito {what}.",
+}
+READING_KINDS = {  # kind -> (a reading of that kind, what a check of that kind needs) per language
+    "voltage": {
+        "en": ("a voltage", "the voltage you read, in volts (for example “118 V” or “12.4 V”; “0 V” if there is none)"),
+        "zh": ("电压", "电压读数，单位伏（例如“118V”或“12.4V”；没有电压就说“0V”）"),
+        "ru": ("напряжение", "показание напряжения в вольтах (например, «118 В» или «12,4 В»; «0 В», если напряжения нет)"),
+        "es": ("un voltaje", "el voltaje que mide, en voltios (por ejemplo «118 V» o «12,4 V»; «0 V» si no hay)"),
+    },
+    "current": {
+        "en": ("a current", "the current you read, in amps (for example “14 A”)"),
+        "zh": ("电流", "电流读数，单位安（例如“14A”）"),
+        "ru": ("ток", "показание тока в амперах (например, «14 А»)"),
+        "es": ("una corriente", "la corriente que mide, en amperios (por ejemplo «14 A»)"),
+    },
+    "resistance": {
+        "en": ("a resistance", "the resistance you read, in ohms (for example “3.2 Ω”)"),
+        "zh": ("电阻", "电阻读数，单位欧姆（例如“3.2Ω”）"),
+        "ru": ("сопротивление", "показание сопротивления в омах (например, «3,2 Ом»)"),
+        "es": ("una resistencia", "la resistencia que mide, en ohmios (por ejemplo «3,2 Ω»)"),
+    },
+    "capacitance": {
+        "en": ("a capacitance", "the capacitance you read, in µF, and its rating (for example “35 µF, rated 45”)"),
+        "zh": ("电容值", "电容实测值（微法）和额定值（例如“实测35微法，额定45”）"),
+        "ru": ("ёмкость", "измеренную ёмкость в мкФ и номинал (например, «35 мкФ, номинал 45»)"),
+        "es": ("una capacidad", "la capacidad que mide, en µF, y su valor nominal (por ejemplo «35 µF, nominal 45»)"),
+    },
+}
+READING_WAY_OUT_TEXT = {
+    "en": "If you can't measure it now, say “not sure” and we'll go on to the next check, "
+          "or say “talk to a person” and a member of staff will take over.",
+    "zh": "如果现在没法测量，可以说“不确定”，我们先做下一项检查；或者说“转人工”，由工作人员接手。",
+    "ru": "Если сейчас измерить нельзя, напишите «не знаю» — перейдём к следующей проверке, "
+          "или напишите «поговорить с человеком», и подключится сотрудник.",
+    "es": "Si ahora no puede medirlo, diga «no sé» y pasamos a la siguiente comprobación, "
+          "o diga «hablar con una persona» y le atenderá alguien del personal.",
 }
 REPORT_NOT_YET_TEXT = {
     "en": "I can't write the report yet: the cause isn't isolated. Let's finish the checks first.",
@@ -96,6 +150,11 @@ class TurnWork:
     # said before the question (no procedure for a named system, a switch, no checks left)
     notice: str | None = None
     deferred: bool = False  # the person has not checked yet / is unsure: the step stays open
+    # a check expecting a measurement got none of its kind: it stays open (and, with no other
+    # evidence, is asked again saying what reading it needs)
+    step_unanswered: bool = False
+    reading_needed: str | None = None
+    reading_got: Any = None  # the evidence.Reading of another kind, if any
     # the question the reply must ask
     question: str | None = None
     question_kind: str | None = None

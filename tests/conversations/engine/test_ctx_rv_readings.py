@@ -1,0 +1,138 @@
+"""Issue 14 in the RV diagnostic: a check that expects a measurement takes only a reading of its kind."""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+import pytest
+
+from conversations.engine import ConversationConfig, load_example, validate_config
+from conversations.engine.evidence import read_measurement
+from conversations.engine.simulate import Dialogue
+
+CONFIG = ConversationConfig.from_dict(load_example("rv_diagnostic"))
+NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
+
+
+@pytest.mark.parametrize(("text", "kind", "value"), [
+    ("12,4 V", "voltage", 12.4),
+    ("118v", "voltage", 118.0),
+    ("0 volts", "voltage", 0.0),
+    ("нет напряжения", "voltage", 0.0),
+    ("no power at all", "voltage", 0.0),
+    ("no hay voltaje", "voltage", 0.0),
+    ("没电", "voltage", 0.0),
+    ("大概12伏", "voltage", 12.0),
+    ("about 118", "voltage", 118.0),  # a bare number answering a voltage question
+    ("it's about 2 amps", "current", 2.0),
+    ("2 А", "current", 2.0),
+    ("3.2 ohms", "resistance", 3.2),
+    ("35 uF rated 45", "capacitance", 35.0),
+])
+def test_a_reading_has_a_kind(text: str, kind: str, value: float) -> None:
+    reading = read_measurement(text, "voltage")
+    assert reading is not None and (reading.kind, reading.value) == (kind, value)
+
+
+@pytest.mark.parametrize("text", ["the ac i guess", "yes", "да", "the breaker looks fine to me honestly"])
+def test_no_reading(text: str) -> None:
+    assert read_measurement(text, "voltage") is None
+
+
+@pytest.mark.parametrize("text", ["it's about 2 amps", "the ac i guess", "yes", "да", "sí", "是的"])
+def test_a_non_answer_never_completes_a_voltage_check(text: str) -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof ac is not cooling")
+    out = d.say(text)
+    assert out.next_step_id == "check_power" and "check_power" not in d.state.completed_steps
+    assert not [f for f in d.state.facts if f.key == "note"]  # nothing saved as if it answered
+    assert out.notice and ("volt" in out.notice or "伏" in out.notice or "вольт" in out.notice)
+
+
+def test_a_wrong_unit_is_said_and_the_third_ask_has_a_way_out() -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof ac is not cooling")
+    out = d.say("it's about 2 amps")
+    assert "“2 A” is a current, not a voltage" in out.notice and "talk to a person" not in out.notice
+    out = d.say("the ac i guess")  # the third time the question is shown: with the ways out
+    assert out.next_step_id == "check_power" and "talk to a person" in out.notice and "not sure" in out.notice
+    out = d.say("118v")
+    assert "check_power" in d.state.completed_steps and out.next_step_id == "compressor_start"
+
+
+@pytest.mark.parametrize(("text", "fact"), [
+    ("no power at all", "no_voltage_at_fan"),
+    ("нет напряжения", "no_voltage_at_fan"),
+    ("没电", "no_voltage_at_fan"),
+    ("0 voltios", "no_voltage_at_fan"),
+    ("12,4 V", "voltage_at_fan_ok"),
+    ("about 12.6", "voltage_at_fan_ok"),
+])
+def test_a_reading_of_the_checks_kind_is_read_as_its_evidence(text: str, fact: str) -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof vent fan is dead")
+    assert d.state.current_step_id == "fan_voltage"
+    out = d.say(text)
+    assert fact in [f.key for f in d.state.facts if f.current]
+    assert "fan_voltage" in d.state.completed_steps and out.next_step_id == "fan_direct_power"
+
+
+def test_a_reading_no_rule_knows_still_answers_the_check() -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof ac is not cooling")
+    d.say("I read 60 V there")
+    assert "check_power" in d.state.completed_steps
+
+
+def test_expects_is_validated() -> None:
+    plan = load_example("rv_diagnostic")
+    plan["diagnostic"]["procedures"][0]["steps"][0]["expects"] = "pressure"
+    assert any(path.endswith("steps[0].expects") for path, _ in validate_config(plan))
+    assert CONFIG.procedure("roof_ac").step("compressor_start").expects == "any"  # the default
+
+
+# -- two systems in one message: one at a time, the person says which first --------------------------
+@pytest.mark.parametrize(("text", "candidates"), [
+    ("the fridge and the ac are both not cooling", ("refrigerator", "roof_ac")),
+    ("空调和排气扇都坏了", ("roof_ac", "roof_vent_fan")),
+    ("холодильник и кондиционер не работают", ("refrigerator", "roof_ac")),
+    ("el aire acondicionado y el extractor no funcionan", ("roof_ac", "roof_vent_fan")),
+])
+def test_two_systems_ask_which_first(text: str, candidates: tuple[str, ...]) -> None:
+    d = Dialogue(CONFIG, NOW)
+    out = d.say(text)
+    assert d.state.primary_system is None and out.decision == "ask" and out.question_kind == "systems"
+    assert d.state.pending_clarification.missing == candidates
+
+
+@pytest.mark.parametrize(("answer", "system"), [
+    ("the ac first", "roof_ac"),
+    ("fan first, then the ac", "roof_vent_fan"),
+    ("let's do the vent fan", "roof_vent_fan"),
+])
+def test_the_answer_picks_the_first_named(answer: str, system: str) -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("the ac and the vent fan both quit")
+    d.say(answer)
+    assert d.state.primary_system == system and d.state.current_step_id is not None
+
+
+def test_a_symptom_word_is_not_a_second_system() -> None:
+    d = Dialogue(CONFIG, NOW)
+    out = d.say("the propane fridge isn't cooling")  # "cooling" is no name: only the fridge, said plainly
+    assert out.reply_action == "no_procedure" and out.question_kind == "system"
+
+
+# -- the reply's fixed phrases in Russian and Spanish --------------------------------------------------
+@pytest.mark.parametrize(("lang", "said"), [("ru", "Причина найдена: X."), ("es", "Causa aislada: X."),
+                                            ("en", "Cause isolated: X."), ("zh", "已定位原因：X。")])
+def test_fixed_phrases_in_the_conversations_language(lang: str, said: str) -> None:
+    from conversations.engine.replies import _t
+
+    assert _t(lang, "Cause isolated: {finding}.", "已定位原因：{finding}。", finding="X") == said
+
+
+def test_every_phrase_has_russian_and_spanish() -> None:
+    from conversations.engine.replies import _RU_ES
+
+    assert all(set(texts) == {"ru", "es"} and all(texts.values()) for texts in _RU_ES.values())
