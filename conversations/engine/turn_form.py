@@ -31,7 +31,7 @@ from .forms import (
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .slots import ABORT, has_content
 from .state import ContextState
-from .turn_work import CANCEL_MEANING, FALLBACK_TEXT, HANDOFF_MEANING, SIDE_QUESTION, TurnWork
+from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, SIDE_QUESTION, TurnWork
 
 
 def _command_answer(t: TurnWork, spec: FormQuestionSpec) -> str | None:
@@ -128,6 +128,11 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form)
         t.form_answer_finalized = state.finalized(spec.id)
         return _form_next(state, t, config, current_question(state, form))
+    if (other := _answer_to_another(state, form, t, spec)) is not None:
+        # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
+        state = finalize_answer(state, other[0], other[1], turn=t.turn, locale=t.language, form=form)
+        t.trace.append(f"answer for {other[0].id} given while {spec.id} was asked")
+        return _form_next(state, t, config, spec)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = clarify_prompt(spec, asked, t.language) if asked < form.max_clarify else None
     if verdict.reason == "non_answer" and defers_answer(t.text):
@@ -141,7 +146,8 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         t.form_question_id = spec.id
         t.clarify_form_question_id = spec.id
         return state
-    if has_content(t.text):  # out of clarifying questions: take the answer, flag it for review
+    if has_content(t.text) and spec.answer_type == "text":  # out of clarifying questions: take the answer, flag it for review
+        # (never for a typed question: "1,450 sq ft" is no building type however often it is said)
         state = finalize_answer(
             state,
             spec,
@@ -162,7 +168,7 @@ def _form_reask(
     """Nothing usable and nothing left to clarify: fall back once, then re-ask, never loop."""
     guard = config.loop_guard
     if may_fallback(state, guard):
-        t.ask(FALLBACK_TEXT.get(t.language, FALLBACK_TEXT["en"]), "fallback")
+        t.ask(_form_fallback(spec, t.language), "fallback")
         t.reply_action, t.action = "fallback", ProposedAction(FALLBACK, step_id=spec.id)
         return state.evolve(current_step_id=spec.id)
     if state.step_repeat_counts.get(spec.id, 0) >= guard.max_step_repeats:
@@ -195,6 +201,36 @@ def _form_next(
         t.reply_action = "form_next"
         t.action = ProposedAction(QUESTION, step_id=spec.id, topic=spec.id)
     return state.evolve(current_step_id=spec.id)
+
+
+def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
+    """The question again, with what would answer it and the way out (never a bare "tell me more")."""
+    question = localize(spec.question, language)
+    if spec.answer_type == "choice" and spec.choices:
+        labels = ", ".join(localize(c.label, language) or c.value for c in spec.choices)
+        hint = _t(language, f"Any of these answers it: {labels}.", f"可以回答其中之一：{labels}。")
+    elif spec.answer_type == "number":
+        unit = f" ({spec.unit})" if spec.unit else ""
+        hint = _t(language, f"A number{unit} answers it.", f"请给出一个数字{unit}。")
+    elif spec.answer_type == "yes_no":
+        hint = _t(language, "Yes or no answers it.", "回答“是”或“否”即可。")
+    else:
+        hint = ""
+    way_out = _t(language, "If you are not sure yet, say so, or say “talk to a person”.", "如果还不确定，可以直接说，或者说“转人工”。")
+    return " ".join(part for part in (_t(language, "I still can't take that as the answer.", "这个我还不能作为答案。"), question, hint, way_out) if part)
+
+
+def _answer_to_another(state: ContextState, form: FormSpec, t: TurnWork, asked: FormQuestionSpec) -> tuple[FormQuestionSpec, str] | None:
+    """A number the message gives in the unit of another question not answered yet, when it does not
+    answer the one asked: that question's answer."""
+    for spec in form.questions:
+        if spec.id == asked.id or spec.answer_type != "number" or not spec.unit or state.finalized(spec.id) is not None:
+            continue
+        if asked.unit != spec.unit and mentions_unit(t.text, spec.unit):
+            verdict = evaluate_answer(t.text, spec, t.language)
+            if verdict.accepted and verdict.value:
+                return spec, verdict.value
+    return None
 
 
 def _t(lang: str, en: str, zh: str) -> str:

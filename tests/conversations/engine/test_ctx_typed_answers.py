@@ -21,8 +21,9 @@ def judge(question_id: str, text: str) -> tuple[bool, str | None]:
 
 
 @pytest.mark.parametrize(("question_id", "text", "expected"), [
-    # a negated choice is not chosen (this was recorded as Group E, mercantile)
-    ("3.2.1", "No retail, no public access. Private residence only.", (False, "no_choice_matched")),
+    # a negated choice is not chosen (this was recorded as Group E, mercantile); the residence is Group C
+    ("3.2.1", "No retail, no public access. Private residence only.", (True, "Group C")),
+    ("3.2.1", "No retail, no public access.", (False, "no_choice_matched")),
     ("3.2.1", "not a shop, it's offices upstairs", (True, "Group D")),
     ("3.1.1", "不是商业，是住宅", (True, "residential")),
     ("3.1.1", "it will be a warehouse", (True, "industrial")),
