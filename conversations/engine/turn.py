@@ -410,6 +410,9 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     pending = state.pending_clarification
     if outcome.question_kind == "systems" and pending is not None and len(pending.missing) >= 2:
         commands.append(Command("clarify", candidates=pending.missing))  # two systems: which first
+    pending = state.pending_clarification
+    if outcome.reply_action == "ask_intent" and pending is not None and pending.kind == "intent" and len(pending.missing) >= 2:
+        commands.append(Command("clarify", candidates=tuple(pending.missing)))  # two requests fit: which?
     if outcome.cancelled:
         commands.append(Command("cancel"))
     if outcome.handoff_requested:

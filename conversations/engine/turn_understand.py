@@ -12,7 +12,14 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
-from ._text import asks_for_human, asks_to_cancel, asks_to_restart, first_match, language_signal
+from ._text import (
+    asks_for_human,
+    asks_to_cancel,
+    asks_to_restart,
+    first_match,
+    language_signal,
+    localize,
+)
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
@@ -70,6 +77,10 @@ def routed_by_commands(t: TurnWork, config: ConversationConfig) -> IntentResult:
                        ambiguous=False, pattern=None)
     if side := t.command("side_question"):
         return replace(routed, intent=_SIDE_INTENT[side.side_kind], kind="builtin", confidence=1.0, pattern=None)
+    clarify = t.command("clarify")
+    if clarify is not None and len(asked := [c for c in clarify.candidates if config.intent(c)]) >= 2:
+        # two requests fit: asked about, never guessed
+        return replace(routed, intent=asked[0], kind="domain", confidence=1.0, candidates=tuple(asked), ambiguous=True, pattern=None)
     return routed
 
 
@@ -210,6 +221,7 @@ def fill_slots(
             for other in [n for n, e in found.items() if n not in commanded and e.raw.casefold() == raw.casefold()]:
                 del found[other]  # the same words are one thing: what the generator said they are ("A1001" the order)
     _identifiers_by_lookup(state, t, config, found, lookups or {})
+    _one_token_two_things(state, t, config, found, lookups or {})
     _keep_stay_length(state, found)
     merged, changed = merge_slots(state.slots, found, t.turn)
     t.slots_corrected = tuple(n for n in changed if n in state.slots)
@@ -322,6 +334,74 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
         t.trace.append(f"slot {name} resolved by lookup")
 
 
+def _one_token_two_things(state: ContextState, t: TurnWork, config: ConversationConfig,
+                          found: dict[str, Extraction], lookups: Lookups) -> None:
+    """One token that is two things ("A1001" is an order and a lot), with nothing to tell which (no
+    request in words, no question asked): both are kept and the requests they serve are asked about."""
+    pending = state.pending_clarification
+    commanded = t.command("set_slot", "correct_slot") is not None
+    if (t.routed.kind == "domain" and not t.routed.ambiguous) or (pending is not None and pending.kind == "slot") or (
+            commanded and t.command("clarify") is None):
+        return  # the request, the question asked or the generator's own commands say which it is
+    for name, extraction in list(found.items()) if not commanded else ():
+        if config.slot_spec(name).extractor not in _IDENTIFIER_EXTRACTORS and name not in lookups:
+            continue
+        for other in lookups:
+            if other == name or other in found or other not in _slot_names(config):
+                continue
+            hit = lookup_identifier(lookups[other], [extraction.raw], {})
+            serving = [i.name for i in config.intents if {name, other} & set(i.required_slots)]
+            own = [i.name for i in config.intents if name in i.required_slots]
+            theirs = [i.name for i in config.intents if other in i.required_slots]
+            if hit is None or not own or not theirs or set(own) & set(theirs):
+                continue
+            found[other] = Extraction(value=hit[0], raw=extraction.raw)
+            t.routed = replace(t.routed, intent=own[0], kind="domain", ambiguous=True, candidates=(own[0], theirs[0]),
+                               confidence=max(t.routed.confidence, 0.5))
+            t.trace.append(f"{extraction.raw} is both {name} and {other}: asked ({', '.join(serving)})")
+            t.notice = _two_things(config, t.language, extraction.raw, name, other)
+            return
+    if t.routed.ambiguous and t.command("clarify") is not None:  # a generator's clarify: the same words, two slots?
+        same = [(a, b) for a in found for b in found if a < b and found[a].raw and found[a].raw.casefold() == found[b].raw.casefold()]
+        if same:
+            t.notice = _two_things(config, t.language, found[same[0][0]].raw, *same[0])
+
+
+def _two_things(config: ConversationConfig, language: str, raw: str, name: str, other: str) -> str:
+    """'“A1001” is both a parking lot code and an order number.'"""
+    labels = [localize(config.slot_spec(n).label, language) or n for n in (name, other)]
+    if language.startswith("zh"):
+        return f"“{raw}”既是{labels[0]}，也是{labels[1]}。"
+    return f"“{raw}” is both {_a(labels[0].lower())} and {_a(labels[1].lower())}."
+
+
+_ORDINALS = {"first": 0, "1st": 0, "第一": 0, "前者": 0, "second": 1, "2nd": 1, "第二": 1, "后者": 1, "latter": 1, "former": 0}
+
+
+def _picked_request(candidates: tuple[str, ...], t: TurnWork, config: ConversationConfig) -> str | None:
+    """The request an answer to "which is it?" picks: by place ("the second one", "后者"), or by the thing its
+    required details name ("the order", "the car park", "订单"), when only one fits."""
+    lowered = t.text.casefold()
+    for word, index in _ORDINALS.items():
+        if word in lowered and index < len(candidates):
+            return candidates[index]
+    words = set(re.findall(r"[a-z]{3,}", lowered))
+    pairs = {lowered[i:i + 2] for i in range(len(lowered) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", lowered[i:i + 2])}
+    fits = []
+    for name in candidates:
+        intent = config.intent(name)
+        labels = " ".join(localize(config.slot_spec(s).label, lang) for s in intent.required_slots for lang in ("en", "zh")) if intent else ""
+        own_words = set(re.findall(r"[a-z]{3,}", labels.casefold())) - {"code", "number", "the"}
+        own_pairs = {labels[i:i + 2] for i in range(len(labels) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", labels[i:i + 2])}
+        if any(w.startswith(o[:4]) or o.startswith(w[:4]) for w in words for o in own_words if len(w) >= 3) or pairs & own_pairs:
+            fits.append(name)
+    return fits[0] if len(fits) == 1 else None
+
+
+def _a(noun: str) -> str:
+    return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
+
+
 def _pick_ambiguous(state: ContextState, t: TurnWork, config: ConversationConfig) -> str | None:
     """Among equally matched domain intents, the single one whose required slots are all valid;
     if several are, the single one whose slot this very message gave (fresh evidence wins)."""
@@ -372,6 +452,8 @@ def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig)
         if t.routed.ambiguous:
             resolved = _pick_ambiguous(state, t, config)
             source = "slots" if resolved else None
+    elif pending is not None and pending.kind == "intent" and (picked := _picked_request(pending.missing, t, config)):
+        resolved, source = picked, "pending_clarification"  # "the order" / "the car park" / "the second one"
     elif (
         pending is not None
         and pending.kind == "slot"
