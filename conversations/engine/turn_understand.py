@@ -334,20 +334,28 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
         t.trace.append(f"slot {name} resolved by lookup")
 
 
+# A plate is one by its shape (any plate-shaped token is a plate, with or without orders): it tells
+# nothing about what else a token may be, so it never makes one token two things.
+_BY_SHAPE = ("plate_no",)
+
+
 def _one_token_two_things(state: ContextState, t: TurnWork, config: ConversationConfig,
                           found: dict[str, Extraction], lookups: Lookups) -> None:
     """One token that is two things ("A1001" is an order and a lot), with nothing to tell which (no
     request in words, no question asked): both are kept and the requests they serve are asked about."""
+    if t.routed.ambiguous and t.command("clarify") is not None:  # a generator's clarify: the same words, two slots?
+        same = [(a, b) for a in found for b in found if a < b and found[a].raw and found[a].raw.casefold() == found[b].raw.casefold()]
+        if same:
+            t.notice = _two_things(config, t.language, found[same[0][0]].raw, *same[0])
+        return
     pending = state.pending_clarification
-    commanded = t.command("set_slot", "correct_slot") is not None
-    if (t.routed.kind == "domain" and not t.routed.ambiguous) or (pending is not None and pending.kind == "slot") or (
-            commanded and t.command("clarify") is None):
+    if t.routed.kind == "domain" or (pending is not None and pending.kind == "slot") or t.command("set_slot", "correct_slot"):
         return  # the request, the question asked or the generator's own commands say which it is
-    for name, extraction in list(found.items()) if not commanded else ():
+    for name, extraction in list(found.items()):
         if config.slot_spec(name).extractor not in _IDENTIFIER_EXTRACTORS and name not in lookups:
             continue
         for other in lookups:
-            if other == name or other in found or other not in _slot_names(config):
+            if other == name or other in found or other not in _slot_names(config) or config.slot_spec(other).extractor in _BY_SHAPE:
                 continue
             hit = lookup_identifier(lookups[other], [extraction.raw], {})
             serving = [i.name for i in config.intents if {name, other} & set(i.required_slots)]
@@ -361,10 +369,6 @@ def _one_token_two_things(state: ContextState, t: TurnWork, config: Conversation
             t.trace.append(f"{extraction.raw} is both {name} and {other}: asked ({', '.join(serving)})")
             t.notice = _two_things(config, t.language, extraction.raw, name, other)
             return
-    if t.routed.ambiguous and t.command("clarify") is not None:  # a generator's clarify: the same words, two slots?
-        same = [(a, b) for a in found for b in found if a < b and found[a].raw and found[a].raw.casefold() == found[b].raw.casefold()]
-        if same:
-            t.notice = _two_things(config, t.language, found[same[0][0]].raw, *same[0])
 
 
 def _two_things(config: ConversationConfig, language: str, raw: str, name: str, other: str) -> str:
