@@ -509,7 +509,7 @@ def _call_lookup(fn: Lookup, value: str, known: Mapping[str, str]) -> Any:
 
 # Any token with a digit may be an identifier: "7734412", "P2026-000871", "粤B·D12345" are looked up.
 _ID_TOKEN = re.compile(
-    r"(?<![A-Za-z0-9\-_·])((?:[\u4e00-\u9fff](?=[A-Za-z]))?[A-Za-z0-9][A-Za-z0-9\-_·]*)(?![A-Za-z0-9\-_·])"
+    r"(?<![A-Za-z0-9\-_·./])((?:[\u4e00-\u9fff](?=[A-Za-z]))?[A-Za-z0-9][A-Za-z0-9\-_·./]*)(?![A-Za-z0-9\-_·./])"
 )
 MAX_ID_CANDIDATES = 5
 
@@ -519,9 +519,11 @@ def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
     used = {t.upper() for t in taken}
     found = []
     for m in _ID_TOKEN.finditer(text):
-        token = m.group(1).strip("-·_")
-        if any(ch.isdigit() for ch in token) and 3 <= len(token) <= 40 and token.upper() not in used and token not in found:
-            found.append(token)
+        token = m.group(1).strip("-·_./")
+        # "NO.7781-B" may be the number itself or "No." before it: both are tried, the whole first
+        for candidate in dict.fromkeys((token, re.split(r"[./]", token)[-1])):
+            if any(ch.isdigit() for ch in candidate) and 3 <= len(candidate) <= 40 and candidate.upper() not in used and candidate not in found:
+                found.append(candidate)
     return found[:MAX_ID_CANDIDATES]
 
 

@@ -48,6 +48,8 @@ def test_an_order_nobody_knows_is_said_plainly_and_can_be_corrected(chat, odd_or
     ("粤B·D12345 欠费吗", ["粤B·D12345"]),
     ("plate 苏E 9Z8Y7 at 14:00 on 2026-03-02", ["9Z8Y7", "2026-03-02"]),
     ("no digits here", []),
+    ("order NO.7781-B", ["NO.7781-B", "7781-B"]),  # the number itself, or "No." before it
+    ("my order is 7734412.", ["7734412"]),  # a sentence's full stop is no part of it
 ])
 def test_identifier_candidates(text, tokens) -> None:  # noqa: ANN001
     assert identifier_candidates(text) == tokens
