@@ -222,10 +222,28 @@ _CHITCHAT = {
 }
 
 
+_CHITCHAT_PIECE = {kind: re.compile(pattern.pattern[1:-1] + r"(?=$|[\s,，]|and\b)") for kind, pattern in _CHITCHAT.items()}
+_CHITCHAT_FILLER = re.compile(r"(?:ok(?:ay)?|so|well|and|then|for (?:the|your) help|for that|all|mate|好的|好|那)(?=$|[\s,，])")
+
+
 def chitchat_kind(text: str) -> str | None:
-    """greeting / thanks / goodbye for a message that is only that (small talk, no request)."""
+    """greeting / thanks / goodbye for a message that is only that (small talk, no request); several
+    at once ("cheers, bye", "thank you, bye") are the word that closes: goodbye, then thanks."""
     core = re.sub(r"\s+", " ", _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'"))).strip()
-    return next((kind for kind, pattern in _CHITCHAT.items() if pattern.match(core)), None)
+    whole = next((kind for kind, pattern in _CHITCHAT.items() if pattern.match(core)), None)
+    if whole is not None or not core:
+        return whole
+    said: list[str] = []
+    while core:
+        piece = next(((k, m) for k, p in _CHITCHAT_PIECE.items() if (m := p.match(core))), None)
+        if piece is not None:
+            said.append(piece[0])
+            core = core[piece[1].end():].lstrip(" ,，")
+        elif filler := _CHITCHAT_FILLER.match(core):
+            core = core[filler.end():].lstrip(" ,，")
+        else:
+            return None
+    return next((kind for kind in ("goodbye", "thanks", "greeting") if kind in said), None)
 
 
 # Asking for a human being (the rules' human_handoff) and dropping the request (the rules' cancel).
