@@ -483,6 +483,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
+    was_waiting = run.status == Run.Status.WAITING_REVIEW  # a review opened by an earlier turn
     signals = _signals_for(outcome, state, config, lang, user.get_username())
     writes = WriteBatch()  # the turn's updates and inserts, sent together at the end
     progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run,
@@ -494,7 +495,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     if tool_result and tool_result.get("tool") == "arrears_check":
         state = with_slot_candidates(state, "order_no", [o["order_no"] for o in tool_result.get("orders", [])])
     citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang)
-    view = _run_view(run, plan, lang, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW,
+    view = _run_view(run, plan, lang, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW and not was_waiting,
                      previous_actions=before_actions, citations=citations,
                      entered=tuple(c.state.current_step for c in progress.auto_choices))
     reply = compose_reply(outcome, view, config, locale=lang)

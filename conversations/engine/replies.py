@@ -19,7 +19,7 @@ from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
 from .forms import answers_listing
 from .state import ContextState
-from .turn import TurnOutcome, final_report_for
+from .turn import ANSWER, FOLLOW_UP, REQUEST, TurnOutcome, final_report_for
 
 
 @dataclass(frozen=True)
@@ -426,6 +426,13 @@ def compose_reply(
         parts.append(fee_decision_text(view.fee_decision, lang))
     if view.review_opened and tool is None:
         parts.append(_t(lang, "This needs a supervisor's decision; I'll post it here when it is made.", "此事需要主管决定，结果出来后我会在这里告诉您。"))
+    elif view.review_pending and tool is None and outcome.meaning in (REQUEST, FOLLOW_UP, ANSWER) and not outcome.question:
+        # never a dead end while a supervisor decides: say what can be done meanwhile
+        parts.append(_t(lang, "A supervisor is still reviewing this conversation's request; I'll post their decision here. "
+                              "Until then I can't look anything else up in this conversation: for another question, start a new "
+                              "conversation from the start page, or say “talk to a person”.",
+                        "主管仍在复核本次对话中的请求，决定出来后我会在这里告诉您。在此之前，本对话中无法再查询其他内容："
+                        "如有其他问题，请在首页开始新的对话，或者说“转人工”。"))
     if view.status == "completed":
         parts.append(_t(lang, "This conversation's workflow is complete.", "本次流程已完成。"))
     question = outcome.question
