@@ -512,14 +512,23 @@ _ID_TOKEN = re.compile(
     r"(?<![A-Za-z0-9\-_·./])((?:[\u4e00-\u9fff](?=[A-Za-z]))?[A-Za-z0-9][A-Za-z0-9\-_·./]*)(?![A-Za-z0-9\-_·./])"
 )
 MAX_ID_CANDIDATES = 5
+# short words that come before a number and are no part of it ("is 7734412", "at 14:00")
+_SHORT_WORDS = frozenset(["a", "an", "at", "by", "in", "is", "it", "no", "of", "on", "or", "to", "my", "me", "we", "us", "be", "do", "so", "up", "as", "if", "vs", "id", "nr", "no.", "ok", "and", "are", "for", "the", "was", "its", "not", "from"])
 
 
 def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
     """Tokens that could be an identifier of any shape, in order, without the ones already used."""
     used = {t.upper() for t in taken}
     found = []
+    previous = None
     for m in _ID_TOKEN.finditer(text):
         token = m.group(1).strip("-·_./")
+        if (previous is not None and re.fullmatch(r"[A-Za-z]{1,3}", previous.group(1)) and previous.group(1).lower() not in _SHORT_WORDS
+                and text[previous.end():m.start()] == " " and (previous.start() == 0 or text[previous.start() - 1].isspace())):
+            joined = f"{previous.group(1)} {token}"  # "abc 1234", "苏E 9Z8Y7": one plate written with a space
+            if any(ch.isdigit() for ch in token) and joined.upper() not in used and joined not in found:
+                found.append(joined)
+        previous = m
         # "NO.7781-B" may be the number itself or "No." before it: both are tried, the whole first
         for candidate in dict.fromkeys((token, re.split(r"[./]", token)[-1])):
             if any(ch.isdigit() for ch in candidate) and 3 <= len(candidate) <= 40 and candidate.upper() not in used and candidate not in found:

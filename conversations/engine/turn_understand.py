@@ -326,7 +326,7 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
                 del found[other]
         if hit is not None:
             found[name] = Extraction(value=hit[0], raw=hit[1])
-        elif name in asked and len(tokens) == 1:
+        elif name in asked and len({re.split(r"[\s./]", tok)[-1] for tok in tokens}) == 1:  # one token, however written
             found[name] = Extraction(value=tokens[0], raw=tokens[0])  # validation will say it was not found
         else:
             continue

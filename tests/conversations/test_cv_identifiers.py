@@ -50,6 +50,7 @@ def test_an_order_nobody_knows_is_said_plainly_and_can_be_corrected(chat, odd_or
     ("no digits here", []),
     ("order NO.7781-B", ["NO.7781-B", "7781-B"]),  # the number itself, or "No." before it
     ("my order is 7734412.", ["7734412"]),  # a sentence's full stop is no part of it
+    ("abc 1234", ["abc 1234", "1234"]),  # a plate written with a space, whole first
 ])
 def test_identifier_candidates(text, tokens) -> None:  # noqa: ANN001
     assert identifier_candidates(text) == tokens
