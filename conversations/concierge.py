@@ -61,9 +61,15 @@ def _same_question(reply: str, question: str) -> bool:
     return bool(asked) and (asked in norm or difflib.SequenceMatcher(None, asked, norm).find_longest_match().size >= 0.8 * len(asked))
 
 
-def _extra_violations(data: dict[str, Any], *, view, state, config, draft: ComposedReply) -> list[str]:  # noqa: ANN001
-    """Contract checks beyond the response schema: consent, completed steps, unbacked amounts."""
+def _extra_violations(data: dict[str, Any], *, view, state, config, draft: ComposedReply, outcome=None) -> list[str]:  # noqa: ANN001
+    """Contract checks beyond the response schema: consent, completed steps, unbacked amounts, and a
+    form answer the engine did not take (answers are understood as `answer` commands, validated and
+    applied before the reply; the reply may only word one that was)."""
     problems = []
+    if data.get("type") == "form_answer":
+        taken = getattr(outcome, "form_answer_finalized", None)
+        if taken is None or taken.question_id != data.get("question_id"):
+            problems.append(f"form_answer_not_taken:{str(data.get('question_id'))[:40]}")
     reply = str(data.get("reply") or "")
     option_id = data.get("option_id")
     option = next((o for o in view.options if o["option_id"] == option_id), None)
@@ -111,7 +117,7 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
     checked = validate_response(raw, ctx)
     violations = list(checked.violations)
     if checked.ok or not violations:
-        violations += _extra_violations(raw, view=view, state=state, config=config, draft=draft)
+        violations += _extra_violations(raw, view=view, state=state, config=config, draft=draft, outcome=outcome)
     if violations:
         audit_record("contract_violation", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
                      decision=None, chosen_option_id=str(raw.get("option_id") or "")[:64], outcome="fallback_to_rules",

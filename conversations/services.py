@@ -634,7 +634,8 @@ def _model_phase(result: TurnResult, *, user, model) -> TurnResult:  # noqa: ANN
             run, review = chosen.run, chosen.review or review
         state = record_reply(turn.state_before_reply, text=decided.reply.text, action=turn.outcome.proposed_action,
                              asks_question=decided.reply.asks_question,
-                             clarifying_question_id=turn.outcome.clarify_form_question_id)
+                             # a plain reply is never stored as a clarifying question
+                             clarifying_question_id=turn.outcome.clarify_form_question_id if decided.reply.kind != "reply" or decided.backend == "rules" else None)
         Message.objects.filter(pk=turn.answer_id).update(text=decided.reply.text,
                                                          payload=_answer_payload(decided.reply, turn.outcome, path))
         audit_write(audit_rows)

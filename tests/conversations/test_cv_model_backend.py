@@ -105,3 +105,18 @@ def test_timeouts_and_errors_fall_back_to_rules(chat, fake, failure, kind) -> No
     assert r["reply"]["backend"] == "rules" and "13.00" in r["reply"]["text"]
     event = AuditEvent.objects.get(run__conversation__id=c.id, event_type="model_fallback")
     assert event.payload["kind"] == kind
+
+
+def test_a_form_answer_in_the_wording_is_only_what_the_engine_took(chat, fake) -> None:  # noqa: ANN001
+    """Answers are understood as `answer` commands, validated and applied before the reply (issue 14):
+    a reply that claims a form answer the engine did not take is refused, and a plain reply is never
+    stored as a clarifying question."""
+    c = chat("permit_form")
+    fake.script(ok("Thanks, noted.", type="form_answer", answer="industrial", question_id="3.1.1"))
+    r = c.say("hmm, hard to say")  # the engine asks to clarify: nothing was taken
+    assert r["reply"]["backend"] == "rules" and r["form"]["finalized_answers"] == []
+    assert "form_answer_not_taken:3.1.1" in violations(c.id)[-1]["violations"]
+    fake.script(ok("Could you say whether it is homes, shops or a factory?", asks=True))
+    r = c.say("it's a building")
+    thread = r["form"]["active_thread"]
+    assert r["reply"]["backend"] != "rules" and all("homes, shops" not in str(e) for e in (thread or {}).get("entries", []))
