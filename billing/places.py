@@ -107,12 +107,38 @@ def _place_names(lang: str) -> list[tuple[str, PlaceHit]]:
         label = _label(city.names, city.code, lang)
         for name in _spellings(city.code, city.names.values(), city.aliases):
             out.append((name, PlaceHit({"city_code": city.code}, name, {"city_code": label})))
+    whole = {name for name, _ in out}
+    partial: list[tuple[str, PlaceHit]] = []
     for lot in Lot.objects.all():
         city = cities[lot.city_id]
         labels = {"lot_code": _label(lot.names, lot.code, lang), "city_code": _label(city.names, city.code, lang)}
-        for name in _spellings(lot.code, lot.names.values(), lot.aliases):
-            out.append((name, PlaceHit({"lot_code": lot.code, "city_code": city.code}, name, labels)))
+        hit = PlaceHit({"lot_code": lot.code, "city_code": city.code}, "", labels)
+        spelled = _spellings(lot.code, lot.names.values(), lot.aliases)
+        whole |= spelled
+        out += [(name, PlaceHit(hit.slots, name, labels)) for name in spelled]
+        partial += [(name, PlaceHit(hit.slots, name, labels)) for name in _distinctive_words(lot.names.values(), lot.aliases)]
+    # "the Jingan one", "静安的": a distinctive word of a lot's name names it (several lots sharing it are asked about)
+    out += [(name, hit) for name, hit in partial if name not in whole]
     return sorted(out, key=lambda item: -len(item[0]))
+
+
+# Words of a lot's name too common to name one by themselves.
+_GENERIC = frozenset(["lot", "lots", "park", "parking", "carpark", "garage", "garages", "car", "cars", "the", "and", "street", "road", "station", "centre", "center", "city", "north", "south", "east", "west", "level", "floor", "public", "private", "underground", "multi", "storey", "area", "zone"])
+_CJK_GENERIC = ("停车场", "停车库", "车场", "车库", "停车", "号", "一号", "二号", "三号")
+
+
+def _distinctive_words(names: Iterable[str], aliases: Iterable[str]) -> set[str]:
+    """Latin words of four letters or more that are not generic ("jingan" of "Jing'an lot 1"), and the
+    first two Chinese characters of a longer Chinese name ("静安" of "静安一号停车场")."""
+    words: set[str] = set()
+    for name in (*names, *aliases):
+        for word in re.findall(r"[a-z]{4,}", name.casefold().replace("'", "").replace("’", "")):
+            if word not in _GENERIC:
+                words.add(word)
+        cjk = re.match(r"[\u4e00-\u9fff]{4,}", name.strip())
+        if cjk and cjk.group(0)[:2] not in _CJK_GENERIC:
+            words.add(cjk.group(0)[:2])
+    return words
 
 
 def _spellings(code: str, names: Iterable[str], aliases: Iterable[str]) -> set[str]:

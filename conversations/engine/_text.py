@@ -251,6 +251,8 @@ _HUMAN = re.compile(
     r"\b(?:talk|speak|chat)\s+(?:to|with)\s+(?:a\s+|an?\s+|some\s*one|the\s+)?(?:real\s+|actual\s+|live\s+)?"
     r"(?:person|human|agent|operator|someone|somebody|staff|manager|supervisor|representative|rep)\b|"
     r"\b(?:a|an)\s+(?:real\s+|actual\s+|live\s+)?(?:human|person|agent)(?:\s*,?\s*(?:please|pls))?\s*[.!?]*$|\bhuman\s+agent\b|"
+    r"\b(?:get|want)\s+(?:a\s+|an\s+|some\s*one\s+|somebody\s+)?(?:real\s+|actual\s+|live\s+)?(?:human|person|technician|tech|mechanic)\b(?!\s+(?:to\b|count|who|that))|"
+    r"\b(?:talk|speak)\s+(?:to|with)\s+(?:a\s+|the\s+)?(?:technician|tech|mechanic)\b|\bin\s+person\b|"
     r"转人工|人工客服|人工服务|找人工|真人|找客服|联系客服|客服人员|"
     r"(?:поговорить|связаться|говорить)\s+с\s+(?:человеком|оператором|живым|сотрудником|менеджером)|\bоператор\w*\b|"
     r"hablar\s+con\s+(?:una\s+persona|un\s+humano|alguien|un\s+agente|un\s+operador)|\bagente\s+humano\b",

@@ -30,7 +30,8 @@ _NOUNS = {
     },
     "calendar": {
         "en": r"(?:phone\s+|video\s+|zoom\s+|teams\s+|quick\s+|short\s+)?calls?|(?:by\s+)?phone|meeting|"
-              r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down|face[\s-]to[\s-]face",
+              r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down|face[\s-]to[\s-]face|"
+              r"(?:talk|speak|chat)\s+(?:to|with)\s+(?:him|her|them)|have\s+a\s+(?:word|chat)\s+with",
         "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
     },
 }
@@ -73,6 +74,7 @@ _NOT_THIS = {
 }
 
 
+_LATER_IN_DAY = re.compile(r"\b(?:afternoon|evening|tonight|pm)\b|下午|晚上|傍晚", re.IGNORECASE)
 _BARE_HOUR = re.compile(r"\bat\s+(\d{1,2})(?::(\d{2}))?\b(?!\s*(?:%|percent|people|times|minutes|hours))", re.IGNORECASE)
 
 
@@ -154,7 +156,8 @@ def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tupl
     at = None
     if clock is not None:
         value: time = clock[0]
-        if not names_period(clock[1]) and not names_period(meant) and 1 <= value.hour <= 7:
+        later = not names_period(clock[1]) and _LATER_IN_DAY.search(meant) is not None  # "friday afternoon at 3"
+        if (later or (not names_period(clock[1]) and not names_period(meant))) and 1 <= value.hour <= 7 + 4 * later:
             value = value.replace(hour=value.hour + 12)  # "at 2" for a call means the afternoon
         at = value.strftime("%H:%M")
     return (on.isoformat() if on else None), at

@@ -227,6 +227,10 @@ def find_correction(
     weak = marker.group(0).lower() == "actually"
     if weak and pending is not None and evaluate_answer(rest or text, pending, language).accepted:
         return None
+    # a free-text answer is corrected only when the message points at it: "no wait, make it 11:30" or
+    # "不对，改到周四" is no new account of the situation, whatever was answered last
+    if last is not None and last.answer_type == "text" and prefer != last.id:
+        last = None
     for spec in [*pointed, *([last] if last is not None and not weak else [])]:
         verdict = evaluate_answer(rest or text, spec, language)
         if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:

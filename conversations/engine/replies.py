@@ -240,6 +240,11 @@ _FILLER = re.compile(r"^(?:(?:so|well|ok(?:ay)?|um+|uh+|er+m*|basically|right|hi
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
 
 
+# Words that start a sentence and read on lower-case inside ours; a name ("Sam was late") keeps its capital.
+_SENTENCE_STARTS = frozenset({"we", "we're", "we’re", "our", "the", "a", "an", "it", "it's", "this", "that", "they", "there", "my",
+                              "mostly", "mainly", "just", "basically", "about", "around", "some", "most", "all", "people", "users"})
+
+
 def brief(text: str, lang: str) -> str:
     """A short form of what a person said, to tell them what was understood (never the whole message back)."""
     whole = _FILLER.sub("", " ".join(text.split())).strip() or " ".join(text.split())
@@ -257,7 +262,7 @@ def brief(text: str, lang: str) -> str:
             cut = cut[: cut.rfind(" ")]
         first, more = cut, True
     first = first.rstrip(" ,，、;；:：")
-    if len(first.split()) > 3 and first[0].isupper() and first[1].islower() and not first.startswith("I "):
+    if len(first.split()) > 3 and first.split()[0].lower().strip(",'’") in _SENTENCE_STARTS:
         # a sentence of theirs goes on inside ours ("Noted the project: we're ..."); a value keeps its case ("Group C")
         first = first[0].lower() + first[1:]
     return first + ("…" if more else "")
@@ -438,7 +443,13 @@ def compose_reply(
     question = outcome.question
     if question is None and outcome.next_step_question and outcome.reply_action not in ("present_results",):
         question = outcome.next_step_question
-    if outcome.decision == "abort":
+    if outcome.decision == "abort" and config.form is not None and outcome.form_question_id:
+        # a form stops asking one question, never the form: the person can answer it later or get a person
+        parts.append(_t(lang, "Let's leave this question for now; you can answer it whenever you like, change another answer, "
+                              "or say “talk to a person”.",
+                        "这个问题先放一放；您可以随时回答它、修改其他答案，或者说“转人工”。"))
+        question = None
+    elif outcome.decision == "abort":
         parts.append(_t(lang, "I still don't have what I need to look this up, so I'll stop asking. You can start again with the details, or contact the help desk staff.",
                         "仍然缺少必要的信息，我先不再追问。您可以带上完整信息重新提问，或联系人工客服。"))
         question = None

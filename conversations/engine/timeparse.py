@@ -25,7 +25,7 @@ _RELATIVE_DAYS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
         (r"\bday\s+after\s+tomorrow\b|后天|послезавтра|\bpasado\s+ma[ñn]ana\b", 2),
         (r"\byesterday\b|昨天|昨日|昨晚|(?<!\w)вчера(?!\w)|\bayer\b", -1),
         (
-            r"\btomorrow\b|明天|明日|明早|明晚|(?<!\w)завтра(?!\w)|(?<!la\s)(?<!por\s)\bma[ñn]ana\b",
+            r"\b(?:tomorrow|tomorow|tommorow|tommorrow|tomorrw|tmrw|tmr|2moro|2morrow)\b|明天|明日|明早|明晚|(?<!\w)завтра(?!\w)|(?<!la\s)(?<!por\s)\bma[ñn]ana\b",
             1,
         ),
         (

@@ -82,6 +82,11 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
     about_actions = bool(t.action_requested or t.actions_declined or set(action_slot_types(config)) & set(t.slots_changed))
     pending = asked if asked is not None and state.finalized(asked.id) is None else None
+    if about_actions and pending is not None and pending.required and not _answers_pending(t, pending):
+        # "can you draft an email to him?" while a needed question waits: the wish is kept, the question asked
+        # again as it is (never "I can't take that as the answer")
+        t.trace.append(f"the message speaks of the actions; {pending.id} is still needed")
+        return _form_next(state, t, config, pending)
     if about_actions and (pending is None and state.finalized_answers or pending is not None and not pending.required):
         # "make it 3:30" / "set up a call instead" speaks of the action, not of an earlier answer; an
         # optional question waiting is gone past, so the action is not held up by asking it again
@@ -201,6 +206,11 @@ def _form_next(
         t.reply_action = "form_next"
         t.action = ProposedAction(QUESTION, step_id=spec.id, topic=spec.id)
     return state.evolve(current_step_id=spec.id)
+
+
+def _answers_pending(t: TurnWork, spec: FormQuestionSpec) -> bool:
+    """The message (also) answers the question waiting ("yes I called her, set up a call on Friday")."""
+    return spec.answer_type in ("yes_no", "choice", "number") and evaluate_answer(t.text, spec, t.language).accepted
 
 
 def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
