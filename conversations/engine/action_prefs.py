@@ -58,7 +58,7 @@ _WANT = {
     "en": re.compile(
         r"\b(?:please|pls|set\s+up|setup|schedule|book|arrange|organi[sz]e|plan|put|want|wanna|would\s+like|'d\s+like|"
         r"like\s+to|prefer|rather|let'?s|let\s+us|can\s+you|could\s+you|can\s+we|could\s+we|go\s+(?:with|for)|instead|"
-        r"better|draft|write|send|make|need)\b",
+        r"better|draft|write|send|make|need|maybe|perhaps|how\s+about|what\s+about)\b",
         re.IGNORECASE,
     ),
     "zh": re.compile(r"帮我|帮忙|请(?!假)|给我|安排|约|想|希望|还是|改成|换成|改为|打个|通个|开个|预约|定个|订个|发个|发一封|写一封|起草|来个|(?<![不需])要(?!求)"),

@@ -121,6 +121,10 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
         t.handoff_requested = True
         t.trace.append("the person asks for a human")
         return HANDOFF_MEANING
+    if (t.routed.kind not in ("builtin", "domain") and config.form is not None and not t.commands
+            and _QUESTION_ENDING.search(t.text) and _ASKS_SOMETHING.search(t.text) and not wants_edit(t.text)):
+        # "what does our policy say about flexible hours?" while a form question waits asks, it does not answer
+        t.routed = replace(t.routed, intent=EXPLAIN, kind="builtin", confidence=max(t.routed.confidence, 0.5))
     if t.routed.kind not in ("builtin", "domain") and not wants_edit(t.text) and _asks_about_side_topic(t.text, config, t.language):
         # "should I give him a written warning?": a question about a topic the plan answers briefly
         t.routed = replace(t.routed, intent=EXPLAIN, kind="builtin", confidence=max(t.routed.confidence, 0.6))
@@ -165,6 +169,16 @@ def _statement_answering_form(state: ContextState, t: TurnWork, config: Conversa
 
 _A_QUESTION = re.compile(
     r"[?？]\s*$|吗\s*$|^\s*(?:what|how|why|when|should|shall|do|does|is|are|can|could|would|must)\b|什么|怎么|是否|要不要|该不该",
+    re.IGNORECASE,
+)
+
+
+_QUESTION_ENDING = re.compile(r"[?？]\s*$|吗\s*[?？]?\s*$")
+# A message that is a question from its first word ("what does our policy say ...?"), not a request put as one
+# ("can you set up a call?") nor an account with a question at its end ("Kevin no-showed today, can you ...?").
+_ASKS_SOMETHING = re.compile(
+    r"^\s*(?:what|what's|whats|how|why|when|where|who|which|should|shall|do|does|did|is|are|may|must)\b(?!\s+you\s+(?:set|book|draft|send|schedule|write))"
+    r"|^[^，,。]*(?:什么|怎么|为什么|是否)[^，,。]*[?？吗]\s*$",
     re.IGNORECASE,
 )
 

@@ -7,6 +7,7 @@ workflow's own knowledge pack. Retrieval is filtered, so a citation is always in
 
 from __future__ import annotations
 
+import re
 from datetime import datetime
 from functools import lru_cache
 from typing import Any
@@ -68,4 +69,19 @@ def citations_for_turn(*, outcome, plan, state, tool_result, lang: str) -> tuple
     if not asking or not pack or not text:
         return (), []
     citations, hits = _retrieve(text, RetrievalFilters(source_ids=pack), top_k=2)
-    return tuple(citations[:1]), hits
+    # a passage that shares no word of substance with the question answers another one: none is cited
+    return tuple(c for c in citations[:1] if _about(text, c)), hits
+
+
+_STOP = frozenset(["what", "which", "where", "when", "does", "about", "have", "with", "from", "that", "this", "there", "their", "would", "should", "could", "your", "what's", "whats", "into", "also", "been", "they", "them", "then", "than", "some", "more", "most", "very", "just", "like", "know"])
+
+
+def _about(question: str, citation: dict[str, Any]) -> bool:
+    """The passage speaks of something the question names (a word of four letters or more, or two Chinese characters)."""
+    passage = f"{citation.get('title', '')} {citation.get('snippet', '')}".casefold()
+    words = {w for w in re.findall(r"[a-zа-яё]{4,}", question.casefold()) if w not in _STOP}
+    if any(re.search(rf"\b{re.escape(w[:max(4, len(w) - 2)])}", passage) for w in words):
+        return True
+    cjk = re.sub(r"[^\u4e00-\u9fff]", " ", question)
+    pairs = {cjk[i:i + 2] for i in range(len(cjk) - 1) if " " not in cjk[i:i + 2]} - {"什么", "怎么", "是否", "这个", "那个", "可以"}
+    return any(pair in passage for pair in pairs) or not (words or pairs)
