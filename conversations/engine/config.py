@@ -268,6 +268,9 @@ class StepSpec(Serializable):
     # what answers the check: "any" text, or a measurement of one kind (STEP_EXPECTS) that a
     # reading of another kind, or no reading at all, never completes
     expects: str = "any"
+    # a reading held against its rating ("28 µF, label says 45"): {"below": evidence id, "within":
+    # evidence id, "tolerance": 0.1}, below meaning more than the tolerance under the rating
+    rating: Mapping[str, Any] | None = None
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> StepSpec:
@@ -282,6 +285,7 @@ class StepSpec(Serializable):
             yes=data.get("yes"),
             no=data.get("no"),
             expects=str(data.get("expects") or "any"),
+            rating=FrozenDict(data["rating"]) if data.get("rating") else None,
         )
 
 
@@ -666,6 +670,16 @@ def _check_procedure(
                 problems.append((f"{path}.steps[{i}].{key}", f"unknown evidence {step[key]!r}"))
         if step.get("expects", "any") not in STEP_EXPECTS:
             problems.append((f"{path}.steps[{i}].expects", f"must be one of {STEP_EXPECTS}"))
+        rating = step.get("rating")
+        if rating is not None:
+            if not isinstance(rating, Mapping) or not {"below", "within"} <= set(rating):
+                problems.append((f"{path}.steps[{i}].rating", "must give the evidence ids 'below' and 'within'"))
+            else:
+                problems += [(f"{path}.steps[{i}].rating.{k}", f"unknown evidence {rating[k]!r}") for k in ("below", "within")
+                             if rating[k] not in evidence]
+                tolerance = rating.get("tolerance", 0.1)
+                if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance < 1:
+                    problems.append((f"{path}.steps[{i}].rating.tolerance", "must be a number from 0 to 1"))
 
 
 def _check_form(form: Mapping[str, Any], problems: list[tuple[str, str]]) -> None:

@@ -382,6 +382,29 @@ def _number_value(raw: str) -> float:
     return 0.0 if raw.lower() in ("zero", "cero", "ноль", "零") else float(raw.replace(",", "."))
 
 
+_RATED_WORD = re.compile(r"\b(?:rated|rating|label\w*|nominal|spec\w*|should\s+be|says?)\b|额定|标称|标签|标的|номинал\w*|должн\w*|nominal|etiqueta",
+                         re.IGNORECASE)
+
+
+_RATING_NUMBER = re.compile(r"(?<![A-Za-z0-9.])(\d{1,5}(?:[.,]\d{1,3})?)(?![A-Za-z0-9]|[.,]\d)")
+
+
+def read_against_rating(text: str, kind: str) -> tuple[float, float] | None:
+    """(measured, rated) when a message gives both ("reads 28 uF, label says 45", "30微法，额定45"):
+    the number after a rating word is the rating, the other the measurement; else the first two in order."""
+    numbers = [(m.start(), _number_value(m.group(1))) for m in _READING.finditer(text) if _unit_kind(m.group(2))[0] == kind]
+    taken = {at for at, _ in numbers}
+    numbers += [(m.start(), _number_value(m.group(1))) for m in _RATING_NUMBER.finditer(text)
+                if not any(abs(m.start() - at) < 2 for at in taken)]
+    numbers.sort()
+    if len(numbers) != 2:
+        return None
+    rated_word = _RATED_WORD.search(text)
+    if rated_word is not None and numbers[0][0] > rated_word.start():
+        return numbers[1][1], numbers[0][1]  # "rated 45, it reads 28"
+    return numbers[0][1], numbers[1][1]
+
+
 def read_measurement(text: str, expected: str | None = None) -> Reading | None:
     """The reading a message gives: a number with its unit ("12,4 V", "118v", "2 amps", "0 volts"),
     "no power at all" / "нет напряжения" / "没电" as 0 V, or, answering a check that `expected` one

@@ -22,6 +22,7 @@ from .evidence import (
     assess,
     complete_isolation,
     match_evidence,
+    read_against_rating,
     read_measurement,
     reassess_hypotheses,
     replan_reason,
@@ -258,6 +259,14 @@ def _reading_for_step(
             or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
             or any(m.rule_id in step.answered_by for m in matches)):
         return matches
+    if step.rating and (pair := read_against_rating(t.text, step.expects)) is not None and pair[1] > 0:
+        measured, rated = pair
+        below = measured < rated * (1 - float(step.rating.get("tolerance", 0.1)))
+        rule_id = step.rating["below"] if below else step.rating["within"]
+        rule = next((r for r in config.all_evidence(state.primary_system) if r.id == rule_id), None)
+        if rule is not None:
+            t.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
+            return matches + [EvidenceMatch(rule.id, rule.type, f"{measured:g} / {rated:g}", t.text.strip()[:80])]
     reading = read_measurement(t.text, step.expects)
     if reading is not None and reading.kind == step.expects:
         own = [r for r in config.all_evidence(state.primary_system) if r.id in step.answered_by]

@@ -136,3 +136,29 @@ def test_every_phrase_has_russian_and_spanish() -> None:
     from conversations.engine.replies import _RU_ES
 
     assert all(set(texts) == {"ru", "es"} and all(texts.values()) for texts in _RU_ES.values())
+
+
+@pytest.mark.parametrize(("text", "pair"), [
+    ("ok it reads 28 uF, label says 45", (28.0, 45.0)),
+    ("rated 45, it reads 44 uF", (44.0, 45.0)),
+    ("测了，30微法，标签上写的是45", (30.0, 45.0)),
+    ("35 мкФ, а на этикетке 45", (35.0, 45.0)),
+    ("it reads 28 uF", None),
+])
+def test_a_reading_against_its_rating(text, pair) -> None:  # noqa: ANN001
+    from conversations.engine.evidence import read_against_rating
+
+    assert read_against_rating(text, "capacitance") == pair
+
+
+def test_a_rating_rule_names_known_evidence() -> None:
+    import copy
+
+    from conversations.engine import load_example
+    from conversations.engine.config import validate_config
+
+    raw = copy.deepcopy(load_example("rv_diagnostic"))
+    step = next(s for p in raw["diagnostic"]["procedures"] for s in p["steps"] if s.get("rating"))
+    step["rating"] = {"below": "no_such_evidence", "within": step["rating"]["within"], "tolerance": 2}
+    problems = [path for path, _ in validate_config(raw)]
+    assert any(p.endswith("rating.below") for p in problems) and any(p.endswith("rating.tolerance") for p in problems)
