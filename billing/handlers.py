@@ -140,8 +140,26 @@ def apply_fee_review(review: Review, option_id: str, user) -> None:  # noqa: ANN
 
 
 def order_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
+    """An order's number as recorded; written another way ("SCN020", "scn 20", "SCN-19" for SCN-019) it is
+    found when exactly one order fits (separators and a number's leading zeros aside)."""
     order = ParkingOrder.objects.filter(order_no__iexact=value.strip()).values_list("order_no", flat=True).first()
-    return order or False
+    if order:
+        return order
+    pattern = _loose_number(value)
+    if pattern is None:
+        return False
+    fits = list(ParkingOrder.objects.filter(order_no__iregex=pattern).values_list("order_no", flat=True)[:2])
+    return fits[0] if len(fits) == 1 else False
+
+
+def _loose_number(value: str) -> str | None:
+    """A regular expression for an identifier with any separators between its letter and digit runs and
+    any leading zeros before a digit run; None for something too short to be sure of."""
+    runs = re.findall(r"[A-Za-z]+|\d+", value)
+    if len(runs) < 2 or not any(r.isdigit() for r in runs) or sum(len(r) for r in runs) < 4:
+        return None
+    parts = [f"0*{r.lstrip('0') or '0'}" if r.isdigit() else re.escape(r) for r in runs]
+    return "^" + r"[-_ ./·]*".join(parts) + "$"
 
 
 def lot_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001

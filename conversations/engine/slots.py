@@ -526,7 +526,7 @@ def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
         if (previous is not None and re.fullmatch(r"[A-Za-z]{1,3}", previous.group(1)) and previous.group(1).lower() not in _SHORT_WORDS
                 and text[previous.end():m.start()] == " " and (previous.start() == 0 or text[previous.start() - 1].isspace())):
             joined = f"{previous.group(1)} {token}"  # "abc 1234", "苏E 9Z8Y7": one plate written with a space
-            if any(ch.isdigit() for ch in token) and joined.upper() not in used and joined not in found:
+            if len(token) >= 3 and any(ch.isdigit() for ch in token) and joined.upper() not in used and joined not in found:
                 found.append(joined)
         previous = m
         # "NO.7781-B" may be the number itself or "No." before it: both are tried, the whole first

@@ -68,6 +68,12 @@ _NOON = re.compile(r"\bnoon\b|\bmidday\b|中午|(?<!\w)полдень(?!\w)|\bme
 _MIDNIGHT = re.compile(r"\bmidnight\b|午夜|半夜|(?<!\w)полночь(?!\w)|\bmedianoche\b", re.IGNORECASE)
 _PM_WORDS = re.compile(r"\b(?:afternoon|evening|tonight|pm)\b", re.IGNORECASE)
 _AM_WORDS = re.compile(r"\bmorning\b", re.IGNORECASE)
+# "last Saturday morning from 9", "Friday afternoon at 3": a bare hour the day's period says
+_PERIOD_HOUR = re.compile(
+    r"\b(?:from|at|since|starting(?:\s+at)?|around)\s+(\d{1,2})(?::(\d{2}))?\b"
+    r"(?!\s*(?:%|percent|hours?|hrs?|minutes?|mins?|days?|h\b|am\b|pm\b|a\.m|p\.m|people|persons|[:.]\d))",
+    re.IGNORECASE,
+)
 
 
 _PERIOD = re.compile(
@@ -157,6 +163,9 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
         hour = int(m.group(1))
         hour = _pm_adjust(hour, m.group(3)) if m.group(3) else hour
         found.append((m.start(), time(hour % 24, int(m.group(2) or 0) % 60), m.group(0)))
+    if (m := _PERIOD_HOUR.search(text)) and (_AM_WORDS.search(text) or _PM_WORDS.search(text)) and int(m.group(1)) <= 12:
+        hour = int(m.group(1)) % 12 + (12 if _PM_WORDS.search(text) and not _AM_WORDS.search(text) else 0)
+        found.append((m.start(), time(hour, int(m.group(2) or 0) % 60), m.group(0)))
     if m := _NOON.search(text):
         found.append((m.start(), time(12, 0), m.group(0)))
     if m := _MIDNIGHT.search(text):

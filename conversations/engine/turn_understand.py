@@ -487,6 +487,11 @@ def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig)
         resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
     elif not state.active_intent and t.meaning != SIDE_QUESTION and t.slots_mentioned:
         resolved, source = _started_by_slot(state, t, config) or (None, None)
+    elif (t.meaning == SIDE_QUESTION and t.routed.intent == EXPLAIN and not t.command("side_question")
+          and (started := _started_by_slot(state, t, config))):
+        # "explain the Xuhui lot 1 rule": what the request needs is named, so it is that request, not a side question
+        resolved, source = started
+        t.meaning = REQUEST
     t.resolved_intent = resolved
     t.intent_source = source
     if resolved:
