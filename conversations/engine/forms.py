@@ -263,7 +263,10 @@ def shared_words(text: str, spec: FormQuestionSpec) -> int:
     count = sum(1 for w in words if re.search(rf"\b{w}", lowered))
     question = localize(spec.question, "zh")
     pairs = {question[i:i + 2] for i in range(len(question) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", question[i:i + 2])}
-    return count + sum(1 for p in pairs - {"什么", "多少", "是否", "哪些", "请问"} if p in text)
+    count += sum(1 for p in pairs - {"什么", "多少", "是否", "哪些", "请问"} if p in text)
+    # the question's own short name ("users", "用户", "constraints") points at it as much as its words
+    names = {w for name in spec.label.values() for w in re.findall(r"[a-z]{4,}|[\u4e00-\u9fff]{2,}", name.lower())}
+    return count + sum(2 for name in names if (re.search(rf"\b{name}", lowered) if name.isascii() else name in text))
 
 
 def current_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | None:
