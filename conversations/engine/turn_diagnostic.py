@@ -408,6 +408,12 @@ def _estimate_and_report(state: ContextState, t: TurnWork, config: ConversationC
         t.reply_action = "estimate_" + ("confirmed" if request == "confirm" else "skipped")
         if "authorization" in config.modes.enabled:
             state = state.evolve(mode="authorization")
+    if state.estimate.lines and _HOW_LONG.search(t.text) and t.meaning != REPORT:
+        # "how long would the repair take?": the labor estimate answers it
+        hours = state.estimate.confirmed_hours or sum(line.hours for line in state.estimate.lines)
+        lines = "; ".join(f"{line.label} {line.hours:g} h" for line in state.estimate.lines)
+        t.notice = localize(HOW_LONG_TEXT, t.language).replace("{hours}", f"{hours:g}").replace("{lines}", lines)
+        t.step_unanswered = True
     if t.meaning == REPORT:
         if state.isolation_complete:
             t.reply_action = "final_report"
@@ -418,6 +424,19 @@ def _estimate_and_report(state: ContextState, t: TurnWork, config: ConversationC
             t.report_blockers = ("isolation_incomplete",)
             t.notice = localize(REPORT_NOT_YET_TEXT, t.language)
     return state
+
+
+_HOW_LONG = re.compile(
+    r"\bhow\s+(?:long|many\s+hours)\b|\blabou?r\s+(?:time|hours|estimate)\b|多久|多长时间|几个小时|工时"
+    r"|сколько\s+(?:времени|часов)|cu[aá]nto\s+(?:tiempo|tardar|horas)",
+    re.IGNORECASE,
+)
+HOW_LONG_TEXT = {
+    "en": "The labor estimate so far is {hours} h ({lines}); it doesn't hold anything up, and you can confirm or skip it when you like.",
+    "zh": "目前的工时估算为 {hours} 小时（{lines}）；它不会耽误后续步骤，您可以随时确认或跳过。",
+    "ru": "Текущая оценка работ: {hours} ч ({lines}); она ничего не задерживает, подтвердить или пропустить её можно в любой момент.",
+    "es": "La estimación de mano de obra por ahora es de {hours} h ({lines}); no detiene nada y puede confirmarla u omitirla cuando quiera.",
+}
 
 
 def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
