@@ -136,7 +136,7 @@ def evaluate_answer(
         value = _number_value(text) or _number_value(context)
         if value is None:
             return FormEvaluation(False, reason="no_number")
-        return FormEvaluation(True, f"{value} {spec.unit}".strip() if spec.unit else value)
+        return FormEvaluation(True, number_answer(value, spec.unit))
     if spec.answer_type == "yes_no":
         for value, patterns in YES_NO.items():
             if first_match(text, patterns, language):
@@ -236,6 +236,15 @@ def find_correction(
         if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:
             return spec, verdict.value
     return None
+
+
+def number_answer(value: str, unit: str | None) -> str:
+    """A number answer as the form records it: with its unit, singular for one ("1 storey", "1 person")."""
+    if not unit:
+        return value
+    if value in ("1", "1.0") and unit.endswith("s") and " " not in unit:
+        return f"1 {unit[:-1]}"
+    return f"{value} {unit}"
 
 
 def without_own_unit(text: str, unit: str | None) -> str | None:

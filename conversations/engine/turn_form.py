@@ -22,6 +22,7 @@ from .forms import (
     form_complete,
     mentions_unit,
     names_question,
+    number_answer,
     open_thread,
     prefill_from_slots,
     text_length,
@@ -40,7 +41,7 @@ def _command_answer(t: TurnWork, spec: FormQuestionSpec) -> str | None:
     if answer is None or answer.value is None:
         return None
     if spec.answer_type == "number" and spec.unit:
-        return f"{answer.value} {spec.unit}"
+        return number_answer(answer.value, spec.unit)
     return answer.value
 
 

@@ -112,6 +112,8 @@ def test_form_answer_evaluation_types() -> None:
     assert evaluate_answer("No", q["3.2.2"], "en").value == "no"
     assert evaluate_answer("大约120人", q["3.2.3"], "zh").value == "120 persons"
     assert not evaluate_answer("hmm", q["3.3.1"], "en").accepted
+    assert evaluate_answer("just 1", q["3.1.2"], "en").value == "1 storey"  # never "1 storeys"
+    assert evaluate_answer("1 storey", q["3.1.2"], "en").value == "1 storey"
 
 
 def test_project_intake_interview_fills_slots_and_completes() -> None:
