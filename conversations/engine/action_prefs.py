@@ -175,6 +175,9 @@ def read_action_request(text: str, language: str, actions: Sequence[ActionSpec],
 
 
 CALL_DAY, CALL_TIME = "call_day", "call_time"
+# a day said with its own anchor (next / this / tomorrow / a date), not a bare weekday
+_ANCHORED_DAY = re.compile(r"\b(?:next|this|coming|tomorrow|today|tonight)\b|\d{1,2}[/.-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)\b|下|这|本|明天|后天|今天|\d+[月日号]",
+                           re.IGNORECASE)
 
 
 def action_slot_types(config: ConversationConfig) -> dict[str, str]:
@@ -214,6 +217,13 @@ def apply_action_request(state: ContextState, t: TurnWork, config: ConversationC
     if request.wanted or request.declined:
         t.trace.append(f"actions: wanted {request.wanted or '-'}, refused {', '.join(request.declined) or '-'}")
     slots = state.slots
+    before_day = slots.get(CALL_DAY)
+    if request.day and before_day is not None and not _ANCHORED_DAY.search(t.text):
+        # "not Tuesday, Wednesday" / "改到周四" moves the call within the week it was in, not to this week
+        old, new = datetime.fromisoformat(before_day.value).date(), datetime.fromisoformat(request.day).date()
+        moved = old + timedelta(days=new.weekday() - old.weekday())
+        if moved >= now.astimezone(ZoneInfo(timezone)).date():  # never into the past ("Monday" after a Thursday)
+            request = ActionRequest(request.wanted, request.declined, moved.isoformat(), request.at)
     changed, corrected = list(t.slots_changed), list(t.slots_corrected)
     for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at)):
         before = slots.get(name)

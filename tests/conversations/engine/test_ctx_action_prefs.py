@@ -67,3 +67,19 @@ def test_a_refused_action_is_never_offered_and_the_wanted_one_goes_first() -> No
 def test_the_day_and_time_in_words() -> None:
     assert describe_when("2026-11-27", "14:00", "en") == "Friday 27 November at 14:00"
     assert describe_when("2026-11-27", "14:00", "zh-hans") == "11月27日（周五）14:00"
+
+
+@pytest.mark.parametrize(("said", "day"), [
+    ("sorry, not Tuesday, Wednesday", "2026-12-02"),  # within the week the call was in, not this Wednesday
+    ("no, Friday", "2026-12-04"),
+])
+def test_a_moved_call_day_stays_in_the_week_it_was_in(said: str, day: str) -> None:
+    from conversations.engine.simulate import Dialogue
+
+    d = Dialogue(CONFIG, NOW, timezone=TZ)  # Tuesday 24 November 2026
+    for text in ("Jenna keeps leaving early, third time this week", "yes, I messaged her on slack",
+                 "hmm, maybe a call next Tuesday at 4pm"):
+        d.say(text)
+    assert d.state.slots["call_day"].value == "2026-12-01"
+    d.say(said)
+    assert d.state.slots["call_day"].value == day and d.state.slots["call_time"].value == "16:00"
