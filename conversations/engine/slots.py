@@ -24,7 +24,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from ._serde import FrozenDict, Serializable
-from ._text import NUMBER_WORDS, compile_pattern, first_match, is_non_answer, localize
+from ._text import (
+    NUMBER_WORDS,
+    compile_pattern,
+    first_match,
+    is_non_answer,
+    iter_patterns,
+    localize,
+)
 from .config import SlotSpec
 from .state import INVALID, UNVERIFIED, VALID, PendingClarification, SlotValue
 from .timeparse import names_period, parse_date, parse_datetime, zh_number
@@ -371,12 +378,21 @@ def extract_slot(text: str, spec: SlotSpec, ctx: ExtractContext) -> Extraction |
     """One slot's value in text: spec patterns first, then aliases, then the extractor."""
     if spec.patterns and (hit := first_match(text, spec.patterns, ctx.language)):
         match = hit[2]
+        if spec.extractor == "text":  # free text: what the message says first, at its longest
+            match = _earliest_match(text, spec.patterns, ctx.language) or match
         value = (match.group(1) if match.groups() else match.group(0)).strip()
         return Extraction(spec.aliases.get(value, value), match.group(0))
     if spec.aliases and (found := _alias(text, spec.aliases)):
         return found
     extractor = EXTRACTORS.get(spec.extractor)
     return extractor(text, ctx) if extractor else None
+
+
+def _earliest_match(text: str, patterns: Mapping[str, Iterable[str]], language: str) -> re.Match[str] | None:
+    """Of every pattern's match, the one that starts first (the longest of those): "must be self-hosted, done
+    by end of Q1" is all constraints, not only the deadline a later-listed pattern found first."""
+    matches = [m for _, pattern in iter_patterns(patterns, language) if (m := compile_pattern(pattern).search(text))]
+    return min(matches, key=lambda m: (m.start(), -len(m.group(0))), default=None)
 
 
 def extract_slots(
