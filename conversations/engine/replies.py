@@ -128,7 +128,25 @@ def _rule_source(result: Mapping[str, Any], lang: str) -> str:
               f"规则 {result['rule_code']} 第{result['version_no']}版（生效 {_hm(result['effective_from'])} – {until}）")
 
 
-def _explain_rule(result: Mapping[str, Any], lang: str) -> tuple[list[str], str, list[str]]:
+# "白天最多收多少？", "what's the most I pay in a day?", "is there a daily cap?": the rule's caps answer it
+_ASKS_CAP = re.compile(r"\b(?:max(?:imum)?|most|cap(?:ped)?|ceiling|limit)\b|最多|最高|封顶|上限|最贵", re.IGNORECASE)
+
+
+def _caps(result: Mapping[str, Any], lang: str) -> str:
+    """The rule's daily caps, segment by segment, or that it has none."""
+    capped = [seg for seg in result.get("segments", []) if seg.get("max_charge") is not None]
+    if not capped:
+        return _t(lang, "This rule has no daily cap: every started unit is charged.", "该规则没有每日封顶：每个计费单位都会收费。")
+    parts = []
+    for seg in capped:
+        window = seg.get("time_window", {})
+        span = f"{window.get('start')}–{window.get('end')}"
+        parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a day",
+                        f"{seg['name']}（{span}）每天最多 {_money(seg['max_charge'])} 元"))
+    return _t(lang, "The most this rule charges: " + "; ".join(parts) + ".", "该规则的收费上限：" + "；".join(parts) + "。")
+
+
+def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tuple[list[str], str, list[str]]:
     facts = [_t(lang, f"Lot {result.get('lot_code')} at {_hm(result['at_time'])} is billed by {_rule_source(result, lang)}: {result['rule_name']}.",
                 f"车场 {result.get('lot_code')} 在 {_hm(result['at_time'])} 适用{_rule_source(result, lang)}：{result['rule_name']}。")]
     facts += [_segment_text(seg, lang) for seg in result.get("segments", [])]
@@ -144,6 +162,8 @@ def _explain_rule(result: Mapping[str, Any], lang: str) -> tuple[list[str], str,
            f"从 {_hm(first['entry_time'])} 停到 {_hm(first['exit_time'])} 应收 {first['total_amount']} 元。")
         if first else ""
     )
+    if _ASKS_CAP.search(asked):
+        conclusion = _caps(result, lang) + (("" if lang == "zh" else " ") + conclusion if conclusion else "")
     return facts, conclusion, [f"{result['rule_code']} v{result['version_no']}"]
 
 
@@ -197,7 +217,7 @@ def fee_decision_text(decision: Mapping[str, Any], lang: str) -> str:
               f"复核已完成：主管{what}（订单 {order['order_no']}）。当前欠费 {order['arrears_amount']} 元。")
 
 
-def _tool_reply(view: RunView, lang: str) -> tuple[list[str], str, list[str]] | None:
+def _tool_reply(view: RunView, lang: str, asked: str = "") -> tuple[list[str], str, list[str]] | None:
     result = view.tool_result
     if not result:
         return None
@@ -205,7 +225,7 @@ def _tool_reply(view: RunView, lang: str) -> tuple[list[str], str, list[str]] | 
         return [], _t(lang, f"I couldn't complete that: {result['error']['message']}", f"无法完成查询：{result['error']['message']}"), []
     tool = result.get("tool")
     if tool == "rule_explain":
-        return _explain_rule(result, lang)
+        return _explain_rule(result, lang, asked)
     if tool == "arrears_check":
         return _arrears(result, lang)
     if tool == "fee_verify":
@@ -403,7 +423,7 @@ def compose_reply(
             first = view.citations[0]
             parts.append(_t(lang, "(Source: {source} v{version})", "（来源：{source} 第{version}版）",
                             source=first["source_id"], version=first["version"]))
-    tool = _tool_reply(view, lang)
+    tool = _tool_reply(view, lang, asked=state.latest_user_text or "")
     if tool is not None:
         facts, conclusion, sources = tool
         if facts:
