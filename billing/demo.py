@@ -21,8 +21,10 @@ def _day_night(day_price: int, day_cap: int, night_price: int, night_cap: int) -
     return [
         {"name": "day", "type": "periodic", "time_window": {"start": "08:00", "end": "20:00"},
          "unit_minutes": 60, "unit_price": day_price, "free_minutes": 0, "max_charge": day_cap},
+        # This operator caps a whole night once (cap_period "window"), not each calendar day.
         {"name": "night", "type": "periodic", "time_window": {"start": "20:00", "end": "08:00"},
-         "unit_minutes": 60, "unit_price": night_price, "free_minutes": 0, "max_charge": night_cap},
+         "unit_minutes": 60, "unit_price": night_price, "free_minutes": 0, "max_charge": night_cap,
+         "cap_period": "window"},
     ]
 
 

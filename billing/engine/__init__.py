@@ -9,6 +9,7 @@ from billing.engine.payload import (
     PayloadProblem,
     RulePayloadError,
     compile_payload,
+    crosses_midnight,
     validate_rule_payload,
 )
 
@@ -19,6 +20,7 @@ __all__ = [
     "RulePayloadError",
     "SegmentCharge",
     "compile_payload",
+    "crosses_midnight",
     "quantize_money",
     "simulate_fee",
     "validate_rule_payload",

@@ -8,29 +8,34 @@ silent the choice is marked *chosen*):
   starting at the entry time truncated to the minute.
 - Each minute goes to the first segment, in payload order, whose window contains it in that
   segment's time zone (default Asia/Shanghai) and whose ``weekdays`` (ISO, 1 = Monday)
-  contain the window occurrence's *anchor day*: the local day on which that occurrence
-  starts (*chosen*: a Friday 20:00-08:00 night stays a Friday night after midnight). A
-  window with ``end < start`` crosses midnight (BIZ-006 "20:00-08:00"); ``end == start`` is a
-  whole day starting at ``start``, so ``00:00``-``00:00`` is the calendar day.
+  contain the minute's *period day*. A window with ``end < start`` crosses midnight (BIZ-006
+  "20:00-08:00"); ``end == start`` is a whole day starting at ``start``, so
+  ``00:00``-``00:00`` is the calendar day.
+- The period day depends on the segment's ``cap_period`` (SPEC). ``calendar_day``, the
+  default and how the seed 001 system counts: the local date the minute falls on, so a night
+  20:00-08:00 is two periods split at midnight. ``window``: the local day on which the
+  window occurrence holding the minute starts, so a Friday night stays a Friday night after
+  midnight and is one period.
 - Minutes no segment contains are not charged and appear in no breakdown row (*chosen*).
 - Free minutes belong to the segment that declares them and are consumed once per stay from
   that segment's first minutes (SPEC "consumed once per stay, from the start"; *chosen*: per
   segment, so a day allowance is not eaten by night minutes). Free segments charge nothing
   and have no allowance.
-- Charging happens per segment per anchor day (one window occurrence, so a night is one
-  period, not two calendar days): the day's chargeable minutes (its minutes less free ones)
-  are rounded up to whole units (BIZ-006 "ceil charging"); a periodic day costs
-  ``units * unit_price``; a tiered day prices unit ``k`` (positions ``k*unit`` to
-  ``(k+1)*unit`` counted from the start of that day's chargeable time, SPEC) at the tier
-  holding position ``k*unit``; then ``max_charge`` caps the day (BIZ-006 "daily cap per
-  segment, reset by day"). ``capped`` says the cap lowered at least one day's charge.
+- Charging happens per segment per period day: the period's chargeable minutes (its minutes
+  less free ones) are rounded up to whole units (BIZ-006 "ceil charging"); a periodic
+  period costs ``units * unit_price``; a tiered period prices unit ``k`` (positions
+  ``k*unit`` to ``(k+1)*unit`` counted from the start of that period's chargeable time, SPEC)
+  at the tier holding position ``k*unit``; then ``max_charge`` caps the period (BIZ-006
+  "daily cap per segment, reset by day"). ``capped`` says the cap lowered at least one
+  period's charge.
 - DST: local time is read from the zone at each minute, so a skipped hour has no minutes and
-  a repeated hour is counted twice, each minute in the anchor day its local time gives.
+  a repeated hour is counted twice, each minute in the period day its local time gives.
 
 How it is fast: times are integer minutes since the epoch. A segment's minutes depend only
 on its own zone and those of the segments before it, so for each segment the stay is split
 into *epochs* where none of those zones changes its UTC offset; inside one, the segment's
-occurrences are a fixed pattern of intervals repeating every day (every week with weekdays).
+periods (a window occurrence, or the pieces of one calendar day) are a fixed pattern of
+intervals repeating every day (every week with weekdays).
 Per segment per epoch only occurrences cut by the epoch's ends, shared with another epoch (a
 repeated hour) or still eating free minutes are computed one by one, by interval arithmetic;
 the whole occurrences between fall into 7 weekday classes whose minutes and charges are
@@ -191,36 +196,46 @@ def _epochs(
 
 
 def _won(geometry, s: int, day: int, offsets: tuple[int, ...], lo: int, hi: int) -> int:
-    """Minutes of segment s's occurrence on anchor day, within [lo, hi), no earlier segment takes."""
-    start, length, mask = geometry[s]
+    """Minutes of segment s's period of day, within [lo, hi), that no earlier segment takes."""
+    pieces, mask = geometry[s]
     if mask is not None and not mask[day % 7]:
         return 0
-    x0 = day * DAY + start - offsets[s]
-    x1 = x0 + length
-    if x0 < lo:
-        x0 = lo
-    if x1 > hi:
-        x1 = hi
-    if x0 >= x1:
-        return 0
+    base = day * DAY - offsets[s]
+    won = 0
+    for start, length in pieces:
+        x0 = base + start
+        x1 = x0 + length
+        if x0 < lo:
+            x0 = lo
+        if x1 > hi:
+            x1 = hi
+        if x0 < x1:
+            won += x1 - x0 if not s else _untaken(geometry, s, offsets, x0, x1)
+    return won
+
+
+def _untaken(geometry, s: int, offsets: tuple[int, ...], x0: int, x1: int) -> int:
+    """Minutes of [x0, x1) that no segment before s takes."""
     taken = []
     for t in range(s):
-        t_start, t_length, t_mask = geometry[t]
-        shift = t_start - offsets[t]
-        other = (x0 - shift) // DAY
-        b0 = other * DAY + shift
-        # An earlier occurrence may start before x0 and reach into [x0, x1); at most two do.
-        while b0 < x1:
-            if t_mask is None or t_mask[other % 7]:
-                b1 = b0 + t_length
-                c0 = b0 if b0 > x0 else x0
-                c1 = b1 if b1 < x1 else x1
-                if c0 < c1:
-                    if c0 == x0 and c1 == x1:
-                        return 0
-                    taken.append((c0, c1))
-            other += 1
-            b0 += DAY
+        t_pieces, t_mask = geometry[t]
+        for t_start, t_length in t_pieces:
+            shift = t_start - offsets[t]
+            other = (x0 - shift) // DAY
+            b0 = other * DAY + shift
+            # A piece of an earlier day may start before x0 and reach into [x0, x1); a piece
+            # is at most a day long, so no piece of a still earlier day does.
+            while b0 < x1:
+                if t_mask is None or t_mask[other % 7]:
+                    b1 = b0 + t_length
+                    c0 = b0 if b0 > x0 else x0
+                    c1 = b1 if b1 < x1 else x1
+                    if c0 < c1:
+                        if c0 == x0 and c1 == x1:
+                            return 0
+                        taken.append((c0, c1))
+                other += 1
+                b0 += DAY
     if not taken:
         return x1 - x0
     if len(taken) > 1:
@@ -288,7 +303,7 @@ def _segment_charge(cp: CompiledPayload, s: int, epochs) -> tuple[int, int, int,
         plans.append([first, last, inner_first, inner_last])
     pending: dict[int, list[int]] = {}
     if not single:
-        # Across an offset change an anchor day can get minutes from two epochs (a repeated
+        # Across an offset change a period day can get minutes from two epochs (a repeated
         # hour): such days are computed one by one, summed in `pending`, charged at the end.
         latest = -_FAR
         for plan in plans:

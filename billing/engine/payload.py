@@ -8,6 +8,7 @@ A payload is a list of segments; the first segment whose window contains a minut
      "unit_minutes": 30, "unit_price": 2,  # periodic: price per started unit
      "free_minutes": 30,                   # optional, default 0
      "max_charge": 20,                     # optional, null = no cap
+     "cap_period": "calendar_day",         # optional: "calendar_day" (default) | "window"
      "tiers": [{"start_minute": 0, "end_minute": 120, "unit_price": 2},
                {"start_minute": 120, "end_minute": null, "unit_price": 3}]}  # tiered only
 
@@ -18,7 +19,13 @@ Rules enforced here (the seed is silent on most; these are the choices):
   (midnight at the end of the day). ``end < start`` crosses midnight, ``end == start`` is a
   whole day starting at ``start``. ``timezone`` is an IANA key, default ``Asia/Shanghai``.
 - ``weekdays`` lists ISO weekdays 1..7 (Monday = 1), non-empty, without repeats; absent or
-  null means every day. It is tested against the local day on which the window starts.
+  null means every day. It is tested against the segment's period day (below).
+- ``cap_period`` says what one charging period is (SPEC "Billing rule payload"):
+  ``"calendar_day"`` (the default, as the seed 001 system counts): every minute belongs to
+  the local calendar day it falls in, so a night 20:00-08:00 is two periods split at
+  midnight and ``weekdays`` is checked on each minute's own date; ``"window"``: one window
+  occurrence is one period, its day the local day on which it starts (a Friday night stays a
+  Friday night after midnight). Caps, tier positions and free-minute days follow the period.
 - ``unit_minutes`` (integer > 0) is required for periodic and tiered segments, ``unit_price``
   for periodic ones, ``tiers`` (non-empty) for tiered ones. Money values (``unit_price``,
   ``max_charge``, tier prices) are non-negative numbers or decimal strings with at most two
@@ -55,8 +62,10 @@ _SEGMENT_FIELDS = frozenset(
         "free_minutes",
         "max_charge",
         "tiers",
+        "cap_period",
     }
 )
+CAP_PERIODS = ("calendar_day", "window")
 _WINDOW_FIELDS = frozenset({"start", "end", "timezone"})
 _TIER_FIELDS = frozenset({"start_minute", "end_minute", "unit_price"})
 _HHMM = re.compile(r"([01][0-9]|2[0-3]):([0-5][0-9])")
@@ -95,8 +104,14 @@ class CompiledSegment:
     name: str
     type: str
     timezone: str
-    start: int  # minutes after local midnight at which each window occurrence starts
-    length: int  # occurrence length in minutes, 1..1440
+    cap_period: str  # "calendar_day" | "window"
+    # A period is the segment's minutes belonging to one local day d: the pieces (start,
+    # length), in minutes after d's local midnight, sorted. A window period is one piece that
+    # may run into the next day; a calendar-day period of a window crossing midnight is the
+    # morning piece and the evening piece of d.
+    pieces: tuple[tuple[int, int], ...]
+    start: int  # where the pieces begin and how far they reach: a period's envelope
+    length: int
     day_mask: tuple[bool, ...] | None  # indexed by (days since 1970-01-01) % 7; None = every day
     unit_minutes: int
     unit_price_cents: int
@@ -139,8 +154,8 @@ class CompiledPayload:
     timezones: tuple[str, ...]  # distinct zone keys, in first-use order
     segment_zone: tuple[int, ...]  # index into timezones for each segment
     weekly: bool  # some segment has weekdays, so whole days fall into 7 classes, not 1
-    # (start, length, day_mask) per segment: what first-match needs, unpacked for speed
-    geometry: tuple[tuple[int, int, tuple[bool, ...] | None], ...]
+    # (pieces, day_mask) per segment: what first-match needs, unpacked for speed
+    geometry: tuple[tuple[tuple[tuple[int, int], ...], tuple[bool, ...] | None], ...]
     # a segment after an every-day, all-day segment can never win a minute
     shadowed: tuple[bool, ...]
     # offsets per segment -> per segment, whole days by weekday (fees.DayClasses)
@@ -339,6 +354,11 @@ class _Checker:
         value = data.get("max_charge")
         if value is not None:
             cap = self.money(f"{path}.max_charge", value)
+        period = data.get("cap_period")
+        if period is None:
+            period = "calendar_day"
+        elif period not in CAP_PERIODS:
+            self.add(f"{path}.cap_period", "must be calendar_day or window")
         tiers: tuple[CompiledTier, ...] = ()
         value = data.get("tiers")
         if kind == "tiered":
@@ -349,12 +369,15 @@ class _Checker:
         if len(self.problems) > before or window is None:
             return None
         start, length, key = window
+        pieces = _pieces(start, length, period)
         return CompiledSegment(
             name=name,
             type=kind,
             timezone=key,
-            start=start,
-            length=length,
+            cap_period=period,
+            pieces=pieces,
+            start=pieces[0][0],
+            length=pieces[-1][0] + pieces[-1][1] - pieces[0][0],
             day_mask=mask,
             unit_minutes=unit or 1,
             unit_price_cents=price or 0,
@@ -363,6 +386,23 @@ class _Checker:
             free_minutes=0 if kind == "free" else free,
             max_charge_cents=cap,
         )
+
+
+def _pieces(start: int, length: int, period: str) -> tuple[tuple[int, int], ...]:
+    """A period's pieces: a window crossing midnight splits at it when periods are calendar days."""
+    spill = start + length - DAY
+    if period == "window" or spill <= 0:
+        return ((start, length),)
+    if spill == start:  # a whole day from `start`: the calendar day, unbroken
+        return ((0, DAY),)
+    return ((0, spill), (start, DAY - start))
+
+
+def crosses_midnight(window: Mapping) -> bool:
+    """Whether a valid time window runs past local midnight, so the cap period matters."""
+    start, end = window.get("start", "00:00"), window.get("end", "00:00")
+    # "HH:MM" compares as text; an end at midnight is the end of the day.
+    return ("24:00" if end == "00:00" else end) <= start
 
 
 def _check(payload: object) -> tuple[list[PayloadProblem], list[CompiledSegment]]:
@@ -402,9 +442,9 @@ def compile_payload(payload: object) -> CompiledPayload:
         timezones=tuple(timezones),
         segment_zone=tuple(timezones.index(s.timezone) for s in segments),
         weekly=any(s.day_mask is not None for s in segments),
-        geometry=tuple((s.start, s.length, s.day_mask) for s in segments),
+        geometry=tuple((s.pieces, s.day_mask) for s in segments),
         shadowed=tuple(
-            any(t.length == DAY and t.day_mask is None for t in segments[:i])
+            any(sum(p[1] for p in t.pieces) == DAY and t.day_mask is None for t in segments[:i])
             for i in range(len(segments))
         ),
     )

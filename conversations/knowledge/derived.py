@@ -17,6 +17,8 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from billing.engine import crosses_midnight
+
 from .engine import KnowledgeRecord, has_cjk
 from .services import IngestReport, knowledge_ingest
 
@@ -121,18 +123,42 @@ def _segment_lines(segment: dict[str, Any]) -> tuple[str, str]:
             else:
                 tiers_zh.append(f"{_duration_zh(a)}至{_duration_zh(int(b))}之间每{unit}分钟{price}元")
                 tiers_en.append(f"from {_duration_en(a)} to {_duration_en(int(b))} ¥{price} per {unit} minutes")
-        parts_zh.append("阶梯计费：" + "；".join(tiers_zh) + "（阶梯按每个自然日内的计费时长起算，跨天重新从第一档开始）")
-        parts_en.append(
-            "tiered: " + "; ".join(tiers_en) + " (tier positions count from the start of each day's chargeable time)"
-        )
+        if segment.get("cap_period") == "window" and crosses_midnight(segment.get("time_window") or {}):
+            parts_zh.append("阶梯计费：" + "；".join(tiers_zh) + "（阶梯按每个时段内的计费时长起算，下一段重新从第一档开始）")
+            parts_en.append(
+                "tiered: " + "; ".join(tiers_en) + " (tier positions count from the start of each window's chargeable time)"
+            )
+        else:
+            parts_zh.append("阶梯计费：" + "；".join(tiers_zh) + "（阶梯按每个自然日内的计费时长起算，跨天重新从第一档开始）")
+            parts_en.append(
+                "tiered: " + "; ".join(tiers_en) + " (tier positions count from the start of each day's chargeable time)"
+            )
     free = int(segment.get("free_minutes") or 0)
     if free and kind != "free":
         parts_zh.append(f"每次停车前{free}分钟免费（整次停车只扣减一次，从入场开始计）")
         parts_en.append(f"the first {free} minutes of each stay are free (once per stay, from entry)")
+    per_window = segment.get("cap_period") == "window" and crosses_midnight(segment.get("time_window") or {})
     cap = segment.get("max_charge")
     if cap is not None and kind != "free":
-        parts_zh.append(f"每天最高收费{_money(cap)}元（该计费段按自然日封顶）")
-        parts_en.append(f"capped at ¥{_money(cap)} per day for this segment")
+        if per_window:
+            parts_zh.append(f"每个时段（整段，如一整夜）最高收费{_money(cap)}元")
+            parts_en.append(f"capped at ¥{_money(cap)} per whole window (one night is one period) for this segment")
+        else:
+            parts_zh.append(f"每天最高收费{_money(cap)}元（该计费段按自然日封顶）")
+            parts_en.append(f"capped at ¥{_money(cap)} per day for this segment (per calendar day)")
+    if kind != "free" and crosses_midnight(segment.get("time_window") or {}):
+        if per_window:
+            parts_zh.append("跨零点的一整段算一个计费周期：封顶、阶梯和免费时长都按整段计，星期按开始那天算")
+            parts_en.append(
+                "a window that crosses midnight is one period: its cap, tiers and free minutes count over the whole"
+                " window, and its weekday is the day it starts"
+            )
+        else:
+            parts_zh.append("跨零点的时段在零点分成两天：封顶、阶梯和免费时长按自然日计，星期按每分钟所在的日期算")
+            parts_en.append(
+                "a window that crosses midnight is split at midnight into two calendar days: caps, tiers and free"
+                " minutes count per calendar day, and weekdays are checked on each minute's own date"
+            )
     label_zh = f"{window_zh}{('，' + days_zh) if days_zh else ''}（计费段 {name}）"
     label_en = f"{window_en}{(', ' + days_en) if days_en else ''} (segment '{name}')"
     return f"- {label_zh}：{'；'.join(parts_zh)}。", f"- {label_en}: {'; '.join(parts_en)}."

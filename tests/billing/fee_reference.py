@@ -69,8 +69,11 @@ def reference_fee(payload: list[dict], entry: datetime, exit: datetime) -> dict:
             start, end = _minute_of_day(window["start"]), _minute_of_day(window["end"])
             if not _contains(start, end, now):
                 continue
-            # The occurrence began today if we are past its start, else yesterday.
-            anchor = local.date() if now >= start else local.date() - timedelta(days=1)
+            if segment.get("cap_period") == "window":
+                # One occurrence is one period: it began today if we are past its start.
+                anchor = local.date() if now >= start else local.date() - timedelta(days=1)
+            else:  # calendar_day, the default: the minute's own local date
+                anchor = local.date()
             weekdays = segment.get("weekdays")
             if weekdays is not None and anchor.isoweekday() not in weekdays:
                 continue

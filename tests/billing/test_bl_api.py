@@ -84,3 +84,21 @@ def test_order_total_is_computed_and_arrears_derived(supervisor_api, operator_ap
     assert negative.status_code == 400
     assert operator_api.get("/api/v1/parking-orders/NOPE").status_code == 404
     assert operator_api.post("/api/v1/parking-orders/NOPE/verify").status_code == 404
+
+
+def test_cap_period_over_rest_calendar_day_by_default_window_on_request(supervisor_api, api) -> None:  # noqa: ANN001
+    night = {"name": "night", "type": "periodic", "time_window": {"start": "20:00", "end": "08:00"},
+             "unit_minutes": 60, "unit_price": 1, "max_charge": 5}
+    stay = {"entry_time": "2026-03-02T20:00:00+08:00", "exit_time": "2026-03-03T08:00:00+08:00"}
+    by_day = api.post("/api/v1/billing-rules/simulate", {"rule_payload": [night], **stay}, format="json").json()
+    assert by_day["total_amount"] == "9.00"  # 20:00-24:00 is 4.00, 00:00-08:00 is 8.00 capped at 5.00
+    per_night = [{**night, "cap_period": "window"}]
+    assert api.post("/api/v1/billing-rules/simulate", {"rule_payload": per_night, **stay},
+                    format="json").json()["total_amount"] == "5.00"
+    bad = supervisor_api.post("/api/v1/billing-rules", rule(payload=[{**night, "cap_period": "nightly"}]), format="json")
+    assert bad.status_code == 400
+    assert bad.json()["error"]["details"]["problems"] == [
+        {"path": "version.rule_payload[0].cap_period", "message": "must be calendar_day or window"}]
+    stored = supervisor_api.post("/api/v1/billing-rules", rule(payload=per_night), format="json")
+    assert stored.status_code == 201
+    assert api.get("/api/v1/billing-rules/BJ-TEST").json()["versions"][0]["rule_payload"][0]["cap_period"] == "window"

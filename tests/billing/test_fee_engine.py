@@ -108,17 +108,44 @@ def test_day_cap_resets_every_day():
 def test_day_and_night_caps_are_independent():
     payload = [
         periodic(max_charge=20),
-        periodic("night", "20:00", "08:00", unit=60, price=1, max_charge=5),
+        periodic("night", "20:00", "08:00", unit=60, price=1, max_charge=5, cap_period="window"),
     ]
     result = simulate_fee(payload, at(4, 8), at(5, 8))
     assert rows(result) == {"day": (720, "20.00", 0, True), "night": (720, "5.00", 0, True)}
     assert result.total_amount == Decimal("25.00")
 
 
-def test_cross_midnight_window_is_one_cap_period():
-    # 12 units in one night: capped once at 5 (per calendar day it would be 4 + 5).
+def test_a_night_is_two_calendar_days_by_default():
+    # As the seed 001 system counts: 20:00-24:00 (4 units) and 00:00-08:00 (8, capped at 5).
     payload = [periodic("night", "20:00", "08:00", unit=60, price=1, max_charge=5)]
+    result = simulate_fee(payload, at(4, 20), at(5, 8))
+    assert rows(result) == {"night": (720, "9.00", 0, True)}
+    calendar = [{**payload[0], "cap_period": "calendar_day"}]
+    assert simulate_fee(calendar, at(4, 20), at(5, 8)) == result
+
+
+def test_cap_period_window_makes_a_night_one_cap_period():
+    # 12 units in one night: capped once at 5.
+    payload = [periodic("night", "20:00", "08:00", unit=60, price=1, max_charge=5, cap_period="window")]
     assert simulate_fee(payload, at(4, 20), at(5, 8)).total_amount == Decimal("5.00")
+
+
+def test_tiers_restart_at_midnight_by_default_and_not_per_night_window():
+    # 22:00-02:00 at 30-minute units: 2 h before midnight (4 units at 2.00), 2 h after.
+    payload = [tiered("night", "20:00", "08:00")]
+    by_day = simulate_fee(payload, at(4, 22), at(5, 2))
+    assert rows(by_day) == {"night": (240, "16.00", 0, False)}  # both days in the first tier
+    by_night = simulate_fee([{**payload[0], "cap_period": "window"}], at(4, 22), at(5, 2))
+    assert rows(by_night) == {"night": (240, "20.00", 0, False)}  # 4 x 2.00 + 4 x 3.00
+
+
+def test_free_minutes_come_off_the_first_calendar_day_and_units_round_per_day():
+    # 23:00-01:00, 30 free minutes, 45-minute units: 30 chargeable before midnight (1 unit)
+    # and 60 after (2 units); per night the 90 chargeable minutes are 2 units.
+    payload = [periodic("night", "20:00", "08:00", unit=45, price=1, free_minutes=30)]
+    assert rows(simulate_fee(payload, at(4, 23), at(5, 1))) == {"night": (120, "3.00", 30, False)}
+    per_night = [{**payload[0], "cap_period": "window"}]
+    assert rows(simulate_fee(per_night, at(4, 23), at(5, 1))) == {"night": (120, "2.00", 30, False)}
 
 
 def test_zero_cap_makes_a_segment_free():
@@ -232,11 +259,16 @@ def test_all_day_window_rounds_per_calendar_day():
     assert simulate_fee(payload, at(4, 23, 30), at(5, 0, 30)).total_amount == Decimal("2.00")
 
 
-def test_all_day_window_from_0800_runs_0800_to_0800():
-    payload = [periodic("all", "08:00", "08:00", unit=60, price=1, max_charge=10)]
+def test_all_day_window_from_0800_runs_0800_to_0800_per_window():
+    payload = [periodic("all", "08:00", "08:00", unit=60, price=1, max_charge=10, cap_period="window")]
     # Midnight to midnight: 8 h of the day that began 08:00 yesterday, 16 h (cap 10) of today's.
     result = simulate_fee(payload, at(4, 0), at(5, 0))
     assert rows(result) == {"all": (1440, "18.00", 0, True)}
+
+
+def test_all_day_window_from_0800_is_the_calendar_day_by_default():
+    payload = [periodic("all", "08:00", "08:00", unit=60, price=1, max_charge=10)]
+    assert rows(simulate_fee(payload, at(4, 0), at(5, 0))) == {"all": (1440, "10.00", 0, True)}
 
 
 def test_end_2400_is_midnight():
@@ -269,14 +301,23 @@ def test_segment_after_an_all_day_segment_never_wins():
 # --- weekdays -----------------------------------------------------------------------------
 
 
-def test_weekdays_follow_the_day_a_night_window_starts():
-    payload = [periodic("friday_night", "22:00", "06:00", unit=60, price=1, weekdays=[5])]
+def test_weekdays_follow_the_day_a_night_window_starts_per_window():
+    payload = [
+        periodic("friday_night", "22:00", "06:00", unit=60, price=1, weekdays=[5], cap_period="window")
+    ]
     # Friday 23:00 to Saturday 02:00 is Friday's night.
     assert rows(simulate_fee(payload, at(1, 23), at(2, 2))) == {
         "friday_night": (180, "3.00", 0, False)
     }
     # Saturday night is not.
     assert simulate_fee(payload, at(2, 23), at(3, 1)).breakdown == ()
+
+
+def test_weekdays_are_checked_on_each_minutes_own_date_by_default():
+    payload = [periodic("friday_night", "22:00", "06:00", unit=60, price=1, weekdays=[5])]
+    # Friday 23:00 to Saturday 02:00: only the Friday hour; Thursday night's Friday morning counts.
+    assert rows(simulate_fee(payload, at(1, 23), at(2, 2))) == {"friday_night": (60, "1.00", 0, False)}
+    assert rows(simulate_fee(payload, at(1, 5), at(1, 7))) == {"friday_night": (60, "1.00", 0, False)}
 
 
 def test_weekday_and_weekend_segments():
@@ -337,16 +378,26 @@ def test_repeated_hour_counts_for_the_day_its_wall_clock_shows():
     # Days run 01:30-01:30. At the fall back (02:00 EDT -> 01:00 EST on Nov 3) the repeated
     # 01:00-01:30 belongs to Nov 2's day again and 01:30-02:00 EDT already to Nov 3's: each
     # day has 1470 minutes = 25 units, capped at 24 once per day.
-    payload = [periodic("all", "01:30", "01:30", unit=60, price=1, max_charge=24)]
+    payload = [periodic("all", "01:30", "01:30", unit=60, price=1, max_charge=24, cap_period="window")]
     payload[0]["time_window"]["timezone"] = "America/New_York"
     entry = datetime(2024, 11, 2, 1, 30, tzinfo=NY)
     exit = datetime(2024, 11, 4, 1, 30, tzinfo=NY)
     assert rows(simulate_fee(payload, entry, exit)) == {"all": (2940, "48.00", 0, True)}
 
 
+def test_fall_back_calendar_day_is_one_period_of_25_hours():
+    # The same stay counted by calendar day: Nov 2 from 01:30 (23 units), Nov 3 with its
+    # repeated hour (25 units, capped at 24), Nov 4 to 01:30 (2 units).
+    payload = [periodic("all", "01:30", "01:30", unit=60, price=1, max_charge=24)]
+    payload[0]["time_window"]["timezone"] = "America/New_York"
+    entry = datetime(2024, 11, 2, 1, 30, tzinfo=NY)
+    exit = datetime(2024, 11, 4, 1, 30, tzinfo=NY)
+    assert rows(simulate_fee(payload, entry, exit)) == {"all": (2940, "49.00", 0, True)}
+
+
 def test_day_starting_in_a_skipped_hour():
     # Days run 02:30-02:30; 02:00-03:00 does not exist on Mar 10, so both days have 23.5 h.
-    payload = [periodic("all", "02:30", "02:30", unit=60, price=1)]
+    payload = [periodic("all", "02:30", "02:30", unit=60, price=1, cap_period="window")]
     payload[0]["time_window"]["timezone"] = "America/New_York"
     entry = datetime(2024, 3, 9, 2, 30, tzinfo=NY)
     exit = datetime(2024, 3, 11, 2, 30, tzinfo=NY)

@@ -123,6 +123,9 @@ def segment(draw, name, zones):
         data["free_minutes"] = free
     if draw(st.booleans()):
         data["max_charge"] = draw(money())
+    period = draw(st.sampled_from([None, None, "calendar_day", "window", "window"]))
+    if period is not None:
+        data["cap_period"] = period
     return data
 
 

@@ -294,3 +294,29 @@ def test_free_segment_fields_are_optional_but_checked_when_given():
     assert problems(with_change(2, unit_minutes=-5)) == {
         "rule_payload[2].unit_minutes": "must be an integer > 0"
     }
+
+
+@pytest.mark.parametrize("value", ["calendar_day", "window", None])
+def test_cap_period_takes_calendar_day_or_window(value):
+    payload = copy.deepcopy(VALID)
+    payload[1]["cap_period"] = value
+    assert validate_rule_payload(payload) == []
+    assert compile_payload(payload).segments[1].cap_period == (value or "calendar_day")
+
+
+@pytest.mark.parametrize("value", ["night", "Window", "", 1, True, ["window"]])
+def test_cap_period_anything_else_is_a_problem(value):
+    payload = copy.deepcopy(VALID)
+    payload[1]["cap_period"] = value
+    assert validate_rule_payload(payload) == [
+        PayloadProblem("rule_payload[1].cap_period", "must be calendar_day or window")
+    ]
+
+
+def test_a_night_splits_at_midnight_only_by_calendar_day():
+    night = {"name": "night", "type": "periodic", "unit_minutes": 60, "unit_price": 1,
+             "time_window": {"start": "20:00", "end": "08:00"}}
+    by_day = compile_payload([night]).segments[0]
+    by_night = compile_payload([{**night, "cap_period": "window"}]).segments[0]
+    assert by_day.pieces == ((0, 480), (1200, 240))
+    assert by_night.pieces == ((1200, 720),)

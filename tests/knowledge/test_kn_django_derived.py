@@ -47,6 +47,30 @@ def _add_version(effective_from: str, effective_to: str | None = None, price: in
     )
 
 
+@pytest.mark.parametrize(
+    ("cap_period", "zh", "en"),
+    [
+        (None, "跨零点的时段在零点分成两天", "split at midnight into two calendar days"),
+        ("calendar_day", "每天最高收费10.00元", "capped at ¥10.00 per day for this segment (per calendar day)"),
+        ("window", "每个时段（整段，如一整夜）最高收费10.00元", "a window that crosses midnight is one period"),
+    ],
+)
+def test_rule_explanation_says_what_one_cap_period_is(django_capture_on_commit_callbacks, cap_period, zh, en) -> None:  # noqa: ANN001
+    connect()
+    night = {"name": "night", "type": "periodic", "time_window": {"start": "20:00", "end": "08:00"},
+             "unit_minutes": 60, "unit_price": 1, "max_charge": 10}
+    if cap_period:
+        night["cap_period"] = cap_period
+    with django_capture_on_commit_callbacks(execute=True):
+        billing_rule_version_add(data={
+            "rule_code": "BJ-NIGHT-TEST", "name": "夜间封顶 (night cap)",
+            "scope": {"city_code": "110100", "lot_codes": ["BJ-CY-009"]},
+            "version": {"effective_from": "2026-01-01T00:00:00+08:00", "effective_to": None, "rule_payload": [night]},
+        })
+    content = KnowledgeSource.objects.get(source_id="rule:BJ-NIGHT-TEST:v1").content
+    assert zh in content and en in content
+
+
 def test_rule_explanations_regenerate_when_a_version_is_added(django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
     connect()
     connect()  # idempotent: one listener, not two
