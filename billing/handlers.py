@@ -58,7 +58,11 @@ def rule_explain(ctx: StepContext) -> StepEffect:
             stays.append((entry, exit_))
         elif slots.get("duration_minutes"):
             stays.append((at, at + timedelta(minutes=int(slots["duration_minutes"]))))
-        else:
+        asked = bool(stays)
+        # the same stay on the days after it that were asked too (a weekend's Sunday)
+        stays += [(entry + timedelta(days=int(n)), exit_ + timedelta(days=int(n)))
+                  for n in slots.get("also_days") or () for entry, exit_ in stays[:1]]
+        if not stays:
             stays += [(at, at + timedelta(minutes=m)) for m in EXAMPLE_STAYS_MINUTES]
         simulations = []
         for entry, exit_ in stays:
@@ -71,7 +75,7 @@ def rule_explain(ctx: StepContext) -> StepEffect:
         "tool": "rule_explain", "rule_code": rule.rule_code, "rule_name": rule.name, "version_no": version.version_no,
         "effective_from": services.local_iso(version.effective_from), "effective_to": services.local_iso(version.effective_to),
         "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": services.local_iso(at),
-        "segments": version.rule_payload, "simulations": simulations,
+        "segments": version.rule_payload, "simulations": simulations, "stays_asked": asked,
     }})
 
 

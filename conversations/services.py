@@ -46,6 +46,7 @@ from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
+from .engine.timeparse import is_weekend
 from .engine.turn import (
     commands_understood,
     final_report_for,
@@ -250,10 +251,12 @@ def _stay(state: ContextState) -> dict[str, str]:
     # An end given with the start, or later (a correction: "no, I left at 5pm"), never one older than the start.
     # A length said after the end ("and for a whole day?") is the newer stay.
     newer_length = minutes is not None and until is not None and minutes.source_turn > until.source_turn
+    # "what about the weekend?": the stay on its Saturday and on its Sunday
+    also = {"also_days": [1]} if is_weekend(at.raw) and start.isoweekday() == 6 else {}
     if until is not None and until.source_turn >= at.source_turn and not newer_length and datetime.fromisoformat(until.value) > start:
-        return {"entry_time": at.value, "exit_time": until.value}
+        return {"entry_time": at.value, "exit_time": until.value, **also}
     if minutes is not None and minutes.value.isdigit():
-        return {"entry_time": at.value, "exit_time": (start + timedelta(minutes=int(minutes.value))).isoformat()}
+        return {"entry_time": at.value, "exit_time": (start + timedelta(minutes=int(minutes.value))).isoformat(), **also}
     return {}
 
 

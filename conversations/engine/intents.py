@@ -298,9 +298,11 @@ FOLLOW_UP_PATTERNS = normalize_patterns(
         "en": [
             r"^\s*(?:and\s+)?(?:what|how)\s+about\b",
             r"^\s*and\s+(?:for|on|at|in|the|if)\b",
-            r"^\s*same\s+(?:for|with|but)\b",
+            r"^\s*same\s+(?:for|with|but|time)\b",
+            r"^\s*(?:and\s+|so\s+)?(?:what|how)\s+if\b",
+            r"^\s*(?:and\s+|so\s+)?if\s+(?:i|we)\b",
         ],
-        "zh": [r"^\s*那", r"呢[？?]?\s*$", r"^\s*还有", r"^\s*换成"],
+        "zh": [r"^\s*那", r"呢[？?]?\s*$", r"^\s*还有", r"^\s*换成", r"^\s*(?:如果|要是|假如)"],
         "ru": [r"^\s*а\s+(?:если|на|в|для|за|что)?", r"^\s*и\s+(?:на|в|для|за)\s"],
         "es": [r"^\s*¿?\s*y\s+(?:si|para|el|la|en|a|con)?\b", r"^\s*¿?\s*qu[eé]\s+tal\b"],
     }

@@ -12,13 +12,16 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
+from datetime import date, datetime, time
 from typing import Any
 
 from ._text import asks_question, chitchat_kind, localize
 from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
+from .fee_questions import OVERNIGHT, OVERNIGHT_START, asks_cap, day_part
 from .forms import answers_listing
 from .state import ContextState
+from .timeparse import says_clock
 from .turn import ANSWER, FOLLOW_UP, REQUEST, TurnOutcome, final_report_for
 
 
@@ -100,6 +103,7 @@ def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
     span = f"{window.get('start')}–{window.get('end')}"
     if window.get("start") == window.get("end"):
         span = _t(lang, f"all day from {window.get('start')}", f"全天（{window.get('start')}起）")
+    span += _weekdays_text(seg, lang)
     kind = seg.get("type")
     if kind == "free":
         return _t(lang, f"{seg['name']} {span}: free", f"{seg['name']} {span}：免费")
@@ -128,10 +132,6 @@ def _rule_source(result: Mapping[str, Any], lang: str) -> str:
               f"规则 {result['rule_code']} 第{result['version_no']}版（生效 {_hm(result['effective_from'])} – {until}）")
 
 
-# "白天最多收多少？", "what's the most I pay in a day?", "is there a daily cap?": the rule's caps answer it
-_ASKS_CAP = re.compile(r"\b(?:max(?:imum)?|most|cap(?:ped)?|ceiling|limit)\b|最多|最高|封顶|上限|最贵", re.IGNORECASE)
-
-
 def _caps(result: Mapping[str, Any], lang: str) -> str:
     """The rule's daily caps, segment by segment, or that it has none."""
     capped = [seg for seg in result.get("segments", []) if seg.get("max_charge") is not None]
@@ -140,10 +140,123 @@ def _caps(result: Mapping[str, Any], lang: str) -> str:
     parts = []
     for seg in capped:
         window = seg.get("time_window", {})
-        span = f"{window.get('start')}–{window.get('end')}"
+        span = f"{window.get('start')}–{window.get('end')}" + ("" if not _days_said(seg, lang) else
+                                                                _t(lang, ", ", "，") + _days_said(seg, lang))
         parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a day",
                         f"{seg['name']}（{span}）每天最多 {_money(seg['max_charge'])} 元"))
     return _t(lang, "The most this rule charges: " + "; ".join(parts) + ".", "该规则的收费上限：" + "；".join(parts) + "。")
+
+
+_WEEKDAY_NAMES = {"en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
+                  "zh": ("周一", "周二", "周三", "周四", "周五", "周六", "周日")}
+
+
+def _local(iso: str | None) -> datetime | None:
+    try:
+        return datetime.fromisoformat(iso) if iso else None
+    except ValueError:
+        return None
+
+
+def _weekday_name(day: datetime | date, lang: str) -> str:
+    return _WEEKDAY_NAMES["zh" if lang == "zh" else "en"][day.weekday()]
+
+
+def _day_hm(iso: str | None, lang: str) -> str:
+    """'2026-11-29T09:00:00+08:00' -> 'Sunday 2026-11-29 09:00' / '2026-11-29（周日）09:00': the day priced, said."""
+    moment = _local(iso)
+    if moment is None:
+        return _hm(iso)
+    day = _weekday_name(moment, lang)
+    return f"{_hm(iso)[:10]}（{day}）{_hm(iso)[11:]}" if lang == "zh" else f"{day} {_hm(iso)}"
+
+
+def _span(sim: Mapping[str, Any], lang: str) -> tuple[str, str]:
+    """A stay's start and end as said: the end's day only when it is another day."""
+    entry, exit_ = _local(sim.get("entry_time")), _local(sim.get("exit_time"))
+    start = _day_hm(sim.get("entry_time"), lang)
+    if entry is not None and exit_ is not None and entry.date() == exit_.date():
+        return start, _hm(sim.get("exit_time"))[11:]
+    return start, _day_hm(sim.get("exit_time"), lang)
+
+
+def _days_said(seg: Mapping[str, Any], lang: str) -> str:
+    """A segment's days when it has some ('Mon–Fri', '周一至周五'); '' for every day."""
+    days = sorted({int(d) for d in seg.get("weekdays") or () if str(d).isdigit() and 1 <= int(d) <= 7})
+    if not days or len(days) == 7:
+        return ""
+    names = [_WEEKDAY_NAMES["zh" if lang == "zh" else "en"][d - 1] for d in days]
+    if len(days) > 2 and days == list(range(days[0], days[-1] + 1)):
+        return f"{names[0]}至{names[-1]}" if lang == "zh" else f"{names[0][:3]}–{names[-1][:3]}"
+    return "、".join(names) if lang == "zh" else ", ".join(n[:3] for n in names)
+
+
+def _weekdays_text(seg: Mapping[str, Any], lang: str) -> str:
+    """A segment's days after its window: ' (Mon–Fri)' / '（周一至周五）'."""
+    said = _days_said(seg, lang)
+    return "" if not said else f"（{said}）" if lang == "zh" else f" ({said})"
+
+
+def _applies_on(seg: Mapping[str, Any], day: date) -> bool:
+    days = seg.get("weekdays")
+    return not days or day.isoweekday() in {int(d) for d in days}
+
+
+def _covers(seg: Mapping[str, Any], at: time) -> bool:
+    """Whether a segment's window holds a time of day (a window crossing midnight included)."""
+    window = seg.get("time_window", {})
+    try:
+        start, end = time.fromisoformat(window["start"]), time.fromisoformat(window["end"])
+    except (KeyError, TypeError, ValueError):
+        return False
+    if start == end:
+        return True
+    return start <= at < end if start < end else (at >= start or at < end)
+
+
+_PART_NAMES = {"night": ("At night", "晚上"), "evening": ("In the evening", "傍晚"), "morning": ("In the morning", "上午"),
+               "afternoon": ("In the afternoon", "下午"), "daytime": ("In the daytime", "白天"), "overnight": ("Overnight", "过夜")}
+
+
+def _part_of_day(result: Mapping[str, Any], asked: str, lang: str) -> str:
+    """ "and at night?", "那晚上呢": the rule's own segments for that part of the day on the day talked about,
+    or that none covers it."""
+    part = ("overnight", OVERNIGHT_START) if OVERNIGHT.search(asked) else day_part(asked)
+    first = (result.get("simulations") or [{}])[0]
+    entry = _local(first.get("entry_time")) or _local(result.get("at_time"))
+    if part is None or entry is None or says_clock(asked):
+        return ""  # "晚上九点以后呢", "9pm to 11pm": the stay itself answers
+    # where the stay was put for it; an overnight stay is said by what holds its midnight
+    name, at, on = part[0], time(0, 0) if part[0] == "overnight" else entry.time(), entry.date()
+    label = _t(lang, _PART_NAMES[name][0], _PART_NAMES[name][1])
+    segments = [seg for seg in result.get("segments", []) if _applies_on(seg, on) and _covers(seg, at)]
+    day = _t(lang, f"{_weekday_name(on, lang)} {on.isoformat()}", f"{on.isoformat()}（{_weekday_name(on, lang)}）")
+    if not segments:
+        return _t(lang, f"{label} ({at:%H:%M} on {day}) no segment of this rule applies: nothing is charged then.",
+                  f"{label}（{day} {at:%H:%M}）该规则没有适用的计费段：这段时间不收费。")
+    said = ("；" if lang == "zh" else "; ").join(_segment_text(seg, lang) for seg in segments[:1])
+    return _t(lang, f"{label} on {day} this rule's segment is {said}.", f"{day}{label}适用计费段 {said}。")
+
+
+def _stay_line(sim: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
+    """What one stay costs, with the day priced; a stay no segment covers is said plainly."""
+    start, end = _span(sim, lang)
+    rows = sim.get("breakdown") or []
+    if not rows:
+        entry = _local(sim.get("entry_time"))
+        idle = [seg for seg in result.get("segments", []) if entry is not None and not _applies_on(seg, entry.date())]
+        why = ("" if not idle else _t(lang, " (" + "; ".join(f"{seg['name']} applies {_days_said(seg, lang)} only" for seg in idle) + ")",
+                                      "（" + "；".join(f"{seg['name']} 仅适用于{_days_said(seg, lang)}" for seg in idle) + "）"))
+        return _t(lang, f"No segment of this rule applies from {start} to {end}{why}, so that stay is not charged: {sim['total_amount']}.",
+                  f"从 {start} 到 {end} 该规则没有适用的计费段{why}，这段停车不收费：{sim['total_amount']} 元。")
+    line = _t(lang, f"A stay from {start} to {end} costs {sim['total_amount']}.", f"从 {start} 停到 {end} 应收 {sim['total_amount']} 元。")
+    entry, exit_ = _local(sim.get("entry_time")), _local(sim.get("exit_time"))
+    if entry is not None and exit_ is not None:
+        idle = int((exit_ - entry).total_seconds() // 60) - sum(int(row.get("minutes") or 0) for row in rows)
+        if idle > 0:
+            line += _t(lang, f" {idle} min of it fall in no segment of the rule and are not charged.",
+                       f"其中 {idle} 分钟不在任何计费段内，不收费。")
+    return line
 
 
 def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tuple[list[str], str, list[str]]:
@@ -153,17 +266,18 @@ def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tupl
     costs = []
     for sim in result.get("simulations", []):
         parts = ", ".join(f"{row['segment_name']} {row['minutes']} min {row['amount']}" for row in sim["breakdown"])
-        costs.append(_t(lang, f"{_hm(sim['entry_time'])} → {_hm(sim['exit_time'])}: {sim['total_amount']} ({parts})",
-                        f"{_hm(sim['entry_time'])} → {_hm(sim['exit_time'])}：{sim['total_amount']}元（{parts}）"))
+        parts = parts or _t(lang, "no segment applies", "无适用计费段")
+        start, end = _span(sim, lang)
+        costs.append(_t(lang, f"{start} → {end}: {sim['total_amount']} ({parts})", f"{start} → {end}：{sim['total_amount']}元（{parts}）"))
     facts += costs
-    first = result.get("simulations", [{}])[0] if result.get("simulations") else None
-    conclusion = (
-        _t(lang, f"A stay from {_hm(first['entry_time'])} to {_hm(first['exit_time'])} costs {first['total_amount']}.",
-           f"从 {_hm(first['entry_time'])} 停到 {_hm(first['exit_time'])} 应收 {first['total_amount']} 元。")
-        if first else ""
-    )
-    if _ASKS_CAP.search(asked):
+    sims = result.get("simulations") or []
+    # the stays asked about (a weekend is two), or the first example stay
+    asked_stays = sims if result.get("stays_asked") else sims[:1]
+    conclusion = (" " if lang != "zh" else "").join(_stay_line(sim, result, lang) for sim in asked_stays)
+    if asks_cap(asked):
         conclusion = _caps(result, lang) + (("" if lang == "zh" else " ") + conclusion if conclusion else "")
+    elif part := _part_of_day(result, asked, lang):
+        conclusion = part + (("" if lang == "zh" else " ") + conclusion if conclusion else "")
     return facts, conclusion, [f"{result['rule_code']} v{result['version_no']}"]
 
 

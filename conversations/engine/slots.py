@@ -19,7 +19,7 @@ import inspect
 import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta
+from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -33,8 +33,16 @@ from ._text import (
     localize,
 )
 from .config import SlotSpec
+from .fee_questions import (
+    OVERNIGHT,
+    OVERNIGHT_MINUTES,
+    OVERNIGHT_START,
+    asks_cap,
+    day_part,
+    week_shift,
+)
 from .state import INVALID, UNVERIFIED, VALID, PendingClarification, SlotValue
-from .timeparse import names_period, parse_date, parse_datetime, zh_number
+from .timeparse import ParsedTime, names_period, parse_date, parse_datetime, zh_number
 
 CONTINUE, ASK, ABORT = "continue", "ask", "abort"
 
@@ -159,7 +167,9 @@ def _city(text: str, ctx: ExtractContext) -> Extraction | None:
 
 # Leaving: a time said with one of these is the end of the stay, not its start.
 _EXIT = re.compile(
-    r"开走|离开|离场|出场|开出|驶离|走的|\bleft\b|\bdrove\s+(?:out|off|away)|\bexit(?:ed)?\b|\bpicked\s+(?:it|the\s+car)\s+up|"
+    r"开走|离开|离场|出场|开出|驶离|走的|(?<=[点點分半])\s*(?:就|才|再)?走|取车|提车|\bleft\b|\bdrove\s+(?:out|off|away)|\bexit(?:ed)?\b|"
+    r"\bpick(?:ed|ing)?\s+(?:it|the\s+car)\s+up|\bleav(?:e|ing)\b(?!\s+(?:it|the\s+car|my\s+car|the\s+vehicle|there|here))|"
+    r"\bcollect(?:ed|ing)?\s+(?:it|the\s+car|my\s+car)\b|"
     r"\bcame\s+out\b|(?<!\w)(?:уехал\w*|выехал\w*)(?!\w)|\bsal[ií]\b|\bme\s+fui\b|\bretir[eé]\b",
     re.IGNORECASE,
 )
@@ -174,15 +184,30 @@ def _is_exit_only(text: str) -> bool:
 
 def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
     if _is_exit_only(text) or _end_only(text, ctx) is not None:
-        return None  # "不对，我是下午5点就开走了", "sorry, until 2pm": the time is when the stay ended
-    parsed = parse_datetime(text, now=ctx.now, timezone=ctx.timezone)
-    shift = _day_shift(text) if ctx.entry is not None else 0
+        # "不对，我是下午5点就开走了", "sorry, until 2pm": the time is when the stay ended; the start moves
+        # only to a day said before it ("and for the weekend, if I stay till 8pm")
+        start = _moved_start(text, ctx) if not _is_exit_only(text) else None
+        if start is None or start == ctx.entry:
+            return None
+        m = _UNTIL_ONLY.search(text)
+        return Extraction(start.isoformat(), text[: m.start()].strip()[:40] if m else "")
+    parsed = parse_datetime(text, now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
+    part = _part_of_day(text, parsed)
+    shift = (_day_shift(text) or week_shift(text)) if ctx.entry is not None else 0
     if shift and (parsed is None or parse_date(text, now=ctx.now, timezone=ctx.timezone) is None):
-        # "第二天同一时间呢？", "and the day after?": a day counted from the one talked about
+        # "第二天同一时间呢？", "and the day after?", "same time next week?": a day counted from the one talked about
         entry = ctx.entry.astimezone(ZoneInfo(ctx.timezone))
-        clock = parsed.value.timetz() if parsed is not None and parsed.precision == "minute" else entry.timetz()
+        clock = (parsed.value.timetz() if parsed is not None and parsed.precision == "minute"
+                 else part[1].replace(tzinfo=entry.tzinfo) if part else entry.timetz())
         value = datetime.combine(entry.date() + timedelta(days=shift), clock)
         return Extraction(value.isoformat(), parsed.raw if parsed else text.strip()[:40])
+    if part is not None and (parsed is None or parsed.precision == "day"):
+        # "and at night?", "那晚上呢", "tonight": that part of the day talked about (or named), at a time inside it
+        on = (parsed.value.date() if parsed is not None else
+              ctx.entry.astimezone(ZoneInfo(ctx.timezone)).date() if ctx.entry is not None else None)
+        if on is not None:
+            value = datetime.combine(on, part[1], tzinfo=ZoneInfo(ctx.timezone))
+            return Extraction(value.isoformat(), " ".join(w for w in (parsed.raw if parsed else "", part[0]) if w))
     if parsed is None:
         return None
     value = parsed.value
@@ -193,6 +218,21 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
         elif parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:  # "and 11 to 1pm?": on that day
             value = datetime.combine(entry.date(), value.timetz())
     return Extraction(value.isoformat(), parsed.raw)
+
+
+def _anchor(ctx: ExtractContext) -> date | None:
+    """The day a follow-up talks about: a bare weekday or weekend in it counts from there."""
+    return ctx.entry.astimezone(ZoneInfo(ctx.timezone)).date() if ctx.entry is not None else None
+
+
+def _part_of_day(text: str, parsed: ParsedTime | None) -> tuple[str, time] | None:
+    """A part of the day said without a clock time, where the stay goes ("and at night?"); an overnight stay
+    starts in the evening. Not when the message asks the most a day costs ("白天最多收多少？" moves nothing)."""
+    if (parsed is not None and parsed.precision == "minute") or asks_cap(text):
+        return None
+    if OVERNIGHT.search(text):
+        return "overnight", OVERNIGHT_START
+    return day_part(text)
 
 
 _DAY_BEFORE = re.compile(r"the\s+day\s+before|前一天|头一天|накануне|el\s+d[ií]a\s+anterior", re.IGNORECASE)
@@ -243,7 +283,7 @@ def _end_after(start: datetime, end: datetime, said: str) -> datetime:
 _RANGE_SEP = re.compile(r"(?:\s+(?:to|until|till)\s+|\s*(?:-|–|—|~|～)\s*(?=\d)|停到|到|至|直到)", re.IGNORECASE)
 _NEXT_DAY = re.compile(r"next\s+(?:day|morning)|the\s+following\s+day|第二天|次日|隔天|翌日", re.IGNORECASE)
 _DURATION = re.compile(
-    r"(?<![第\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
+    r"(?<![第前后頭头隔\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
     r"\s*-?\s*(?:个)?\s*(半|and\s+a\s+half\s+)?\s*"
     r"(hours?|hrs?|h\b|小时|钟头|minutes?|mins?|分钟|days?|天)(\s*半|\s+and\s+a\s+half)?",
     re.IGNORECASE,
@@ -265,8 +305,9 @@ _UNTIL_ONLY = re.compile(r"\b(?:until|till|til)\b|一直到|直到|停到", re.I
 
 def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
     """ "sorry, until 2pm", "不对，停到五点": a new end for the stay talked about (no start said)."""
+    start = _moved_start(text, ctx)
     m = _UNTIL_ONLY.search(text) if ctx.entry is not None else None
-    if m is None or parse_datetime(text[: m.start()], now=ctx.now, timezone=ctx.timezone) is not None:
+    if m is None or start is None:
         return None
     tail = text[m.end():]
     end = parse_datetime(tail, now=ctx.entry, timezone=ctx.timezone)
@@ -274,8 +315,23 @@ def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
         return None
     value = end.value
     if parse_date(tail, now=ctx.now, timezone=ctx.timezone) is None:  # on the stay's day
-        value = datetime.combine(ctx.entry.astimezone(value.tzinfo).date(), value.timetz())
-    return Extraction(_end_after(ctx.entry, value, tail).isoformat(), end.raw)
+        value = datetime.combine(start.astimezone(value.tzinfo).date(), value.timetz())
+    return Extraction(_end_after(start, value, tail).isoformat(), end.raw)
+
+
+def _moved_start(text: str, ctx: ExtractContext) -> datetime | None:
+    """Where the stay starts for a new end said alone: where it was, or on the day named before the end
+    ("and for the weekend, if I stay till 8pm"), at the same time; None when a time of day is said before it."""
+    m = _UNTIL_ONLY.search(text) if ctx.entry is not None else None
+    if m is None:
+        return None
+    before = parse_datetime(text[: m.start()], now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
+    if before is None:
+        return ctx.entry
+    if before.precision != "day":
+        return None
+    entry = ctx.entry.astimezone(before.value.tzinfo)
+    return datetime.combine(before.value.date(), entry.timetz())
 
 
 def _until(text: str, ctx: ExtractContext) -> Extraction | None:
@@ -283,7 +339,7 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
     if exit_time := _exit_time(text, ctx) or _end_only(text, ctx):
         return exit_time
     for sep in _RANGE_SEP.finditer(text):
-        start = parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone)
+        start = parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
         tail = text[sep.end():]
         if start is None:
             continue
@@ -305,8 +361,9 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
 
 
 _WORDED_DURATIONS = (
-    (re.compile(r"\b(?:(?:a|one|the)\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day(?:\s+long)?\b|一整天|整整一天|停一天|全天|"
+    (re.compile(r"\b(?:(?:a|one|the)\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day(?:\s+long)?\b|一整天|整整一天|停一天|全天|(?<!白)整天|全日|"
                 r"(?<!\w)(?:целый|весь)\s+день(?!\w)|\btodo\s+el\s+d[ií]a\b|\bun\s+d[ií]a\s+(?:entero|completo)\b", re.IGNORECASE), 1440),
+    (OVERNIGHT, OVERNIGHT_MINUTES),
     (re.compile(r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), 90),
     (re.compile(r"\bhalf\s+an\s+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时", re.IGNORECASE), 30),
     (re.compile(r"\b(?:an|one)\s+hour\b", re.IGNORECASE), 60),
@@ -488,6 +545,7 @@ def resolve_reference(text: str, candidates: Iterable[str]) -> str | None:
 
 
 # -- memory -------------------------------------------------------------------------------
+_REMEMBERED = 3  # earlier values a slot keeps ("the other car park" is the one before)
 def merge_slots(
     memory: Mapping[str, SlotValue], found: Mapping[str, Extraction], turn: int
 ) -> tuple[FrozenDict, tuple[str, ...]]:
@@ -502,8 +560,10 @@ def merge_slots(
             and previous.status != INVALID
         ):
             continue  # same value again: keep its original turn and validation
+        earlier = () if previous is None else tuple(dict.fromkeys(
+            v for v in (previous.value, *previous.previous) if v != extraction.value))[:_REMEMBERED]
         merged[name] = SlotValue(
-            name=name, value=extraction.value, source_turn=turn, raw=extraction.raw
+            name=name, value=extraction.value, source_turn=turn, raw=extraction.raw, previous=earlier
         )
         changed.append(name)
     return FrozenDict(merged), tuple(changed)

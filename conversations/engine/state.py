@@ -35,6 +35,7 @@ class SlotValue(Serializable):
     status: str = UNVERIFIED  # unverified | valid | invalid
     validated_by: str | None = None  # lookup | format | form
     validated_turn: int | None = None
+    previous: tuple[str, ...] = ()  # the values it held before, newest first ("the other car park")
 
     @property
     def usable(self) -> bool:

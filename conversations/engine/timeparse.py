@@ -176,6 +176,12 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
     return value, raw
 
 
+def says_clock(text: str) -> bool:
+    """Whether text says a time of day by the clock ("9pm", "21:00", "晚上九点"), not only a part of the day."""
+    found = _time_of_day(text or "")
+    return found is not None and not _NOON.fullmatch(found[1]) and not _MIDNIGHT.fullmatch(found[1])
+
+
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
 _MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
 _MONTH_DAY_EN = re.compile(
@@ -232,12 +238,53 @@ def _weekday_date(today: date, weekday: int, relation: str, weeks: int = 1) -> d
     return today + timedelta(days=ahead) if ahead <= 3 else today - timedelta(days=7 - ahead)
 
 
-def _weekday_part(text: str, today: date) -> tuple[date, str] | None:
-    """ "上周六", "下星期一", "周四", "last Saturday", "on Thursday", "в субботу", "el sábado pasado" """
+def _on_or_after(anchor: date, weekday: int) -> date:
+    """The first `weekday` (Monday 0) on or after `anchor`."""
+    return anchor + timedelta(days=(weekday - anchor.weekday()) % 7)
+
+
+# "the weekend", "this weekend", "周末", "下周末", "last weekend": the weekend's Saturday
+_WEEKEND = re.compile(r"(上上|上|下下|下|这|這|本)?\s*(?:个|個)?\s*(?:周末|週末|礼拜天?末)"
+                      r"|\b(?:(last|next|this|coming|past)\s+)?week-?ends?\b|(?<!\w)выходны\w*|\bfin\s+de\s+semana\b",
+                      re.IGNORECASE)
+
+
+def _weekend_part(text: str, today: date, anchor: date | None) -> tuple[date, str] | None:
+    """The Saturday of the weekend a text names: a bare one is the first from `anchor` (a follow-up's
+    day) or from today; "上周末" / "last weekend" the one before, "下周末" / "next weekend" the one after."""
+    m = _WEEKEND.search(text)
+    if m is None:
+        return None
+    word = (m.group(1) or m.group(2) or "").lower()
+    if word in ("上上", "上", "下下", "下", "这", "這", "本"):
+        weeks = {"上上": -2, "上": -1, "下下": 2, "下": 1}.get(word, 0)
+        return _weekday_date(today, 5, "week", weeks), m.group(0)
+    saturday = _on_or_after(anchor or today, 5) if (anchor or today).weekday() != 6 else (anchor or today) - timedelta(days=1)
+    if word in ("last", "past"):
+        saturday = _weekday_date(today, 5, _PAST)
+    elif word in ("next",):
+        saturday = _weekday_date(today, 5, "week", 1)
+    return saturday, m.group(0).strip()
+
+
+def is_weekend(raw: str) -> bool:
+    """Whether the words that said a day named a weekend (both its days are meant)."""
+    return bool(_WEEKEND.search(raw or ""))
+
+
+def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[date, str] | None:
+    """ "上周六", "下星期一", "周四", "last Saturday", "on Thursday", "в субботу", "el sábado pasado"
+
+    A bare weekday is the nearest one to today; with an `anchor` (the day a follow-up talks about:
+    "what about Sunday?" after a stay on Thursday) it is the first such weekday on or after it.
+    """
     if m := _ZH_WEEKDAY.search(text):
         weekday = min(_ZH_WEEKDAY_DIGITS.index(m.group(2)), 6)
         weeks = {"上上": -2, "上": -1, "下下": 2, "下": 1, "这": 0, "這": 0, "本": 0}.get(m.group(1) or "")
-        on = _weekday_date(today, weekday, "week", weeks) if weeks is not None else _weekday_date(today, weekday, _NEAREST)
+        if weeks is not None:
+            on = _weekday_date(today, weekday, "week", weeks)
+        else:
+            on = _on_or_after(anchor, weekday) if anchor else _weekday_date(today, weekday, _NEAREST)
         return on, m.group(0)
     for pattern, names in ((_EN_WEEKDAY, _WEEKDAYS["en"]), (_RU_WEEKDAY, _WEEKDAYS["ru"]), (_ES_WEEKDAY, _WEEKDAYS["es"])):
         if m := pattern.search(text):
@@ -245,14 +292,14 @@ def _weekday_part(text: str, today: date) -> tuple[date, str] | None:
             word = " ".join(w for w in (m.group(1), m.group(3) if m.lastindex and m.lastindex >= 3 else None) if w).lower()
             relation = (_PAST if re.search(r"last|past|прошл|pasado", word) else _NEXT if re.search(r"next|coming|следующ|pr[óo]ximo|viene", word)
                         else _THIS if re.search(r"this|эт", word) else _NEAREST)
-            on = _weekday_date(today, weekday, relation)
+            on = _on_or_after(anchor, weekday) if anchor and relation == _NEAREST else _weekday_date(today, weekday, relation)
             if "before last" in word:
                 on -= timedelta(days=7)
             return on, m.group(0).strip()
     return None
 
 
-def _date_part(text: str, today: date) -> tuple[date, str] | None:
+def _date_part(text: str, today: date, anchor: date | None = None) -> tuple[date, str] | None:
     if m := _DATE.search(text):
         try:
             return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.group(0)
@@ -268,7 +315,7 @@ def _date_part(text: str, today: date) -> tuple[date, str] | None:
     for pattern, offset in _RELATIVE_DAYS:
         if m := pattern.search(text):
             return today + timedelta(days=offset), m.group(0)
-    return _weekday_part(text, today)
+    return _weekday_part(text, today, anchor) or _weekend_part(text, today, anchor)
 
 
 def _local_now(now: datetime, timezone: str) -> datetime:
@@ -277,8 +324,9 @@ def _local_now(now: datetime, timezone: str) -> datetime:
     return now.astimezone(ZoneInfo(timezone))
 
 
-def parse_datetime(text: str, *, now: datetime, timezone: str) -> ParsedTime | None:
-    """The first date/time expression in text as an aware datetime in `timezone`."""
+def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | None = None) -> ParsedTime | None:
+    """The first date/time expression in text as an aware datetime in `timezone` (a bare weekday
+    or weekend counts from `anchor` when one is given: the day a follow-up talks about)."""
     zone = ZoneInfo(timezone)
     local_now = _local_now(now, timezone)
     if m := _ISO.search(text):
@@ -286,7 +334,7 @@ def parse_datetime(text: str, *, now: datetime, timezone: str) -> ParsedTime | N
         value = datetime.fromisoformat(raw.replace(" ", "T", 1))
         value = value.replace(tzinfo=zone) if value.tzinfo is None else value
         return ParsedTime(value=value, precision="minute", raw=raw)
-    day = _date_part(text, local_now.date())
+    day = _date_part(text, local_now.date(), anchor)
     clock = _time_of_day(text)
     if day is None and clock is None:
         return None
@@ -301,9 +349,9 @@ def parse_datetime(text: str, *, now: datetime, timezone: str) -> ParsedTime | N
     return ParsedTime(datetime.combine(on, clock[0], tzinfo=zone), "minute", raw)
 
 
-def parse_date(text: str, *, now: datetime, timezone: str) -> date | None:
-    """The first calendar date in text (absolute or relative to `now` in `timezone`)."""
+def parse_date(text: str, *, now: datetime, timezone: str, anchor: date | None = None) -> date | None:
+    """The first calendar date in text (absolute or relative to `now` in `timezone`; see `parse_datetime`)."""
     if m := _ISO.search(text):
         return date.fromisoformat(m.group(1))
-    day = _date_part(text, _local_now(now, timezone).date())
+    day = _date_part(text, _local_now(now, timezone).date(), anchor)
     return day[0] if day else None

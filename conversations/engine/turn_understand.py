@@ -23,6 +23,7 @@ from ._text import (
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
+from .fee_questions import names_other_one
 from .forms import wants_edit
 from .intents import (
     CONFIRMATION,
@@ -47,7 +48,7 @@ from .slots import (
     resolve_reference,
     validate_slots,
 )
-from .state import EST_NONE, ContextState
+from .state import EST_NONE, UNVERIFIED, ContextState
 from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
 from .turn_work import (
     ANSWER,
@@ -236,6 +237,7 @@ def fill_slots(
                 del found[other]  # the same words are one thing: what the generator said they are ("A1001" the order)
     _identifiers_by_lookup(state, t, config, found, lookups or {})
     _one_token_two_things(state, t, config, found, lookups or {})
+    state = _the_other_one(state, t, config, found)
     _keep_stay_length(state, found)
     merged, changed = merge_slots(state.slots, found, t.turn)
     t.slots_corrected = tuple(n for n in changed if n in state.slots)
@@ -291,6 +293,24 @@ def _named_values(state: ContextState, t: TurnWork, names: list[str], found: dic
         found.pop(slot, None)
         t.trace.append(f"slot {slot} ambiguous: " + ", ".join(v for v, _ in named.ambiguous[slot]))
     t.ambiguous_slots = named.ambiguous
+
+
+def _the_other_one(state: ContextState, t: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> ContextState:
+    """ "and at the other car park?", "另一个停车场呢": the lot talked about before this one; with none before,
+    the lot is no longer known and is asked (never the same lot priced again as if it were the other)."""
+    if not names_other_one(t.text):
+        return state
+    for name in _slot_names(config):
+        if config.slot_spec(name).extractor != "lot_code" or name in found or (current := state.slots.get(name)) is None:
+            continue
+        if current.previous:
+            found[name] = Extraction(value=current.previous[0], raw=t.text.strip()[:40])
+            t.trace.append(f"slot {name}: the other one talked about")
+        else:
+            t.trace.append(f"slot {name}: which other one is not known, asked")
+            # no longer usable, still remembered: the lot given next has this one before it
+            state = state.evolve(slots={**state.slots, name: replace(current, status=UNVERIFIED, validated_by=None)})
+    return state
 
 
 def _keep_stay_length(state: ContextState, found: dict[str, Extraction]) -> None:
@@ -483,7 +503,11 @@ def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig)
         # a new value for the request in progress, however it is phrased: an answer, a correction
         # ("不对，…"), or words that read like evidence ("我其实是下午五点才开走的")
         or (t.meaning not in (SIDE_QUESTION, REQUEST) and t.slots_changed)
+        or _asks_about_request(state, t, config)
     ):
+        if t.meaning == SIDE_QUESTION:
+            t.meaning = FOLLOW_UP
+            t.trace.append("side question about the request in progress: a follow-up")
         resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
     elif not state.active_intent and t.meaning != SIDE_QUESTION and t.slots_mentioned:
         resolved, source = _started_by_slot(state, t, config) or (None, None)
@@ -498,6 +522,18 @@ def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig)
         t.trace.append(f"intent {resolved} ({source})")
         return state.evolve(active_intent=resolved)
     return state
+
+
+def _asks_about_request(state: ContextState, t: TurnWork, config: ConversationConfig) -> bool:
+    """A question that changes a detail of the request in progress ("what is it on Sunday?", "what's it like
+    at Guanqian?") is about that request, not a side question, unless it names one of the plan's side topics
+    or a generator said it is one."""
+    if t.meaning != SIDE_QUESTION or t.command("side_question") is not None:
+        return False
+    active = config.intent(state.active_intent)
+    if active is None or not set(t.slots_changed) & {*active.required_slots, *active.optional_slots}:
+        return False
+    return not any(first_match(t.text, topic.patterns, t.language) for topic in config.side_topics)
 
 
 def track_topic(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:

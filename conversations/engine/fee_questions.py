@@ -1,0 +1,81 @@
+"""What a question about a stay's fee asks, in words: the most a day costs, a part of the day, a stay
+overnight, another week, another lot.
+
+Shared by the slot extractors (what the follow-up changes) and the replies (what the answer says
+first), so the two never disagree about what a message asked.
+"""
+
+from __future__ import annotations
+
+import re
+from datetime import time
+
+# "白天最多收多少？", "what's the most I'd pay?", "is there a daily cap?", "whats the max": the rule's caps answer it
+ASKS_CAP = re.compile(
+    r"\b(?:max(?:imum)?|most|cap(?:ped|s)?|ceiling|limit|highest|upper\s+limit|top\s+out)\b|最多|最高|封顶|上限|最贵|顶多|"
+    r"(?<!\w)(?:максимум|максимальн\w*|лимит\w*)(?!\w)|\bm[aá]xim[oa]\b|\btope\b",
+    re.IGNORECASE,
+)
+
+# A part of the day said without a clock time ("and at night?", "那晚上呢", "上午呢"): the stay moves to it,
+# starting at a time that lies inside that part of the day for any usual rule (the reply names the rule's own
+# segments for it). First the longer words, so "傍晚" is the evening, not "晚上".
+DAY_PARTS: tuple[tuple[str, re.Pattern[str], time], ...] = (
+    ("evening", re.compile(r"\bevening\b|傍晚|(?<!\w)вечер\w*", re.IGNORECASE), time(18, 0)),
+    ("night", re.compile(r"\bnight(?:-?time|s)?\b|\btonight\b|\bovernight\b|晚上|夜里|夜间|夜晚|今晚|明晚|昨晚|过夜|整晚|一晚|"
+                         r"(?<!\w)ноч\w*|\bnoche\b", re.IGNORECASE), time(22, 0)),
+    ("morning", re.compile(r"\bmorning\b|早上|早晨|上午|(?<!\w)утр\w*|\bpor\s+la\s+ma[ñn]ana\b", re.IGNORECASE), time(9, 0)),
+    ("afternoon", re.compile(r"\bafternoon\b|下午|\bpor\s+la\s+tarde\b", re.IGNORECASE), time(14, 0)),
+    ("daytime", re.compile(r"\bday-?time\b|\bduring\s+the\s+day\b|白天|日间|(?<!\w)днём(?!\w)|\bde\s+d[ií]a\b", re.IGNORECASE),
+     time(10, 0)),
+)
+
+# "and overnight?", "过夜呢", "停一晚": a stay from the evening to the next morning
+OVERNIGHT = re.compile(r"\bovernight\b|\ball\s+night\b|过夜|整晚|停一晚|一晚上|一整晚|(?<!\w)на\s+ночь(?!\w)|\btoda\s+la\s+noche\b",
+                       re.IGNORECASE)
+OVERNIGHT_START, OVERNIGHT_MINUTES = time(20, 0), 12 * 60
+
+# "same time next week?", "下周同一时间呢", "a week later": the stay talked about, a week later (or earlier)
+_WEEK_LATER = re.compile(r"\bnext\s+week\b|\b(?:a|one)\s+week\s+(?:later|after)\b|\bthe\s+(?:week\s+after|following\s+week)\b|"
+                         r"下(?:个|個)?(?:周|週|星期|礼拜)(?![一二三四五六日天末])|一(?:个|個)?(?:周|星期|礼拜)(?:以)?后|"
+                         r"(?<!\w)на\s+следующей\s+неделе(?!\w)|\bla\s+semana\s+(?:que\s+viene|siguiente|pr[óo]xima)\b",
+                         re.IGNORECASE)
+_WEEK_EARLIER = re.compile(r"\blast\s+week\b|\b(?:a|one)\s+week\s+(?:earlier|before)\b|\bthe\s+week\s+before\b|"
+                           r"上(?:个|個)?(?:周|週|星期|礼拜)(?![一二三四五六日天末])|一(?:个|個)?(?:周|星期|礼拜)(?:以)?前|"
+                           r"(?<!\w)на\s+прошлой\s+неделе(?!\w)|\bla\s+semana\s+pasada\b",
+                           re.IGNORECASE)
+
+# "and at the other car park?", "另一个停车场呢", "the other one": the lot talked about before this one
+OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+(?:lot|car\s*park|parking(?:\s+lot)?|garage)\b|\banother\s+(?:lot|car\s*park)\b|"
+                       r"另(?:一|外)(?:一)?(?:个|個|家)?(?:停车场|车场)|另一家|别的(?:停车场|车场)|(?<!\w)друг\w+\s+(?:парковк\w*|стоянк\w*)|"
+                       r"\bel\s+otro\s+(?:estacionamiento|aparcamiento|parking)\b", re.IGNORECASE)
+
+
+def asks_cap(text: str) -> bool:
+    """Whether a message asks the most a stay may cost (a cap)."""
+    return bool(ASKS_CAP.search(text or ""))
+
+
+def day_part(text: str) -> tuple[str, time] | None:
+    """The part of the day a message names (its first one) and a time inside it, or None."""
+    hits = [(m.start(), name, at) for name, pattern, at in DAY_PARTS if (m := pattern.search(text or ""))]
+    if not hits:
+        return None
+    _, name, at = min(hits, key=lambda hit: hit[0])
+    return name, at
+
+
+def week_shift(text: str) -> int:
+    """+7 for "next week" / 下周 said of the stay talked about, -7 for "last week" / 上周, else 0."""
+    if _WEEK_LATER.search(text or ""):
+        return 7
+    return -7 if _WEEK_EARLIER.search(text or "") else 0
+
+
+def names_other_one(text: str) -> bool:
+    """Whether a message points at "the other" lot rather than naming one."""
+    return bool(OTHER_ONE.search(text or ""))
+
+
+__all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "asks_cap", "day_part",
+           "names_other_one", "week_shift"]
