@@ -114,28 +114,10 @@ def run_dialogues(dialogues: list[dict[str, Any]], user, model_server=None) -> D
 
 
 def _setup(setup: dict[str, Any]) -> None:
-    from billing.models import BillingRuleVersion, ParkingOrder
-    from billing.places import city_save, lot_save
-    from billing.services import billing_rule_version_add, parking_order_create, parse_time
+    """Create what a dialogue's `setup` names (billing.datasets, shared with the knowledge evaluation)."""
+    from billing.datasets import dataset_load
 
-    for city in setup.get("cities", ()):
-        city_save(data=city)
-    for lot in setup.get("lots", ()):
-        lot_save(data=lot)
-    for rule in setup.get("rules", ()):
-        start = parse_time(rule["version"]["effective_from"], "effective_from")
-        if not BillingRuleVersion.objects.filter(rule__rule_code=rule["rule_code"], effective_from=start).exists():
-            billing_rule_version_add(data=rule)
-    template = ParkingOrder.objects.order_by("pk").first()
-    for order in setup.get("orders", ()):
-        number = order["order_no"] if isinstance(order, dict) else order
-        if ParkingOrder.objects.filter(order_no=number).exists():
-            continue
-        if isinstance(order, dict):
-            parking_order_create(data=order)
-        elif template is not None:
-            template.pk, template.order_no = None, number
-            template.save()
+    dataset_load(setup)
 
 
 def _run_one(dialogue: dict[str, Any], user, model: ModelScript | None = None) -> list[str]:  # noqa: ANN001
