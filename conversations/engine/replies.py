@@ -15,6 +15,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
+from billing.engine.payload import crosses_midnight
+
 from ._text import asks_question, chitchat_kind, localize
 from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
@@ -122,8 +124,21 @@ def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
     if seg.get("free_minutes"):
         text += _t(lang, f", first {seg['free_minutes']} min free", f"，前{seg['free_minutes']}分钟免费")
     if seg.get("max_charge") is not None:
-        text += _t(lang, f", capped at {_money(seg['max_charge'])} per day", f"，每日封顶{_money(seg['max_charge'])}元")
+        cap = _money(seg["max_charge"])
+        text += {
+            "night": _t(lang, f", capped at {cap} per night (the whole window is one period)", f"，每晚（整段算一次）封顶{cap}元"),
+            "split": _t(lang, f", capped at {cap} per day (split at midnight: each calendar day has its own cap)",
+                        f"，每日封顶{cap}元（跨零点按自然日分开计）"),
+        }.get(_cap_period(seg), _t(lang, f", capped at {cap} per day", f"，每日封顶{cap}元"))
     return text
+
+
+def _cap_period(seg: Mapping[str, Any]) -> str:
+    """How a segment crossing midnight counts its cap: "night" (one window, one period), "split" (per
+    calendar day, the default); "" for a window inside one day, where both are the same."""
+    if not crosses_midnight(seg.get("time_window") or {}):
+        return ""
+    return "night" if seg.get("cap_period") == "window" else "split"
 
 
 def _rule_source(result: Mapping[str, Any], lang: str) -> str:
@@ -142,8 +157,12 @@ def _caps(result: Mapping[str, Any], lang: str) -> str:
         window = seg.get("time_window", {})
         span = f"{window.get('start')}–{window.get('end')}" + ("" if not _days_said(seg, lang) else
                                                                 _t(lang, ", ", "，") + _days_said(seg, lang))
-        parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a day",
-                        f"{seg['name']}（{span}）每天最多 {_money(seg['max_charge'])} 元"))
+        if _cap_period(seg) == "night":
+            parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a night",
+                            f"{seg['name']}（{span}）每晚最多 {_money(seg['max_charge'])} 元"))
+        else:
+            parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a day",
+                            f"{seg['name']}（{span}）每天最多 {_money(seg['max_charge'])} 元"))
     return _t(lang, "The most this rule charges: " + "; ".join(parts) + ".", "该规则的收费上限：" + "；".join(parts) + "。")
 
 
