@@ -15,8 +15,6 @@ from dataclasses import dataclass
 from datetime import date, datetime, time
 from typing import Any
 
-from billing.engine.payload import crosses_midnight
-
 from ._text import asks_question, chitchat_kind, localize
 from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
@@ -133,10 +131,17 @@ def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
     return text
 
 
+def _crosses_midnight(window: Mapping[str, Any]) -> bool:
+    """A window running past local midnight ("20:00"-"08:00", "08:00"-"08:00"), where the cap period
+    matters; billing.engine.payload.crosses_midnight is the same test on the rule's side."""
+    start, end = window.get("start", "00:00"), window.get("end", "00:00")
+    return ("24:00" if end == "00:00" else end) <= start
+
+
 def _cap_period(seg: Mapping[str, Any]) -> str:
     """How a segment crossing midnight counts its cap: "night" (one window, one period), "split" (per
     calendar day, the default); "" for a window inside one day, where both are the same."""
-    if not crosses_midnight(seg.get("time_window") or {}):
+    if not _crosses_midnight(seg.get("time_window") or {}):
         return ""
     return "night" if seg.get("cap_period") == "window" else "split"
 
