@@ -83,12 +83,25 @@ def rule_explain(ctx: StepContext) -> StepEffect:
 def arrears_check(ctx: StepContext) -> StepEffect:
     """The plate's orders that still owe money."""
     slots = _validated(ctx)
-    orders = services.arrears_list(plate_no=slots["plate_no"], city_code=slots.get("city_code"))
+    # a city known only from an order verified before ("does that car owe anything else?") is where that order
+    # was, not a place the person asked about: the plate's arrears are looked up everywhere
+    learned = ctx.state.signals.get("learned_slots") or ()
+    city = None if "city_code" in learned else slots.get("city_code")
+    orders = services.arrears_list(plate_no=slots["plate_no"], city_code=city)
     total = sum((o.arrears_amount for o in orders), Decimal("0.00"))
     return StepEffect(signals={"tool_error": False, "tool_result": {
-        "tool": "arrears_check", "plate_no": slots["plate_no"].upper(), "city_code": slots.get("city_code"),
+        "tool": "arrears_check", "plate_no": slots["plate_no"].upper(), "city_code": city,
         "orders": [_order_dict(o) for o in orders], "total_arrears": str(total),
+        # "第一笔", "the second one", "the one at Chengdu East" point at one of these
+        "listed": {"slot": "order_no", "values": [o.order_no for o in orders],
+                   "details": {o.order_no: _order_details(o) for o in orders}},
     }})
+
+
+def _order_details(order: ParkingOrder) -> dict[str, str]:
+    """What a listed order may be pointed at by (its lot and city), and how to name it when asking which."""
+    return {"lot_code": order.lot_code, "city_code": order.city_code,
+            "label": f"{order.order_no} ({order.lot_code}, {services.local_iso(order.entry_time)[:10]}, {order.arrears_amount})"}
 
 
 @step_handler("billing.fee_verify")
@@ -106,6 +119,9 @@ def fee_verify(ctx: StepContext) -> StepEffect:
         "amount_check_action": verification.action, "order_total_amount": str(verification.order_total_amount),
         "simulated_total_amount": str(verification.simulated_total_amount), "rule_code": verification.rule_code,
         "version_no": verification.version_no, "breakdown": verification.breakdown, "verification_id": verification.pk,
+        # what the order tells of the stay: "that car", "this car park" in the turns after
+        "learned": {"tool": "billing.fee_verify", "record": f"order_no={order.order_no}",
+                    "slots": {"plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code}},
     }
     return StepEffect(signals={
         "tool_error": False, "tool_result": result, "amount_check_result": verification.result,

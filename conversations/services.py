@@ -37,6 +37,7 @@ from .engine import (
     TurnOutcome,
     advance_context,
     evaluate_actions,
+    learn_from_tool,
     record_reply,
     with_slot_candidates,
 )
@@ -46,6 +47,7 @@ from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
+from .engine.state import SlotValue
 from .engine.timeparse import is_weekend
 from .engine.turn import (
     commands_understood,
@@ -271,6 +273,7 @@ def _signals_for(outcome: TurnOutcome, state: ContextState, config: Conversation
         "intent": intent,
         "slots": slots,
         "validated": {**dict(outcome.usable_slots), **_stay(state)},
+        "learned_slots": sorted(n for n, s in state.slots.items() if s.learned),  # known from a tool's result
         "facts": {"system": state.primary_system, "complaint": state.complaint, "situation": state.situation},
         "isolation_complete": bool(state.isolation_complete),
         "replan_required": bool(outcome.replan),
@@ -495,8 +498,7 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     tool_ran = _entered_tool(progress, plan)
     review = progress.review
     tool_result = runs.run_state_of(run).signals.get("tool_result") if tool_ran else None
-    if tool_result and tool_result.get("tool") == "arrears_check":
-        state = with_slot_candidates(state, "order_no", [o["order_no"] for o in tool_result.get("orders", [])])
+    state = _remember_tool_result(state, tool_result, config)
     citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang)
     view = _run_view(run, plan, lang, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW and not was_waiting,
                      previous_actions=before_actions, citations=citations,
@@ -550,6 +552,23 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         model_turn = ModelTurn(run=run, plan=plan, config=config, state_before_reply=state_before_reply, outcome=outcome,
                                view=view, draft=reply, lang=lang, text=text, answer_id=answer.pk, version=conversation.version)
     return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn)
+
+
+def _remember_tool_result(state: ContextState, tool_result: dict[str, Any] | None, config: ConversationConfig) -> ContextState:
+    """What a tool's result gives the turns after: the items it listed (to point at: "第一笔", "the one at
+    Chengdu East") and the facts it established (the verified order's plate, lot and city) as slots whose
+    source is that tool and record."""
+    if not tool_result:
+        return state
+    names = set(config.slots) | {n for i in config.intents for n in (*i.required_slots, *i.optional_slots)}
+    listed = tool_result.get("listed")
+    if listed and listed.get("slot") in names:
+        state = with_slot_candidates(state, listed["slot"], listed.get("values") or [], listed.get("details"))
+    learned = tool_result.get("learned")
+    if learned:
+        values = {k: v for k, v in (learned.get("slots") or {}).items() if k in names}
+        state = learn_from_tool(state, values, tool=learned.get("tool") or str(tool_result.get("tool")), record=learned.get("record"))
+    return state
 
 
 def _held_turn(conversation: Conversation, user, text: str, state: ContextState, turn_index: int,  # noqa: ANN001
@@ -866,7 +885,7 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
         "current_step": run.current_step,
         "current_step_label": wf.localize(plan.node(run.current_step).label, lang),
         "procedure_step": state.current_step_id,
-        "slots": {name: {"value": s.value, "source_turn": s.source_turn, "status": s.status, "raw": s.raw} for name, s in state.slots.items()},
+        "slots": {name: _slot_view(s) for name, s in state.slots.items()},
         "facts": [f.to_dict() for f in state.facts],
         "hypotheses": [h.to_dict() for h in state.hypotheses],
         "contradictions": [c.to_dict() for c in state.contradictions],
@@ -891,6 +910,14 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
         "turn_count": conversation.turn_count,
         "updated_at": conversation.updated_at.isoformat(),
     }
+
+
+def _slot_view(slot: SlotValue) -> dict[str, Any]:
+    """A slot and where it came from: the turn, and the person's words or the tool and record it was read from."""
+    view = {"value": slot.value, "source_turn": slot.source_turn, "status": slot.status, "raw": slot.raw, "source": slot.source}
+    if slot.learned:
+        view.update(tool=slot.tool, record=slot.record)
+    return view
 
 
 def conversation_messages(conversation: Conversation, after: int | None = None) -> list[Message]:

@@ -41,7 +41,7 @@ from .fee_questions import (
     day_part,
     week_shift,
 )
-from .state import INVALID, UNVERIFIED, VALID, PendingClarification, SlotValue
+from .state import INVALID, TOOL, UNVERIFIED, VALID, PendingClarification, SlotValue
 from .timeparse import ParsedTime, names_period, parse_date, parse_datetime, zh_number
 
 CONTINUE, ASK, ABORT = "continue", "ask", "abort"
@@ -544,6 +544,39 @@ def resolve_reference(text: str, candidates: Iterable[str]) -> str | None:
     return None
 
 
+# "the one at Chengdu East", "the Kuanzhai one", "成都东站那笔", "宽窄巷子的订单": one of the listed items, pointed at
+# by what the list said of it (its lot, its city), not by its place in the list
+_LISTED_ITEM = re.compile(
+    r"\bones?\b(?!\s*(?:hours?|hrs?|h\b|days?|nights?|minutes?|mins?|weeks?|more|of\b|or\b|-))"
+    r"|\b(?:order|orders|bill|bills|ticket|tickets|transaction)\b"
+    r"|笔|订单|[这那哪上]单|单子|那次|这次|记录|заказ\w*|\bpedido\b|\borden\b",
+    re.IGNORECASE,
+)
+
+
+def points_at_listed_item(text: str) -> bool:
+    """Whether the message speaks of an item (an order, "the one ...") rather than of a place itself."""
+    return bool(_LISTED_ITEM.search(text))
+
+
+def listed_by_details(
+    candidates: Iterable[str], details: Mapping[str, Mapping[str, str]], named: Mapping[str, str | Iterable[str]]
+) -> tuple[str, ...]:
+    """The listed candidates whose details agree with every value the message named (of the kinds the
+    list describes; a name that fits several values, such as one lot code in two cities, agrees with
+    any of them); none when the message named none of those kinds. The list's order is kept."""
+    options = list(candidates)
+    kinds = {k for c in options for k in details.get(c, {})}
+    said = {k: {v.casefold()} if isinstance(v, str) else {str(x).casefold() for x in v}
+            for k, v in named.items() if k in kinds and v}
+    if not said:
+        return ()
+    return tuple(
+        c for c in options
+        if all(str(details.get(c, {}).get(k, "")).casefold() in values for k, values in said.items())
+    )
+
+
 # -- memory -------------------------------------------------------------------------------
 _REMEMBERED = 3  # earlier values a slot keeps ("the other car park" is the one before)
 def merge_slots(
@@ -558,12 +591,37 @@ def merge_slots(
             previous is not None
             and previous.value == extraction.value
             and previous.status != INVALID
+            and not previous.learned
         ):
-            continue  # same value again: keep its original turn and validation
+            continue  # same value again: keep its original turn and validation (one only learned is now said)
         earlier = () if previous is None else tuple(dict.fromkeys(
             v for v in (previous.value, *previous.previous) if v != extraction.value))[:_REMEMBERED]
         merged[name] = SlotValue(
             name=name, value=extraction.value, source_turn=turn, raw=extraction.raw, previous=earlier
+        )
+        changed.append(name)
+    return FrozenDict(merged), tuple(changed)
+
+
+def learn_slots(
+    memory: Mapping[str, SlotValue], values: Mapping[str, str | None], *, turn: int, tool: str, record: str | None = None
+) -> tuple[FrozenDict, tuple[str, ...]]:
+    """Memory with the values a tool's result established (the plate, lot and city of the order just verified):
+    each becomes the slot's value, valid, with the tool and the record it read as its source; the value it
+    replaces stays as the one before. A slot that already holds the value keeps where it first came from."""
+    merged = dict(memory)
+    changed = []
+    for name, value in values.items():
+        if not value:
+            continue
+        previous = memory.get(name)
+        if previous is not None and previous.value.casefold() == str(value).casefold() and previous.status == VALID:
+            continue
+        earlier = () if previous is None else tuple(dict.fromkeys(
+            v for v in (previous.value, *previous.previous) if v != value))[:_REMEMBERED]
+        merged[name] = SlotValue(
+            name=name, value=str(value), source_turn=turn, status=VALID, validated_by="tool", validated_turn=turn,
+            previous=earlier, source=TOOL, tool=tool, record=record,
         )
         changed.append(name)
     return FrozenDict(merged), tuple(changed)

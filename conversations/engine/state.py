@@ -18,6 +18,8 @@ STATE_SCHEMA_VERSION = 1
 
 # Slot status values.
 UNVERIFIED, VALID, INVALID = "unverified", "valid", "invalid"
+# Where a slot's value came from.
+USER, TOOL = "user", "tool"
 # Hypothesis status values.
 ACTIVE, CONFIRMED, ELIMINATED = "active", "confirmed", "eliminated"
 # Estimate status values (seed 000 "labor mode" plus "none" before any draft).
@@ -36,10 +38,20 @@ class SlotValue(Serializable):
     validated_by: str | None = None  # lookup | format | form
     validated_turn: int | None = None
     previous: tuple[str, ...] = ()  # the values it held before, newest first ("the other car park")
+    # where the value came from: the person (in words or by pointing at a listed item), or a tool's
+    # result (the plate, lot and city of the order just verified), with the tool and the record it read
+    source: str = USER  # user | tool
+    tool: str | None = None  # e.g. "billing.fee_verify"
+    record: str | None = None  # the record the tool read, as "slot=value" (e.g. "order_no=88012345")
 
     @property
     def usable(self) -> bool:
         return self.status == VALID
+
+    @property
+    def learned(self) -> bool:
+        """Known from a tool's result, not said by the person."""
+        return self.source == TOOL
 
 
 @dataclass(frozen=True)
@@ -205,6 +217,9 @@ class ContextState(Serializable):
     estimate: Estimate = field(default_factory=Estimate)
     slots: Mapping[str, SlotValue] = field(default_factory=FrozenDict)
     slot_candidates: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+    # what a tool said of each listed candidate (an arrears list's orders: their lot, city and plate),
+    # so "the one at Chengdu East" points at one: candidate value -> {slot: value}
+    candidate_details: Mapping[str, Mapping[str, str]] = field(default_factory=FrozenDict)
     active_intent: str | None = None
     pending_clarification: PendingClarification | None = None
     clarify_rounds: int = 0

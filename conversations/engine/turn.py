@@ -34,6 +34,7 @@ from .forms import add_clarifying_question, current_question
 from .intents import route_intent
 from .loop_guard import QUESTION, ProposedAction, record_action
 from .named_values import Finder
+from .slots import learn_slots
 from .state import EST_NONE, INVALID, VALID, ContextState, FinalizedAnswer, with_key
 from .topics import SideQuestion
 from .turn_clarify import clarify_slots, finish_mode
@@ -81,6 +82,7 @@ __all__ = [
     "final_report_for",
     "held_outcome",
     "initial_state",
+    "learn_from_tool",
     "opening_question",
     "record_reply",
     "set_slot_status",
@@ -288,12 +290,27 @@ def final_report_for(
 
 
 def with_slot_candidates(
-    state: ContextState, name: str, values: tuple[str, ...] | list[str]
+    state: ContextState, name: str, values: tuple[str, ...] | list[str],
+    details: Mapping[str, Mapping[str, str]] | None = None,
 ) -> ContextState:
-    """Remember values a tool listed (e.g. arrears orders) so 'this order' / '第一笔' can resolve."""
+    """Remember values a tool listed (e.g. arrears orders) so 'this order' / '第一笔' can resolve, and what
+    the tool said of each (`details`: value -> {slot: value}, e.g. its lot) so 'the one at Chengdu East' can."""
+    values = tuple(values)
+    kept = {k: v for k, v in state.candidate_details.items() if k not in values}
+    kept.update({v: FrozenDict(details[v]) for v in values if details and details.get(v)})
     return state.evolve(
-        slot_candidates=with_key(state.slot_candidates, name, tuple(values) or None)
+        slot_candidates=with_key(state.slot_candidates, name, values or None),
+        candidate_details=FrozenDict(kept),
     )
+
+
+def learn_from_tool(
+    state: ContextState, values: Mapping[str, str | None], *, tool: str, record: str | None = None
+) -> ContextState:
+    """What a tool's result established (the plate, lot and city of the order just verified) becomes the
+    slots' values for the turns after, with the tool and the record as their source (not the person)."""
+    slots, changed = learn_slots(state.slots, values, turn=state.turn_index, tool=tool, record=record)
+    return state.evolve(slots=slots) if changed else state
 
 
 def set_slot_status(

@@ -43,8 +43,10 @@ from .slots import (
     extract_slots,
     has_content,
     identifier_candidates,
+    listed_by_details,
     lookup_identifier,
     merge_slots,
+    points_at_listed_item,
     resolve_reference,
     validate_slots,
 )
@@ -225,6 +227,7 @@ def fill_slots(
     spans = _identifier_spans(t.text, found, config)
     _drop_pieces_of_identifiers(t, found, spans, config)
     _named_values(state, t, names, found, finders, spans)
+    _listed_item_named(state, t, found)
     for command in t.commands:
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
             # the words that said it, when the message has them (a form tells one question's words from another's)
@@ -293,6 +296,38 @@ def _named_values(state: ContextState, t: TurnWork, names: list[str], found: dic
         found.pop(slot, None)
         t.trace.append(f"slot {slot} ambiguous: " + ", ".join(v for v, _ in named.ambiguous[slot]))
     t.ambiguous_slots = named.ambiguous
+
+
+def _listed_item_named(state: ContextState, t: TurnWork, found: dict[str, Extraction]) -> None:
+    """ "那成都东站那笔呢", "the one at Chengdu East": a listed item (an order of the arrears list) pointed at by
+    what the list said of it (its lot, its city). The place named describes the item, it is no new place;
+    one fit is that item, several are asked about ("which one do you mean: ...?"), never guessed."""
+    for name, candidates in state.slot_candidates.items():
+        details = {c: state.candidate_details.get(c) or {} for c in candidates}
+        kinds = {k for d in details.values() for k in d}
+        pending = state.pending_clarification
+        asked = pending is not None and pending.kind == "slot" and name in pending.missing
+        if not kinds or not (asked or points_at_listed_item(t.text)):
+            continue
+        named: dict[str, str | tuple[str, ...]] = {k: e.value for k, e in found.items() if k != name and k in kinds}
+        # a name that fits two things (one lot code in two cities) still says which listed items it may be
+        named.update({k: tuple(v for v, _ in options) for k, options in t.ambiguous_slots.items() if k in kinds and k not in named})
+        fits = listed_by_details(candidates, details, named)
+        if not fits or (name in found and found[name].value not in fits):
+            continue
+        t.pointed_at = name
+        raw = next((found[k].raw for k in named if k in found), t.text.strip()[:40])
+        for k in named:
+            found.pop(k, None)
+            t.ambiguous_slots.pop(k, None)
+        if name in found:
+            t.trace.append(f"slot {name}: the {', '.join(named)} named describe it")
+        elif len(fits) == 1:
+            found[name] = Extraction(value=fits[0], raw=raw)
+            t.trace.append(f"slot {name} resolved from the list by {', '.join(named)}")
+        else:
+            t.ambiguous_slots[name] = tuple((c, details[c].get("label") or c) for c in fits)
+            t.trace.append(f"slot {name}: {len(fits)} listed items fit, asked")
 
 
 def _the_other_one(state: ContextState, t: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> ContextState:
@@ -516,12 +551,24 @@ def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig)
         # "explain the Xuhui lot 1 rule": what the request needs is named, so it is that request, not a side question
         resolved, source = started
         t.meaning = REQUEST
+    if t.pointed_at and source != "explicit" and (taker := _taker_of_pointed(resolved or state.active_intent, t, config)):
+        # "鼓浪屿码头那笔呢" after the arrears list: an order of the list is pointed at, so it is that order's request
+        resolved, source = taker, "slots"
     t.resolved_intent = resolved
     t.intent_source = source
     if resolved:
         t.trace.append(f"intent {resolved} ({source})")
         return state.evolve(active_intent=resolved)
     return state
+
+
+def _taker_of_pointed(current: str | None, t: TurnWork, config: ConversationConfig) -> str | None:
+    """The one request that needs the listed item pointed at, when the current one does not use it."""
+    intent = config.intent(current)
+    if intent is not None and t.pointed_at in (*intent.required_slots, *intent.optional_slots):
+        return None
+    takers = [i.name for i in config.intents if t.pointed_at in i.required_slots]
+    return takers[0] if len(takers) == 1 else None
 
 
 def _asks_about_request(state: ContextState, t: TurnWork, config: ConversationConfig) -> bool:

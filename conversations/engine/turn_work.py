@@ -168,6 +168,7 @@ class TurnWork:
     slots_corrected: tuple[str, ...] = ()
     slots_mentioned: tuple[str, ...] = ()
     ambiguous_slots: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # slot -> (value, label)...
+    pointed_at: str | None = None  # the slot of a listed item the message points at by its details ("the one at ...")
     missing_slots: tuple[str, ...] = ()
     invalid_slots: tuple[str, ...] = ()
     side_question: SideQuestion | None = None
