@@ -160,11 +160,18 @@ def apply_fee_review(review: Review, option_id: str, user) -> None:  # noqa: ANN
 
 
 def order_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
-    """An order's number as recorded; written another way ("SCN020", "scn 20", "SCN-19" for SCN-019) it is
-    found when exactly one order fits (separators and a number's leading zeros aside)."""
+    """An order's number as recorded; written another way it is found when exactly one order fits: in any
+    case and with any spaces, dashes, dots or underscores between its groups ("gz 0603 771" for GZ-0603-771,
+    "th-kc-5521" for TH_KC_5521: both sides compared without them), then with a number's leading zeros
+    aside ("SCN020", "scn 20", "SCN-19" for SCN-019)."""
     order = ParkingOrder.objects.filter(order_no__iexact=value.strip()).values_list("order_no", flat=True).first()
     if order:
         return order
+    key = services.identifier_key(value)
+    if len(key) >= 4 and any(ch.isdigit() for ch in key):
+        fits = list(services.orders_by_key().filter(order_key=key).values_list("order_no", flat=True)[:2])
+        if len(fits) == 1:
+            return fits[0]
     pattern = _loose_number(value)
     if pattern is None:
         return False

@@ -301,6 +301,20 @@ def orders_of_plate() -> models.QuerySet:
     return ParkingOrder.objects.annotate(plate_key=folded)
 
 
+def identifier_key(value: str) -> str:
+    """An order number as compared: upper case, without the spaces, dots, dashes and underscores between its
+    groups ("gz 0603 771" and "GZ-0603-771" are both "GZ0603771")."""
+    return _PLATE_SEPARATORS.sub("", value).upper()
+
+
+def orders_by_key() -> models.QuerySet:
+    """Orders with their number's key (`order_key`, see `identifier_key`), however it was written."""
+    folded = Upper("order_no")
+    for char in _PLATE_CHARS:
+        folded = Replace(folded, Value(char), Value(""))
+    return ParkingOrder.objects.annotate(order_key=folded)
+
+
 def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[ParkingOrder]:
     """Orders of a plate (and city) that still owe money, oldest first; "ABC-1234" and "abc 1234" are one plate."""
     plate_no = plate_key(plate_no)

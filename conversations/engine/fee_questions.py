@@ -51,6 +51,28 @@ OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+(?:lot|car\s*park|parking(?:\s+lot
                        r"\bel\s+otro\s+(?:estacionamiento|aparcamiento|parking)\b", re.IGNORECASE)
 
 
+# An amount of money said: "60", "¥60", "60.00", "12块", "12 yuan", "RMB 35", "十二块" (not a time, a length or a date)
+_AMOUNT = re.compile(
+    r"[¥￥$]\s*\d+(?:\.\d{1,2})?|\b(?:rmb|cny)\s*\d+(?:\.\d{1,2})?|"
+    r"(?<![A-Za-z0-9_.\-/:])\d+(?:\.\d{1,2})?\s*(?:元|块|塊|\b(?:yuan|rmb|cny|kuai|bucks?|dollars?)\b)|"
+    r"[一二两三四五六七八九十百]+\s*(?:元|块|塊)|"
+    r"(?<![A-Za-z0-9_.\-/:])\d+(?:\.\d{1,2})?(?![\w.\-/:]|\s*(?:h\b|hours?\b|hrs?\b|mins?\b|minutes?\b|days?\b|am\b|pm\b|%))",
+    re.IGNORECASE,
+)
+# Asking whether it is right: "was the 60 correct", "is that right?", "对吗", "对不对", "没算错吧"
+_RIGHT = re.compile(
+    r"\b(?:correct(?:ly)?|right(?!\s+now)|accurate|ok(?:ay)?|fair|legit|wrong|a\s+mistake|too\s+much)\b|"
+    r"对吗|对不对|对么|对吧|对不|正确吗|准确吗|没错吧|没错吗|有没有错|是不是错|是不是算错|算错了?吗|收错了?吗|合理吗|没问题吧|有问题吗|"
+    r"(?<!\w)(?:правильно|верно)(?!\w)|\bcorrecto\b",
+    re.IGNORECASE,
+)
+
+
+def asks_amount_right(text: str) -> bool:
+    """Whether a message says an amount and asks whether it is right ("was the 60 correct", "收了我12块 对吗")."""
+    return bool(_AMOUNT.search(text or "")) and bool(_RIGHT.search(text or ""))
+
+
 def asks_cap(text: str) -> bool:
     """Whether a message asks the most a stay may cost (a cap)."""
     return bool(ASKS_CAP.search(text or ""))
@@ -77,5 +99,5 @@ def names_other_one(text: str) -> bool:
     return bool(OTHER_ONE.search(text or ""))
 
 
-__all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "asks_cap", "day_part",
+__all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "asks_amount_right", "asks_cap", "day_part",
            "names_other_one", "week_shift"]

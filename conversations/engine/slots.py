@@ -63,7 +63,7 @@ _ORDER_SHAPED = re.compile(
 )
 _ORDER_KEYWORD = re.compile(
     r"(?:order|订单|заказ\w*|pedido|orden)\s*(?:no\.?|number|#|号|编号|номер|n[uú]mero)?\s*[:：#]?\s*"
-    r"([A-Za-z0-9][A-Za-z0-9\-]{2,})",
+    r"([A-Za-z0-9](?:[A-Za-z0-9\-_]|\.(?=[A-Za-z0-9]))+)",
     re.IGNORECASE,
 )
 _LOT_KEYWORD = re.compile(
@@ -136,8 +136,11 @@ def _order(text: str, ctx: ExtractContext) -> Extraction | None:
     if m := _ORDER_SHAPED.search(text):
         return Extraction(m.group(1).upper(), m.group(0))
     m = _ORDER_KEYWORD.search(text)
-    if m and any(ch.isdigit() for ch in m.group(1)):
+    if m and any(ch.isdigit() for ch in m.group(1)) and len(m.group(1)) >= 3:
         return Extraction(m.group(1).upper(), m.group(0))
+    if m and (spaced := _spaced_runs(text[m.start(1):])) and text[m.start(1):].startswith(spaced[0]):
+        # "order gz 0603 771": the number written with spaces between its groups (the lookup compares it without)
+        return Extraction(spaced[0].upper(), text[m.start():m.start(1) + len(spaced[0])])
     return None
 
 
@@ -182,7 +185,31 @@ def _is_exit_only(text: str) -> bool:
     return bool(_EXIT.search(text)) and not _RANGE_SEP.search(text)
 
 
+# "now until midnight", "from now till 6pm", "现在停到晚上十二点": a stay that starts now
+_NOW = re.compile(r"\b(?:right\s+)?now\b|现在|此刻|这会儿?|(?<!\w)сейчас(?!\w)|\bahora\b", re.IGNORECASE)
+
+
+def _now_start(text: str, ctx: ExtractContext) -> ParsedTime | None:
+    """The start of a range said as "now" (and no other time before the range's end): the current minute. So is
+    the start of a stay said only by its end ("if I stay until 8pm", "停到晚上十二点") when no stay is talked about."""
+    for sep in _RANGE_SEP.finditer(text):
+        before = text[: sep.start()]
+        end = parse_datetime(text[sep.end():], now=ctx.now, timezone=ctx.timezone)
+        if end is None or end.precision != "minute":
+            continue  # no time after it: not a range
+        if parse_datetime(before, now=ctx.now, timezone=ctx.timezone) is not None:
+            return None
+        said = _NOW.search(before)
+        if said or (ctx.entry is None and _UNTIL_ONLY.fullmatch(sep.group(0).strip())):
+            now = ctx.now.astimezone(ZoneInfo(ctx.timezone)).replace(second=0, microsecond=0)
+            return ParsedTime(now, "minute", said.group(0) if said else "")
+        return None
+    return None
+
+
 def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
+    if (now := _now_start(text, ctx)) is not None:
+        return Extraction(now.value.isoformat(), now.raw)
     if _is_exit_only(text) or _end_only(text, ctx) is not None:
         # "不对，我是下午5点就开走了", "sorry, until 2pm": the time is when the stay ended; the start moves
         # only to a day said before it ("and for the weekend, if I stay till 8pm")
@@ -323,7 +350,7 @@ def _moved_start(text: str, ctx: ExtractContext) -> datetime | None:
     """Where the stay starts for a new end said alone: where it was, or on the day named before the end
     ("and for the weekend, if I stay till 8pm"), at the same time; None when a time of day is said before it."""
     m = _UNTIL_ONLY.search(text) if ctx.entry is not None else None
-    if m is None:
+    if m is None or _now_start(text, ctx) is not None:
         return None
     before = parse_datetime(text[: m.start()], now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
     if before is None:
@@ -338,12 +365,13 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
     """The end of a stay: the time after "to / 到 / -" on the start's day, or a time said with leaving."""
     if exit_time := _exit_time(text, ctx) or _end_only(text, ctx):
         return exit_time
+    now = _now_start(text, ctx)
     for sep in _RANGE_SEP.finditer(text):
-        start = parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
+        start = now or parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
         tail = text[sep.end():]
         if start is None:
             continue
-        if ctx.entry is not None and parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:
+        if ctx.entry is not None and now is None and parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:
             # "and 11 to 1pm?": the range is on the day already talked about
             day = ctx.entry.astimezone(start.value.tzinfo).date()
             start = replace(start, value=datetime.combine(day, start.value.timetz()))
@@ -627,7 +655,8 @@ def learn_slots(
     return FrozenDict(merged), tuple(changed)
 
 
-def _call_lookup(fn: Lookup, value: str, known: Mapping[str, str]) -> Any:
+def call_lookup(fn: Lookup, value: str, known: Mapping[str, str]) -> Any:
+    """A lookup's answer for a value: True / False / the value as recorded; None when it could not check."""
     try:
         params = [
             p
@@ -645,24 +674,74 @@ def _call_lookup(fn: Lookup, value: str, known: Mapping[str, str]) -> Any:
 _ID_TOKEN = re.compile(
     r"(?<![A-Za-z0-9\-_·./])((?:[\u4e00-\u9fff](?=[A-Za-z]))?[A-Za-z0-9][A-Za-z0-9\-_·./]*)(?![A-Za-z0-9\-_·./])"
 )
-MAX_ID_CANDIDATES = 5
+MAX_ID_CANDIDATES = 8
 # short words that come before a number and are no part of it ("is 7734412", "at 14:00")
 _SHORT_WORDS = frozenset(["a", "an", "at", "by", "in", "is", "it", "no", "of", "on", "or", "to", "my", "me", "we", "us", "be", "do", "so", "up", "as", "if", "vs", "id", "nr", "no.", "ok", "and", "are", "for", "the", "was", "its", "not", "from"])
 
 
-def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
-    """Tokens that could be an identifier of any shape, in order, without the ones already used."""
-    used = {t.upper() for t in taken}
+# A group of an identifier written with spaces between its groups ("gz 0603 771", "abc 1234"): letters
+# and digits, a word of letters only when it is short and no common word.
+_GROUP = re.compile(r"[A-Za-z0-9][A-Za-z0-9\-_./]{0,11}")
+_MAX_GROUPS = 4
+
+
+# words of up to four letters that are no group of an identifier ("pay 0511 318 now")
+_NOT_GROUPS = _SHORT_WORDS | frozenset(["now", "pay", "paid", "fee", "fees", "lot", "car", "yes", "but", "how", "why", "who", "had", "has",
+                                        "did", "can", "all", "any", "one", "two", "per", "day", "min", "mins", "hrs", "hour", "am",
+                                        "pm", "yuan", "rmb", "cny", "plz", "pls", "thx", "what", "was", "were", "that", "this",
+                                        "with", "till", "then", "than", "just", "ok", "okay", "hi", "hey", "i", "you", "your", "our"])
+
+
+def _groupable(token: str) -> bool:
+    return bool(_GROUP.fullmatch(token)) and (any(ch.isdigit() for ch in token) or (
+        len(token) <= 4 and token.isalpha() and token.lower() not in _NOT_GROUPS))
+
+
+def _spaced_runs(text: str) -> list[str]:
+    """Identifiers written with single spaces between their groups, as said, longest first at each start
+    ("gz 0603 771", then "gz 0603", then "0603 771"); each has a digit. Lookups compare them without the spaces."""
+    runs: list[list[str]] = []
+    current: list[str] = []
+    last_end = -1
+    for m in _ID_TOKEN.finditer(text):
+        token = m.group(1).rstrip("-·_./")
+        if "\u4e00" <= token[:1] <= "\u9fff":  # "订单gz 0603 771": the word before is no part of it ("苏E" is a plate's start)
+            token = token[1:] if len(token) > 2 else ""
+            runs.append(current)
+            current = []
+        if not _groupable(token):
+            runs.append(current)
+            current, last_end = [], -1
+            continue
+        if current and (text[last_end:m.start()] != " " or (token.isalpha() and any(ch.isdigit() for ch in current[-1]))):
+            runs.append(current)  # not one space apart, or a word after the digits ("5r6t7 owe")
+            current = []
+        current.append(token)
+        last_end = m.end(1) - (len(m.group(1)) - len(m.group(1).rstrip("-·_./")))
+    runs.append(current)
     found = []
-    previous = None
+    for run in runs:
+        for i in range(len(run)):
+            for j in range(min(len(run), i + _MAX_GROUPS), i + 1, -1):
+                piece = " ".join(run[i:j])
+                if any(ch.isdigit() for ch in piece) and len(piece.replace(" ", "")) >= 4:
+                    found.append(piece)
+    return found
+
+
+def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
+    """Tokens that could be an identifier of any shape, in order, without the ones already used: an identifier
+    written with spaces between its groups before its groups alone."""
+    used = {t.upper() for t in taken}
+    spaced = _spaced_runs(text)
+    found = []
     for m in _ID_TOKEN.finditer(text):
         token = m.group(1).strip("-·_./")
-        if (previous is not None and re.fullmatch(r"[A-Za-z]{1,3}", previous.group(1)) and previous.group(1).lower() not in _SHORT_WORDS
-                and text[previous.end():m.start()] == " " and (previous.start() == 0 or text[previous.start() - 1].isspace())):
-            joined = f"{previous.group(1)} {token}"  # "abc 1234", "苏E 9Z8Y7": one plate written with a space
-            if len(token) >= 3 and any(ch.isdigit() for ch in token) and joined.upper() not in used and joined not in found:
+        bare = token[1:] if "\u4e00" <= token[:1] <= "\u9fff" else token
+        for joined in [r for r in spaced if r.split(" ", 1)[0] == bare]:
+            if joined.upper() not in used and joined not in found:
                 found.append(joined)
-        previous = m
+        spaced = [r for r in spaced if r not in found]
         # "NO.7781-B" may be the number itself or "No." before it: both are tried, the whole first
         for candidate in dict.fromkeys((token, re.split(r"[./]", token)[-1])):
             if any(ch.isdigit() for ch in candidate) and 3 <= len(candidate) <= 40 and candidate.upper() not in used and candidate not in found:
@@ -673,7 +752,7 @@ def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
 def lookup_identifier(lookup: Lookup, tokens: Iterable[str], known: Mapping[str, str]) -> tuple[str, str] | None:
     """The first token the domain knows, as (canonical value, token): identifiers are resolved, not pattern-matched."""
     for token in tokens:
-        result = _call_lookup(lookup, token, known)
+        result = call_lookup(lookup, token, known)
         if result is True:
             return token, token
         if isinstance(result, str) and result:
@@ -698,7 +777,7 @@ def validate_slots(
         if name not in lookups:
             updated[name] = replace(slot, status=VALID, validated_by="format", validated_turn=turn)
             continue
-        result = _call_lookup(lookups[name], slot.value, known)
+        result = call_lookup(lookups[name], slot.value, known)
         if result is True:
             updated[name] = replace(slot, status=VALID, validated_by="lookup", validated_turn=turn)
         elif result is False:

@@ -114,8 +114,13 @@ def zh_number(token: str) -> int:
     return CN_DIGITS.get(token, 0)
 
 
+_NIGHT_PERIODS = ("晚上", "夜里", "今晚", "昨晚", "明晚", "noche")
+
+
 def _pm_adjust(hour: int, period: str | None) -> int:
     period = (period or "").lower().replace(".", "")
+    if hour == 12 and period in _NIGHT_PERIODS:
+        return 0  # "晚上十二点": midnight, not noon
     if period in (
         "pm",
         "下午",
@@ -299,6 +304,62 @@ def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[d
     return None
 
 
+# A month said without a day: "in April", "back in april", "during March 2026", "last April", "last month",
+# "4月份", "四月", "去年十二月", "上个月". A month name needs a word before it (or a year after it), since
+# "may" and "march" are also verbs; a Chinese month is not followed by its day (that is a date).
+_MONTH_ALONE_EN = re.compile(
+    r"\b(?:(?:back\s+)?in|during|for|throughout|over|(last|this|next))\s+(?:the\s+month\s+of\s+)?"
+    r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|"
+    r"dec(?:ember)?)\b\.?(?:,?\s+(\d{4})\b)?(?!\s*\d)"
+    r"|\b(jan(?:uary)?|feb(?:ruary)?|march|apr(?:il)?|june?|july?|aug(?:ust)?|sept?(?:ember)?|oct(?:ober)?|nov(?:ember)?|"
+    r"dec(?:ember)?)\.?,?\s+(\d{4})\b",
+    re.IGNORECASE,
+)
+_MONTH_ALONE_ZH = re.compile(
+    r"(?:(\d{4})\s*年|(去年|今年|明年))?\s*(?<![\d零一二两三四五六七八九十个個每])(1[0-2]|0?[1-9]|十[一二]?|[一二三四五六七八九])\s*月(?:份)?"
+    r"(?!\s*(?:\d|[零一二三四五六七八九十])+\s*[日号號]?)(?![卡票度])"
+)
+_LAST_MONTH = re.compile(r"\blast\s+month\b|上(?:个|個)?月(?!\s*(?:\d|[一二三四五六七八九十])+\s*[日号])", re.IGNORECASE)
+MONTH_DAY = 15  # the day a month said alone stands for (mid-month), never after today in the current month
+
+
+def _month_date(today: date, month: int, year: int | None = None) -> date:
+    """A day in `month`: the 15th of the most recent such month not in the future (today, in the current
+    month before the 15th), or of the year said."""
+    if year is None:
+        year = today.year if month <= today.month else today.year - 1  # "in December", said in May: last December
+    on = date(year, month, MONTH_DAY)
+    return today if (year, month) == (today.year, today.month) and on > today else on
+
+
+def _month_year(today: date, month: int, word: str) -> int | None:
+    """The year of a month said with "last" / "this" / "next" (去年 / 今年 / 明年); None for the most recent one."""
+    word = word.lower()
+    if word in ("last", "去年"):
+        return today.year if word == "last" and month < today.month else today.year - 1
+    if word in ("this", "今年"):
+        return today.year
+    if word in ("next", "明年"):
+        return today.year if word == "next" and month > today.month else today.year + 1
+    return None
+
+
+def _month_part(text: str, today: date) -> tuple[date, str] | None:
+    """A month said without a day, as a day inside it (see `_month_date`)."""
+    if m := _MONTH_ALONE_ZH.search(text):
+        month = zh_number(m.group(3))
+        year = int(m.group(1)) if m.group(1) else _month_year(today, month, m.group(2) or "")
+        return _month_date(today, month, year), m.group(0).strip()
+    if m := _MONTH_ALONE_EN.search(text):
+        name, year, word = (m.group(2), m.group(3), m.group(1)) if m.group(2) else (m.group(4), m.group(5), None)
+        month = _MONTHS.index(name.lower()[:3]) + 1
+        return _month_date(today, month, int(year) if year else _month_year(today, month, word or "")), m.group(0).strip()
+    if m := _LAST_MONTH.search(text):
+        last = today.replace(day=1) - timedelta(days=1)
+        return _month_date(today, last.month, last.year), m.group(0)
+    return None
+
+
 def _date_part(text: str, today: date, anchor: date | None = None) -> tuple[date, str] | None:
     if m := _DATE.search(text):
         try:
@@ -315,7 +376,7 @@ def _date_part(text: str, today: date, anchor: date | None = None) -> tuple[date
     for pattern, offset in _RELATIVE_DAYS:
         if m := pattern.search(text):
             return today + timedelta(days=offset), m.group(0)
-    return _weekday_part(text, today, anchor) or _weekend_part(text, today, anchor)
+    return _weekday_part(text, today, anchor) or _weekend_part(text, today, anchor) or _month_part(text, today)
 
 
 def _local_now(now: datetime, timezone: str) -> datetime:

@@ -23,7 +23,7 @@ from ._text import (
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
-from .fee_questions import names_other_one
+from .fee_questions import asks_amount_right, names_other_one
 from .forms import wants_edit
 from .intents import (
     CONFIRMATION,
@@ -40,6 +40,7 @@ from .named_values import Finder, find_named_values
 from .slots import (
     ExtractContext,
     Extraction,
+    call_lookup,
     extract_slots,
     has_content,
     identifier_candidates,
@@ -171,7 +172,8 @@ def _statement_answering_form(state: ContextState, t: TurnWork, config: Conversa
 
 
 _A_QUESTION = re.compile(
-    r"[?？]\s*$|吗\s*$|^\s*(?:what|how|why|when|should|shall|do|does|is|are|can|could|would|must)\b|什么|怎么|是否|要不要|该不该",
+    r"[?？]\s*$|吗\s*$|^\s*(?:what|how|why|when|who|whose|which|where|should|shall|do|does|is|are|can|could|would|must)\b|"
+    r"什么|怎么|是否|要不要|该不该|谁|哪家",
     re.IGNORECASE,
 )
 
@@ -224,6 +226,7 @@ def fill_slots(
         if name not in found and (value := resolve_reference(t.text, candidates)):
             found[name] = Extraction(value=value, raw="reference")
             t.trace.append(f"slot {name} resolved from reference")
+    _identifiers_by_what_they_are(t, config, found, lookups or {})
     spans = _identifier_spans(t.text, found, config)
     _drop_pieces_of_identifiers(t, found, spans, config)
     _named_values(state, t, names, found, finders, spans)
@@ -232,13 +235,17 @@ def fill_slots(
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
             # the words that said it, when the message has them (a form tells one question's words from another's)
             own = found.get(command.slot)
-            raw = own.raw if own is not None and own.value == command.value else (
-                command.value if command.value in t.text else command.kind)
+            said = re.search(re.escape(command.value), t.text, re.IGNORECASE)
+            raw = own.raw if own is not None and own.value == command.value else (said.group(0) if said else command.kind)
             found[command.slot] = Extraction(value=command.value, raw=raw)
             commanded = {c.slot for c in t.commands if c.kind in ("set_slot", "correct_slot")}
             for other in [n for n, e in found.items() if n not in commanded and e.raw.casefold() == raw.casefold()]:
                 del found[other]  # the same words are one thing: what the generator said they are ("A1001" the order)
     _identifiers_by_lookup(state, t, config, found, lookups or {})
+    _amount_asked_about(state, t, config, found, lookups or {})
+    _identifier_without_request(state, t, config, found, lookups or {})
+    # pieces of the identifiers looked up too ("gz" of "gz-th-2207"); the same words as one are two things, asked about
+    _drop_pieces_of_identifiers(t, found, _identifier_spans(t.text, found, config), config, whole=False)
     _one_token_two_things(state, t, config, found, lookups or {})
     state = _the_other_one(state, t, config, found)
     _keep_stay_length(state, found)
@@ -257,6 +264,32 @@ def fill_slots(
 _IDENTIFIER_EXTRACTORS = ("order_no", "plate_no")
 
 
+# Identifiers a pattern may read as the wrong thing by their shape ("GZ-TH-2207" looks like a lot code).
+_LOOKED_UP = ("lot_code", "order_no")
+
+
+def _identifiers_by_what_they_are(t: TurnWork, config: ConversationConfig, found: dict[str, Extraction],
+                                  lookups: Lookups) -> None:
+    """An identifier a pattern read as one thing that exists only as another is that other thing: "GZ-TH-2207"
+    is a lot code by its shape, but no lot has it and an order does, so it is the order (and "GZ" inside it is
+    no city). One that is both, or neither, stays as read (asked about, or said not found)."""
+    for name, extraction in list(found.items()):
+        kind = config.slot_spec(name).extractor
+        if kind not in _LOOKED_UP or name not in lookups or extraction.raw == "reference":
+            continue
+        if call_lookup(lookups[name], extraction.value, {}) is not False:
+            continue  # found as read, or could not be checked
+        for other in _slot_names(config):
+            if other in found or other not in lookups or config.slot_spec(other).extractor not in _LOOKED_UP:
+                continue
+            hit = lookup_identifier(lookups[other], [extraction.value], {})
+            if hit is not None:
+                del found[name]
+                found[other] = Extraction(value=hit[0], raw=extraction.value if extraction.value in t.text else extraction.raw)
+                t.trace.append(f"{extraction.value} is no {name} but an {other}: read as {other}")
+                break
+
+
 def _identifier_spans(text: str, found: dict[str, Extraction], config: ConversationConfig) -> list[tuple[int, int]]:
     spans = []
     for name, extraction in found.items():
@@ -267,12 +300,14 @@ def _identifier_spans(text: str, found: dict[str, Extraction], config: Conversat
 
 
 def _drop_pieces_of_identifiers(t: TurnWork, found: dict[str, Extraction], spans: list[tuple[int, int]],
-                                config: ConversationConfig) -> None:
+                                config: ConversationConfig, *, whole: bool = True) -> None:
+    """Drop what was read from inside an identifier (and, with `whole`, from all of its words)."""
     for name, extraction in list(found.items()):
         if config.slot_spec(name).extractor in _IDENTIFIER_EXTRACTORS or not extraction.raw:
             continue
-        starts = [m.start() for m in re.finditer(re.escape(extraction.raw), t.text)]
-        if starts and all(any(s <= p and p + len(extraction.raw) <= e for s, e in spans) for p in starts):
+        size = len(extraction.raw)
+        starts = [m.start() for m in re.finditer(re.escape(extraction.raw), t.text, re.IGNORECASE)]
+        if starts and all(any(s <= p and p + size <= e and (whole or size < e - s) for s, e in spans) for p in starts):
             del found[name]
             t.trace.append(f"slot {name} dropped: part of an identifier")
 
@@ -381,8 +416,10 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
     """
     pending = state.pending_clarification
     asked = set(pending.missing) if pending is not None and pending.kind == "slot" else set()
-    requested = config.intent(t.routed.intent) if t.routed.kind == "domain" else None
-    needed = [n for n in (*sorted(asked), *(requested.required_slots if requested else ())) if n in lookups and n not in found]
+    # the request asked for, or each of the requests it may be ("was th kc 5521 charged correctly": a rule or an order?)
+    requested = [i for name in (t.routed.candidates if t.routed.ambiguous else (t.routed.intent,))
+                 if t.routed.kind == "domain" and (i := config.intent(name)) is not None]
+    needed = [n for n in (*sorted(asked), *(n for i in requested for n in i.required_slots)) if n in lookups and n not in found]
     taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
     known = {k: v.value for k, v in state.slots.items()}
     for name in dict.fromkeys(needed):
@@ -401,6 +438,58 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
             continue
         taken.append(found[name].raw)
         t.trace.append(f"slot {name} resolved by lookup")
+
+
+def _identifier_without_request(state: ContextState, t: TurnWork, config: ConversationConfig,
+                                 found: dict[str, Extraction], lookups: Lookups) -> None:
+    """A message that names no request but an identifier that exists as an order and as nothing else ("can you
+    check gz-th-2207", "and 4401556677?") names that order; the request that needs it follows from it. A token that is
+    also a lot ("A1001") is left to be asked about."""
+    pending = state.pending_clarification
+    if (t.routed.kind == "domain" or pending is not None or t.commands or t.meaning in (CANCEL_MEANING, HANDOFF_MEANING)
+            or any(config.slot_spec(n).extractor in _IDENTIFIER_EXTRACTORS for n in found)):
+        return
+    taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
+    lots = [n for n in lookups if n in _slot_names(config) and config.slot_spec(n).extractor == "lot_code"]
+    for name in _slot_names(config):
+        kind = config.slot_spec(name).extractor
+        if name not in lookups or kind not in _IDENTIFIER_EXTRACTORS or kind in _BY_SHAPE:
+            continue
+        hit = lookup_identifier(lookups[name], identifier_candidates(t.text, taken), {})
+        if hit is None or any(call_lookup(lookups[lot], hit[1], {}) for lot in lots):
+            continue
+        found[name] = Extraction(value=hit[0], raw=hit[1])
+        t.trace.append(f"slot {name} resolved by lookup (named without a request)")
+        return
+
+
+def _amount_asked_about(state: ContextState, t: TurnWork, config: ConversationConfig,
+                        found: dict[str, Extraction], lookups: Lookups) -> None:
+    """An identifier with an amount said and asked about ("th_kc_5521 - was the 10 right?", "4401556677 收了我6块
+    对不对") is looked up; what it names (an order) tells the request: the one that needs it. Not while a question
+    is waiting for its answer, and not when the amount is the identifier itself."""
+    pending = state.pending_clarification
+    if (t.meaning in (CANCEL_MEANING, HANDOFF_MEANING) or t.command("start_intent") is not None
+            or (pending is not None and pending.kind == "slot") or not asks_amount_right(t.text)):
+        return
+    taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
+    for name in _slot_names(config):
+        if name not in lookups or config.slot_spec(name).extractor not in _IDENTIFIER_EXTRACTORS or config.slot_spec(name).extractor in _BY_SHAPE:
+            continue
+        said = found.get(name)
+        hit = (said.value, said.raw) if said is not None else lookup_identifier(lookups[name], identifier_candidates(t.text, taken), {})
+        if hit is None or not asks_amount_right(t.text.replace(hit[1], " ")):
+            continue
+        takers = [i.name for i in config.intents if name in i.required_slots]
+        if said is None:
+            found[name] = Extraction(value=hit[0], raw=hit[1])
+            t.trace.append(f"slot {name} resolved by lookup (an amount asked about)")
+        if len(takers) == 1 and t.routed.intent != takers[0]:
+            t.routed = replace(t.routed, intent=takers[0], kind="domain", confidence=max(t.routed.confidence, 0.6),
+                               candidates=(takers[0],), ambiguous=False, pattern=None)
+            t.meaning = REQUEST
+            t.trace.append(f"an amount asked about with {name}: {takers[0]}")
+        return
 
 
 # A plate is one by its shape (any plate-shaped token is a plate, with or without orders): it tells
@@ -547,7 +636,7 @@ def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig)
     elif not state.active_intent and t.meaning != SIDE_QUESTION and t.slots_mentioned:
         resolved, source = _started_by_slot(state, t, config) or (None, None)
     elif (t.meaning == SIDE_QUESTION and t.routed.intent == EXPLAIN and not t.command("side_question")
-          and (started := _started_by_slot(state, t, config))):
+          and not _names_side_topic(t, config) and (started := _started_by_slot(state, t, config))):
         # "explain the Xuhui lot 1 rule": what the request needs is named, so it is that request, not a side question
         resolved, source = started
         t.meaning = REQUEST
@@ -571,6 +660,12 @@ def _taker_of_pointed(current: str | None, t: TurnWork, config: ConversationConf
     return takers[0] if len(takers) == 1 else None
 
 
+def _names_side_topic(t: TurnWork, config: ConversationConfig) -> bool:
+    """The message names one of the plan's side topics ("who runs the Tianhe car park?" asks about the operator,
+    not the lot's prices): a lot named in it does not make it that lot's request."""
+    return any(first_match(t.text, topic.patterns, t.language) for topic in config.side_topics)
+
+
 def _asks_about_request(state: ContextState, t: TurnWork, config: ConversationConfig) -> bool:
     """A question that changes a detail of the request in progress ("what is it on Sunday?", "what's it like
     at Guanqian?") is about that request, not a side question, unless it names one of the plan's side topics
@@ -580,7 +675,7 @@ def _asks_about_request(state: ContextState, t: TurnWork, config: ConversationCo
     active = config.intent(state.active_intent)
     if active is None or not set(t.slots_changed) & {*active.required_slots, *active.optional_slots}:
         return False
-    return not any(first_match(t.text, topic.patterns, t.language) for topic in config.side_topics)
+    return not _names_side_topic(t, config)
 
 
 def track_topic(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:

@@ -69,19 +69,38 @@ def citations_for_turn(*, outcome, plan, state, tool_result, lang: str) -> tuple
     if not asking or not pack or not text:
         return (), []
     citations, hits = _retrieve(text, RetrievalFilters(source_ids=pack), top_k=2)
-    # a passage that shares no word of substance with the question answers another one: none is cited
-    return tuple(c for c in citations[:1] if _about(text, c)), hits
+    # a passage that shares no word of substance with the question answers another one: none is cited (the
+    # name of the place or thing asked about is no such word: "who runs the Tianhe car park?" is not about parking)
+    asked = _without_names(text, state)
+    if asked != text and not any(_substance(asked)):
+        return (), hits  # nothing asked but the name
+    return tuple(c for c in citations[:1] if _about(asked, c)), hits
 
 
-_STOP = frozenset(["what", "which", "where", "when", "does", "about", "have", "with", "from", "that", "this", "there", "their", "would", "should", "could", "your", "what's", "whats", "into", "also", "been", "they", "them", "then", "than", "some", "more", "most", "very", "just", "like", "know"])
+def _without_names(text: str, state) -> str:  # noqa: ANN001
+    """The question without the words this turn's slot values were read from."""
+    for slot in state.slots.values():
+        if slot.source_turn == state.turn_index and slot.raw and len(slot.raw) > 1 and slot.raw != "reference":
+            text = text.replace(slot.raw, " ")
+    return text
+
+
+_STOP = frozenset(["what", "which", "where", "when", "does", "about", "have", "with", "from", "that", "this", "there", "their", "would", "should", "could", "your", "what's", "whats", "into", "also", "been", "they", "them", "then", "than", "some", "more", "most", "very", "just", "like", "know",
+                    "runs", "running"])  # a window "runs from 8 pm", a company runs a car park: the same word, no shared subject
+
+
+def _substance(question: str) -> tuple[set[str], set[str]]:
+    """The question's words of substance: of four letters or more, and pairs of Chinese characters."""
+    words = {w for w in re.findall(r"[a-zа-яё]{4,}", question.casefold()) if w not in _STOP}
+    cjk = re.sub(r"[^\u4e00-\u9fff]", " ", question)
+    pairs = {cjk[i:i + 2] for i in range(len(cjk) - 1) if " " not in cjk[i:i + 2]} - {"什么", "怎么", "是否", "这个", "那个", "可以"}
+    return words, pairs
 
 
 def _about(question: str, citation: dict[str, Any]) -> bool:
     """The passage speaks of something the question names (a word of four letters or more, or two Chinese characters)."""
     passage = f"{citation.get('title', '')} {citation.get('snippet', '')}".casefold()
-    words = {w for w in re.findall(r"[a-zа-яё]{4,}", question.casefold()) if w not in _STOP}
+    words, pairs = _substance(question)
     if any(re.search(rf"\b{re.escape(w[:max(4, len(w) - 2)])}", passage) for w in words):
         return True
-    cjk = re.sub(r"[^\u4e00-\u9fff]", " ", question)
-    pairs = {cjk[i:i + 2] for i in range(len(cjk) - 1) if " " not in cjk[i:i + 2]} - {"什么", "怎么", "是否", "这个", "那个", "可以"}
     return any(pair in passage for pair in pairs) or not (words or pairs)
