@@ -16,7 +16,11 @@ from .models import BillingRule, BillingRuleVersion, City, FeeVerification, Lot,
 
 
 class VersionForm(forms.ModelForm):
-    rule_payload = forms.JSONField(widget=forms.Textarea(attrs={"rows": 8, "cols": 80, "style": "font-family:monospace"}))
+    rule_payload = forms.JSONField(
+        widget=forms.Textarea(attrs={"rows": 8, "cols": 80, "style": "font-family:monospace"}),
+        help_text='A list of segments, first match wins (README "Billing"). A window crossing midnight is capped per '
+                  'calendar day unless the segment says "cap_period": "window" (one night, one cap).',
+    )
 
     class Meta:
         model = BillingRuleVersion
