@@ -412,7 +412,7 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
     now = _now_start(text, ctx)
     for sep in sorted([*_RANGE_SEP.finditer(text), *_leaving_between(text)], key=lambda m: m.start()):
         head, tail = text[: sep.start()], text[sep.end():]
-        start = now or parse_datetime(head, now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
+        start = now or parse_datetime(head, now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx), message=text)
         if start is None:
             continue
         if ctx.entry is not None and now is None and parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:
@@ -428,6 +428,8 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
                else parse_datetime(tail, now=start.value, timezone=ctx.timezone))
         if end is None:
             continue
+        if end.precision == "day" and (clock := _end_clock(tail)) is not None:
+            end = ParsedTime(datetime.combine(end.value.date(), clock, tzinfo=end.value.tzinfo), "minute", end.raw)
         value = end.value
         if (own_day is not None and now is None and end.precision == "minute" and start.precision == "minute"
                 and parse_date(head, now=ctx.now, timezone=ctx.timezone) is None):
@@ -443,6 +445,23 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
             value = _end_after(start.value, value, tail)  # "下午两点到五点" keeps the afternoon
         return start, value, tail.strip()[:40]
     return None
+
+
+# "till 9 tomorrow": a bare hour at the start of a range's end, before its day word
+_END_HOUR = re.compile(r"^\s*(?:at\s+|around\s+|about\s+)?(\d{1,2})(?::(\d{2}))?(?!\s*(?:hours?|hrs?|h\b|minutes?|mins?|days?|%|[:.]\d))\b",
+                       re.IGNORECASE)
+
+
+def _end_clock(tail: str) -> time | None:
+    """The time of day of a range's end said by a day and a bare hour or a part of the day ("till 9 tomorrow",
+    "tonight till tomorrow morning", "周六晚上到周日早上"): the hour (in the part of the day said), or the part's time."""
+    part = day_part(tail)
+    if (m := _END_HOUR.match(tail)) and int(m.group(1)) <= 23:
+        hour = int(m.group(1))
+        if part is not None and part[1].hour >= 12 and hour < 12:
+            hour += 12
+        return time(hour, int(m.group(2) or 0) % 60)
+    return part[1] if part is not None else None
 
 
 _WHOLE_DAY = re.compile(r"\b(?:(?:a|one|the)\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day(?:\s+long)?\b|一整天|整整一天|停一天|全天|(?<!白)整天|全日|"

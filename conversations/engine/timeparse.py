@@ -301,7 +301,7 @@ _WEEKEND = re.compile(r"(上上|上|下下|下|这|這|本)?\s*(?:个|個)?\s*(?
                       re.IGNORECASE)
 
 
-def _weekend_part(text: str, today: date, anchor: date | None) -> tuple[date, str] | None:
+def _weekend_part(text: str, today: date, anchor: date | None, message: str | None = None) -> tuple[date, str] | None:
     """The Saturday of the weekend a text names: a bare one is the first from `anchor` (a follow-up's
     day) or from today; "上周末" / "last weekend" the one before, "下周末" / "next weekend" the one after."""
     m = _WEEKEND.search(text)
@@ -312,7 +312,7 @@ def _weekend_part(text: str, today: date, anchor: date | None) -> tuple[date, st
         weeks = {"上上": -2, "上": -1, "下下": 2, "下": 1}.get(word, 0)
         return _weekday_date(today, 5, "week", weeks), m.group(0)
     saturday = _on_or_after(anchor or today, 5) if (anchor or today).weekday() != 6 else (anchor or today) - timedelta(days=1)
-    if anchor is None and speaks_of_past_stay(text):  # "I parked there at the weekend": the one just gone (or going on)
+    if anchor is None and speaks_of_past_stay(message or text):  # "I parked there at the weekend": the one just gone (or going on)
         saturday = _on_or_before(today, 5)
     if word in ("last", "past"):
         saturday = _weekday_date(today, 5, _PAST)
@@ -326,7 +326,7 @@ def is_weekend(raw: str) -> bool:
     return bool(_WEEKEND.search(raw or ""))
 
 
-def _bare_weekday(text: str, today: date, weekday: int) -> date:
+def _bare_weekday(text: str, today: date, weekday: int) -> date:  # text: the whole message
     """A weekday said alone with no day talked about: the most recent one for a stay that has happened, else the coming one."""
     return _on_or_before(today, weekday) if speaks_of_past_stay(text) else _weekday_date(today, weekday, _NEAREST)
 
@@ -336,16 +336,16 @@ _WORKDAY = re.compile(r"\b(?:week-?days?|work-?days?|working\s+days?|business\s+
                       r"\bd[ií]as?\s+(?:laborables?|h[áa]biles?|entre\s+semana)\b|\bentre\s+semana\b", re.IGNORECASE)
 
 
-def _workday_part(text: str, today: date, anchor: date | None) -> tuple[date, str] | None:
+def _workday_part(text: str, today: date, anchor: date | None, message: str | None = None) -> tuple[date, str] | None:
     if (m := _WORKDAY.search(text)) is None:
         return None
     start = anchor or today
-    if speaks_of_past_stay(text) and anchor is None:
+    if speaks_of_past_stay(message or text) and anchor is None:
         return start - timedelta(days=max(0, start.weekday() - 4)), m.group(0)
     return start + timedelta(days=(7 - start.weekday()) % 7 if start.weekday() >= 5 else 0), m.group(0)
 
 
-def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[date, str] | None:
+def _weekday_part(text: str, today: date, anchor: date | None = None, message: str | None = None) -> tuple[date, str] | None:
     """ "上周六", "下星期一", "周四", "last Saturday", "on Thursday", "в субботу", "el sábado pasado"
 
     A bare weekday is the nearest one to today; with an `anchor` (the day a follow-up talks about:
@@ -357,7 +357,7 @@ def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[d
         if weeks is not None:
             on = _weekday_date(today, weekday, "week", weeks)
         else:
-            on = _on_or_after(anchor, weekday) if anchor else _bare_weekday(text, today, weekday)
+            on = _on_or_after(anchor, weekday) if anchor else _bare_weekday(message or text, today, weekday)
         return on, m.group(0)
     for pattern, names in ((_EN_WEEKDAY, _WEEKDAYS["en"]), (_RU_WEEKDAY, _WEEKDAYS["ru"]), (_ES_WEEKDAY, _WEEKDAYS["es"])):
         if m := pattern.search(text):
@@ -365,7 +365,7 @@ def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[d
             word = " ".join(w for w in (m.group(1), m.group(3) if m.lastindex and m.lastindex >= 3 else None) if w).lower()
             relation = (_PAST if re.search(r"last|past|прошл|pasado", word) else _NEXT if re.search(r"next|coming|следующ|pr[óo]ximo|viene", word)
                         else _THIS if re.search(r"this|эт", word) else _NEAREST)
-            on = ((_on_or_after(anchor, weekday) if anchor else _bare_weekday(text, today, weekday)) if relation == _NEAREST
+            on = ((_on_or_after(anchor, weekday) if anchor else _bare_weekday(message or text, today, weekday)) if relation == _NEAREST
                   else _weekday_date(today, weekday, relation))
             if "before last" in word:
                 on -= timedelta(days=7)
@@ -429,7 +429,7 @@ def _month_part(text: str, today: date) -> tuple[date, str] | None:
     return None
 
 
-def _date_part(text: str, today: date, anchor: date | None = None) -> tuple[date, str] | None:
+def _date_part(text: str, today: date, anchor: date | None = None, message: str | None = None) -> tuple[date, str] | None:
     if m := _DATE.search(text):
         try:
             return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.group(0)
@@ -447,7 +447,8 @@ def _date_part(text: str, today: date, anchor: date | None = None) -> tuple[date
     if said:
         _, _, offset, raw = min(said)
         return today + timedelta(days=offset), raw
-    return (_weekday_part(text, today, anchor) or _weekend_part(text, today, anchor) or _workday_part(text, today, anchor)
+    return (_weekday_part(text, today, anchor, message) or _weekend_part(text, today, anchor, message)
+            or _workday_part(text, today, anchor, message)
             or _month_part(text, today))
 
 
@@ -463,9 +464,11 @@ def _local_now(now: datetime, timezone: str) -> datetime:
     return now.astimezone(ZoneInfo(timezone))
 
 
-def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | None = None) -> ParsedTime | None:
+def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | None = None,
+                   message: str | None = None) -> ParsedTime | None:
     """The first date/time expression in text as an aware datetime in `timezone` (a bare weekday
-    or weekend counts from `anchor` when one is given: the day a follow-up talks about)."""
+    or weekend counts from `anchor` when one is given: the day a follow-up talks about; `message`, when text is
+    part of one, says whether it tells of a stay that has happened)."""
     zone = ZoneInfo(timezone)
     local_now = _local_now(now, timezone)
     if m := _ISO.search(text):
@@ -473,7 +476,7 @@ def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | No
         value = datetime.fromisoformat(raw.replace(" ", "T", 1))
         value = value.replace(tzinfo=zone) if value.tzinfo is None else value
         return ParsedTime(value=value, precision="minute", raw=raw)
-    day = _date_part(text, local_now.date(), anchor)
+    day = _date_part(text, local_now.date(), anchor, message)
     clock = _time_of_day(text)
     if day is None and clock is None:
         return None
@@ -488,9 +491,9 @@ def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | No
     return ParsedTime(datetime.combine(on, clock[0], tzinfo=zone), "minute", raw)
 
 
-def parse_date(text: str, *, now: datetime, timezone: str, anchor: date | None = None) -> date | None:
+def parse_date(text: str, *, now: datetime, timezone: str, anchor: date | None = None, message: str | None = None) -> date | None:
     """The first calendar date in text (absolute or relative to `now` in `timezone`; see `parse_datetime`)."""
     if m := _ISO.search(text):
         return date.fromisoformat(m.group(1))
-    day = _date_part(text, _local_now(now, timezone).date(), anchor)
+    day = _date_part(text, _local_now(now, timezone).date(), anchor, message)
     return day[0] if day else None

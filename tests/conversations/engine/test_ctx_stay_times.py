@@ -63,6 +63,13 @@ def stay(text: str, now: datetime = WEDNESDAY, entry: datetime | None = None) ->
     ("from 7pm till 10 tomorrow morning", "Wed 11-25 19:00", "Thu 11-26 10:00"),
     ("9pm Friday to 7am Saturday", "Fri 11-27 21:00", "Sat 11-28 07:00"),
     ("from 7 to 9 tonight", "Wed 11-25 19:00", "Wed 11-25 21:00"),  # the start takes the end's half of the day
+    # an end said by its day and a bare hour or a part of the day
+    ("tonight till tomorrow morning", "Wed 11-25 22:00", "Thu 11-26 09:00"),
+    ("from 8 this evening until 9 tomorrow", "Wed 11-25 20:00", "Thu 11-26 09:00"),
+    ("周六晚上到周日早上多少钱", "Sat 11-28 22:00", "Sun 11-29 09:00"),
+    # a stay told in the past: the weekday before the range is the most recent one
+    ("I parked on Saturday from 2 to 5", "Sat 11-21 14:00", "Sat 11-21 17:00"),
+    ("周六下午两点到五点停的", "Sat 11-21 14:00", "Sat 11-21 17:00"),
     ("tomorrow from 9 in the morning till 5 in the afternoon", "Thu 11-26 09:00", "Thu 11-26 17:00"),
 ])
 def test_each_end_of_a_range_has_its_own_day(text, start, end) -> None:  # noqa: ANN001
