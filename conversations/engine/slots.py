@@ -196,7 +196,7 @@ _LEAVING_AT = re.compile(r"\b(?:leav(?:e|ing)|left|exit(?:s|ed|ing)?|drive\s+out
                          r"collect(?:ed|ing)?\s+(?:it|the\s+car|my\s+car)|(?:go(?:ing)?|head(?:ing)?\s+out|get(?:ting)?\s+out|out)"
                          r"(?=\s+(?:at|around|about|by)\b))\b", re.IGNORECASE)
 # "今晚八点进场，明早九点出场", "晚上七点进去 第二天十点开走": coming in after the start's time, with leaving after the end's
-_COMING_IN = re.compile(r"(?<=[点點分半])\s*(?:进场|入场|进去|进来|开进去?|停进去?|进)(?:的)?\s*[，,、;；]?\s*(?:然后|再)?")
+_COMING_IN = re.compile(r"(?<=[点點分半])\s*(?:进场|入场|进去|进来|开进去?|停进去?|进|停(?!到))(?:的)?\s*[，,、;；]?\s*(?:然后|再)?")
 
 
 def _leaving_between(text: str) -> list[re.Match[str]]:

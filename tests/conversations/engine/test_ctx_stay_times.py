@@ -52,6 +52,7 @@ def stay(text: str, now: datetime = WEDNESDAY, entry: datetime | None = None) ->
     ("if I come at 6pm today and go at 11am tomorrow", "Wed 11-25 18:00", "Thu 11-26 11:00"),
     ("in at 9pm tonight, out at 7am tomorrow", "Wed 11-25 21:00", "Thu 11-26 07:00"),
     ("今晚八点进场，明早九点出场", "Wed 11-25 20:00", "Thu 11-26 09:00"),
+    ("今晚八点停，明早九点走", "Wed 11-25 20:00", "Thu 11-26 09:00"),
     ("晚上七点进去 第二天十点开走", "Wed 11-25 19:00", "Thu 11-26 10:00"),
     ("昨天下午3点进的，5点走的", "Tue 11-24 15:00", "Tue 11-24 17:00"),
     ("今天晚上九点到明天早上八点多少钱", "Wed 11-25 21:00", "Thu 11-26 08:00"),
