@@ -51,6 +51,21 @@ OTHER_ONE = re.compile(r"\b(?:the\s+)?other\s+(?:lot|car\s*park|parking(?:\s+lot
                        r"\bel\s+otro\s+(?:estacionamiento|aparcamiento|parking)\b", re.IGNORECASE)
 
 
+# Saying where the stay starts ("no, from 2pm", "不是，我是说从下午两点开始", "I got there at 3", "三点进场的"): an
+# end said before stays where it is (a start moved with "and in the morning?" or "what about 9am?" moves the stay)
+_SAYS_START = re.compile(
+    r"\b(?:from|starting|start(?:s|ed|ing)?|since|arriv\w*|got\s+there|get\s+there|came\s+in|come\s+in|coming\s+in|"
+    r"enter(?:s|ed|ing)?|drove\s+in|pulled\s+in|parked\s+at|in\s+at)\b|从|开始|起停|进场|入场|进去|开进|停进|进的|"
+    r"(?<!\w)(?:с|начиная\s+с|приехал\w*|заехал\w*)(?!\w)|\b(?:desde|a\s+partir\s+de|entr[eé]|llegu[eé])\b",
+    re.IGNORECASE,
+)
+
+
+def says_start(text: str) -> bool:
+    """Whether a message says the time it gives is where the stay starts."""
+    return bool(_SAYS_START.search(text or ""))
+
+
 # An amount of money said: "60", "¥60", "60.00", "12块", "12 yuan", "RMB 35", "十二块" (not a time, a length or a date)
 _AMOUNT = re.compile(
     r"[¥￥$]\s*\d+(?:\.\d{1,2})?|\b(?:rmb|cny)\s*\d+(?:\.\d{1,2})?|"
@@ -78,9 +93,16 @@ def asks_cap(text: str) -> bool:
     return bool(ASKS_CAP.search(text or ""))
 
 
+# "good morning", "早上好", "晚安": a greeting names no part of the day for a stay
+_GREETING = re.compile(r"\bgood\s+(?:morning|afternoon|evening|night)\b|\bmorning\s*[!,.]|(?:早上|上午|下午|晚上)好|早安|晚安|"
+                       r"(?<!\w)добр(?:ое|ый)\s+(?:утро|день|вечер)(?!\w)|\bbuen(?:os|as)\s+(?:d[ií]as|tardes|noches)\b",
+                       re.IGNORECASE)
+
+
 def day_part(text: str) -> tuple[str, time] | None:
     """The part of the day a message names (its first one) and a time inside it, or None."""
-    hits = [(m.start(), name, at) for name, pattern, at in DAY_PARTS if (m := pattern.search(text or ""))]
+    text = _GREETING.sub(" ", text or "")
+    hits = [(m.start(), name, at) for name, pattern, at in DAY_PARTS if (m := pattern.search(text))]
     if not hits:
         return None
     _, name, at = min(hits, key=lambda hit: hit[0])
@@ -100,4 +122,4 @@ def names_other_one(text: str) -> bool:
 
 
 __all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "asks_amount_right", "asks_cap", "day_part",
-           "names_other_one", "week_shift"]
+           "names_other_one", "says_start", "week_shift"]

@@ -40,10 +40,19 @@ def find_named_values(
     hits = [h for finder in finders for h in finder(text, language) if set(h["slots"]) <= wanted]
     if not hits:
         return NamedValues()
-    # A thing named alone (a city) constrains the others named with it (a lot in that city).
+    # A thing named alone (a city) constrains the others named with it (a lot in that city); so do words that name
+    # one thing only ("钟楼" is the P2 in Xi'an: "钟楼那个P2" is not the P2 in Chongqing), where they agree
     for hit in hits:
         if len(hit["slots"]) == 1:
             stated = {**dict(hit["slots"]), **stated}
+    readings: dict[str, list[Mapping]] = {}
+    for hit in hits:
+        readings.setdefault(str(hit["raw"]).casefold(), []).append(hit)
+    sure = [only[0] for only in readings.values() if len(only) == 1]
+    for slot in {s for h in sure for s in h["slots"]}:
+        said = {h["slots"][slot] for h in sure if slot in h["slots"]}
+        if len(said) == 1 and slot not in stated:
+            stated = {**stated, slot: next(iter(said))}
     # what the message says otherwise chooses among the hits; where it contradicts them all, the
     # records win over a pattern's reading of the same words
     hits = _agreeing(hits, stated) or hits

@@ -42,7 +42,16 @@ from .fee_questions import (
     week_shift,
 )
 from .state import INVALID, TOOL, UNVERIFIED, VALID, PendingClarification, SlotValue
-from .timeparse import ParsedTime, names_period, parse_date, parse_datetime, zh_number
+from .timeparse import (
+    ParsedTime,
+    names_day_of_week,
+    names_period,
+    parse_date,
+    parse_datetime,
+    says_clock,
+    says_period,
+    zh_number,
+)
 
 CONTINUE, ASK, ABORT = "continue", "ask", "abort"
 
@@ -181,8 +190,24 @@ _EXIT = re.compile(
 _BARE_HOUR = re.compile(r"\b(?:at|around|about)\s+(\d{1,2})(?:[:.](\d{2}))?\b(?![:.]?\d)", re.IGNORECASE)
 
 
+# "park at 8 tonight and leave at 9 tomorrow morning": leaving, with the start said before it and the end after it,
+# parts a range as "to" does
+_LEAVING_AT = re.compile(r"\b(?:leav(?:e|ing)|left|exit(?:s|ed|ing)?|drive\s+out|drove\s+out|pick(?:ed|ing)?\s+(?:it|the\s+car)\s+up|"
+                         r"collect(?:ed|ing)?\s+(?:it|the\s+car|my\s+car)|(?:go(?:ing)?|head(?:ing)?\s+out|get(?:ting)?\s+out|out)"
+                         r"(?=\s+(?:at|around|about|by)\b))\b", re.IGNORECASE)
+# "今晚八点进场，明早九点出场", "晚上七点进去 第二天十点开走": coming in after the start's time, with leaving after the end's
+_COMING_IN = re.compile(r"(?<=[点點分半])\s*(?:进场|入场|进去|进来|开进去?|停进去?|进|停(?!到))(?:的)?\s*[，,、;；]?\s*(?:然后|再)?")
+
+
+def _leaving_between(text: str) -> list[re.Match[str]]:
+    """Where a stay said by its coming and leaving parts its start from its end (as "to" does)."""
+    english = [m for m in _LEAVING_AT.finditer(text) if says_clock(text[: m.start()]) and says_clock(text[m.end():])]
+    chinese = [m for m in _COMING_IN.finditer(text) if _EXIT.search(text[m.end():]) and says_clock(text[m.end():])]
+    return english + chinese
+
+
 def _is_exit_only(text: str) -> bool:
-    return bool(_EXIT.search(text)) and not _RANGE_SEP.search(text)
+    return bool(_EXIT.search(text)) and not _RANGE_SEP.search(text) and not _leaving_between(text)
 
 
 # "now until midnight", "from now till 6pm", "现在停到晚上十二点": a stay that starts now
@@ -228,13 +253,17 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
                  else part[1].replace(tzinfo=entry.tzinfo) if part else entry.timetz())
         value = datetime.combine(entry.date() + timedelta(days=shift), clock)
         return Extraction(value.isoformat(), parsed.raw if parsed else text.strip()[:40])
+    if (span := _range(text, ctx)) is not None and span[0].precision == "minute":
+        # "from 7pm tonight till 10 tomorrow morning": the start is what is said before the range's end
+        return Extraction(span[0].value.isoformat(), span[0].raw)
+    local = ctx.now.astimezone(ZoneInfo(ctx.timezone))
     if part is not None and (parsed is None or parsed.precision == "day"):
-        # "and at night?", "那晚上呢", "tonight": that part of the day talked about (or named), at a time inside it
+        # "and at night?", "那晚上呢", "tonight", "overnight?", "on a weekday afternoon": that part of the day talked
+        # about (or named; today when none is), at a time inside it
         on = (parsed.value.date() if parsed is not None else
-              ctx.entry.astimezone(ZoneInfo(ctx.timezone)).date() if ctx.entry is not None else None)
-        if on is not None:
-            value = datetime.combine(on, part[1], tzinfo=ZoneInfo(ctx.timezone))
-            return Extraction(value.isoformat(), " ".join(w for w in (parsed.raw if parsed else "", part[0]) if w))
+              ctx.entry.astimezone(ZoneInfo(ctx.timezone)).date() if ctx.entry is not None else local.date())
+        value = datetime.combine(on, part[1], tzinfo=ZoneInfo(ctx.timezone))
+        return Extraction(value.isoformat(), " ".join(w for w in (parsed.raw if parsed else "", part[0]) if w))
     if parsed is None:
         return None
     value = parsed.value
@@ -244,6 +273,11 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
             value = datetime.combine(value.date(), entry.timetz())
         elif parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:  # "and 11 to 1pm?": on that day
             value = datetime.combine(entry.date(), value.timetz())
+    elif parsed.precision == "day" and names_day_of_week(parsed.raw) and not _WHOLE_DAY.search(text):
+        # "周日停三个小时多少钱", "what about sunday?" (after a stay priced from now): with no stay talked about, a day of
+        # the week is at the current time of day (as a stay asked about now is), not at midnight; a whole day
+        # ("星期天全天多少钱") is that day from midnight
+        value = datetime.combine(value.date(), local.timetz().replace(second=0, microsecond=0))
     return Extraction(value.isoformat(), parsed.raw)
 
 
@@ -365,10 +399,20 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
     """The end of a stay: the time after "to / 到 / -" on the start's day, or a time said with leaving."""
     if exit_time := _exit_time(text, ctx) or _end_only(text, ctx):
         return exit_time
+    if (span := _range(text, ctx)) is not None:
+        return Extraction(span[1].isoformat(), span[2])
+    return None
+
+
+def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] | None:
+    """A stay said as a range: its start from the words before "to / 到 / -", its end from the words after, each
+    on its own day ("from 7pm tonight till 10 tomorrow morning", "今晚八点停到明早九点"); a day said only after
+    the range's end is the end's, and the start is the last time of its clock before that end ("from 7pm till
+    10 tomorrow morning" starts tonight, "2pm to 4pm tomorrow" tomorrow). (start, end, the end's words)"""
     now = _now_start(text, ctx)
-    for sep in _RANGE_SEP.finditer(text):
-        start = now or parse_datetime(text[: sep.start()], now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
-        tail = text[sep.end():]
+    for sep in sorted([*_RANGE_SEP.finditer(text), *_leaving_between(text)], key=lambda m: m.start()):
+        head, tail = text[: sep.start()], text[sep.end():]
+        start = now or parse_datetime(head, now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx), message=text)
         if start is None:
             continue
         if ctx.entry is not None and now is None and parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:
@@ -376,21 +420,54 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
             day = ctx.entry.astimezone(start.value.tzinfo).date()
             start = replace(start, value=datetime.combine(day, start.value.timetz()))
         # "until 9:59: which version" - a colon after the time is punctuation, not seconds
-        end = parse_datetime(re.sub(r"(\d):(?=\s|$)", r"\1 ", tail), now=start.value, timezone=ctx.timezone)
+        tail = re.sub(r"(\d):(?=\s|$)", r"\1 ", tail)
+        # the end's own day word counts from today ("明早" is tomorrow), a weekday from the start's day; a bare time
+        # is on the start's day
+        own_day = parse_date(tail, now=ctx.now, timezone=ctx.timezone, anchor=start.value.date())
+        end = (parse_datetime(tail, now=ctx.now, timezone=ctx.timezone, anchor=start.value.date()) if own_day is not None
+               else parse_datetime(tail, now=start.value, timezone=ctx.timezone))
         if end is None:
             continue
+        if end.precision == "day" and (clock := _end_clock(tail)) is not None:
+            end = ParsedTime(datetime.combine(end.value.date(), clock, tzinfo=end.value.tzinfo), "minute", end.raw)
         value = end.value
+        if (own_day is not None and now is None and end.precision == "minute" and start.precision == "minute"
+                and parse_date(head, now=ctx.now, timezone=ctx.timezone) is None):
+            moved = datetime.combine(value.date(), start.value.timetz())
+            start = replace(start, value=moved if moved < value else moved - timedelta(days=1))
+        later = start.value + timedelta(hours=12)
+        if (start.precision == "minute" and start.value.hour < 12 and not names_period(head) and says_period(tail)
+                and later.date() == start.value.date() and later < value):
+            start = replace(start, value=later)  # "from 7 to 9 tonight": the start takes the end's half of the day
         if _NEXT_DAY.search(tail) and value.date() == start.value.date():
             value = value + timedelta(days=1)
         else:
             value = _end_after(start.value, value, tail)  # "下午两点到五点" keeps the afternoon
-        return Extraction(value.isoformat(), tail.strip()[:40])
+        return start, value, tail.strip()[:40]
     return None
 
 
+# "till 9 tomorrow": a bare hour at the start of a range's end, before its day word
+_END_HOUR = re.compile(r"^\s*(?:at\s+|around\s+|about\s+)?(\d{1,2})(?::(\d{2}))?(?!\s*(?:hours?|hrs?|h\b|minutes?|mins?|days?|%|[:.]\d))\b",
+                       re.IGNORECASE)
+
+
+def _end_clock(tail: str) -> time | None:
+    """The time of day of a range's end said by a day and a bare hour or a part of the day ("till 9 tomorrow",
+    "tonight till tomorrow morning", "周六晚上到周日早上"): the hour (in the part of the day said), or the part's time."""
+    part = day_part(tail)
+    if (m := _END_HOUR.match(tail)) and int(m.group(1)) <= 23:
+        hour = int(m.group(1))
+        if part is not None and part[1].hour >= 12 and hour < 12:
+            hour += 12
+        return time(hour, int(m.group(2) or 0) % 60)
+    return part[1] if part is not None else None
+
+
+_WHOLE_DAY = re.compile(r"\b(?:(?:a|one|the)\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day(?:\s+long)?\b|一整天|整整一天|停一天|全天|(?<!白)整天|全日|"
+                        r"(?<!\w)(?:целый|весь)\s+день(?!\w)|\btodo\s+el\s+d[ií]a\b|\bun\s+d[ií]a\s+(?:entero|completo)\b", re.IGNORECASE)
 _WORDED_DURATIONS = (
-    (re.compile(r"\b(?:(?:a|one|the)\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day(?:\s+long)?\b|一整天|整整一天|停一天|全天|(?<!白)整天|全日|"
-                r"(?<!\w)(?:целый|весь)\s+день(?!\w)|\btodo\s+el\s+d[ií]a\b|\bun\s+d[ií]a\s+(?:entero|completo)\b", re.IGNORECASE), 1440),
+    (_WHOLE_DAY, 1440),
     (OVERNIGHT, OVERNIGHT_MINUTES),
     (re.compile(r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), 90),
     (re.compile(r"\bhalf\s+an\s+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时", re.IGNORECASE), 30),

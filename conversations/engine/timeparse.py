@@ -51,7 +51,7 @@ CN_DIGITS = {
 }
 
 _ZH_TIME = re.compile(
-    r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|昨晚|明晚)?\s*"
+    r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|昨晚|明晚|今早|明早|昨早)?\s*"
     r"(\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*(?:[点點]|[时時](?![间間候]))(?:\s*(\d{1,2}|半|一刻|三刻)\s*分?)?"
 )
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
@@ -75,12 +75,37 @@ _PERIOD_HOUR = re.compile(
     re.IGNORECASE,
 )
 
+# "10 tomorrow morning", "9 in the morning", "7 tonight", "11 at night", "6 the next morning": a bare hour with
+# the part of the day after it ("for 1 night" is a count of nights, not a time)
+_HOUR_THEN_PERIOD = re.compile(
+    r"(?<![\w:.\-/])(\d{1,2})(?::(\d{2}))?\s*(?:o'?clock\s+)?"
+    r"(?:(?:tomorrow|today|yesterday|this|that|the\s+next|the\s+following|next|in\s+the)\s+(morning|afternoon|evening|night)"
+    r"|(morning|afternoon|evening)|(tonight|at\s+night))\b",
+    re.IGNORECASE,
+)
+
+
+def _hour_then_period(m: re.Match[str]) -> time | None:
+    hour, period = int(m.group(1)), (m.group(3) or m.group(4) or m.group(5) or "").lower()
+    if hour > 12:
+        return None
+    if period == "morning" or hour == 12 and period != "afternoon":  # "12 at night": midnight
+        hour %= 12
+    elif period in ("afternoon", "evening") or hour >= 6:  # "11 at night", "7 tonight"; "2 at night" stays 02:00
+        hour = hour % 12 + 12
+    return time(hour, int(m.group(2) or 0) % 60)
+
 
 _PERIOD = re.compile(
     r"a\.?m\.?|p\.?m\.?|\b(?:morning|afternoon|evening|tonight|night|noon|midnight)\b|凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|"
     r"今晚|昨晚|明晚|午夜|半夜|утра|дня|вечера|ночи|полдень|полночь|de\s+la\s+(?:ma[ñn]ana|tarde|noche)|mediod[ií]a|medianoche",
     re.IGNORECASE,
 )
+
+
+def says_period(text: str) -> bool:
+    """Whether text names a half or part of the day in words (pm, 下午, tonight), not only by a 24-hour clock."""
+    return bool(_PERIOD.search(text))
 
 
 def names_period(text: str) -> bool:
@@ -136,7 +161,7 @@ def _pm_adjust(hour: int, period: str | None) -> int:
         "noche",
     ):
         return hour + 12 if hour < 12 else hour
-    if period in ("am", "凌晨", "早上", "早晨", "上午", "утра", "ночи", "mañana", "manana"):
+    if period in ("am", "凌晨", "早上", "早晨", "上午", "今早", "明早", "昨早", "утра", "ночи", "mañana", "manana"):
         return 0 if hour == 12 else hour
     if period == "中午":
         return hour + 12 if hour < 6 else hour
@@ -146,6 +171,8 @@ def _pm_adjust(hour: int, period: str | None) -> int:
 def _time_of_day(text: str) -> tuple[time, str] | None:
     """The first time of day in text and the matched snippet."""
     found: list[tuple[int, time, str]] = []
+    if (m := _HOUR_THEN_PERIOD.search(text)) and (at := _hour_then_period(m)) is not None:
+        found.append((m.start(), at, m.group(0)))  # first: it wins a tie with a bare clock ("10:00 at night")
     if m := _ZH_TIME.search(text):
         minute_token = m.group(3)
         minute = {"半": 30, "一刻": 15, "三刻": 45}.get(minute_token or "")
@@ -239,8 +266,28 @@ def _weekday_date(today: date, weekday: int, relation: str, weeks: int = 1) -> d
         return today + timedelta(days=ahead or 7)
     if relation == _THIS:
         return today - timedelta(days=today.weekday()) + timedelta(days=weekday)
-    # A bare weekday: the nearest one, today included ("周六" three days back, "Thursday" two ahead).
-    return today + timedelta(days=ahead) if ahead <= 3 else today - timedelta(days=7 - ahead)
+    # A bare weekday: the coming one, today included ("周日停三个小时多少钱" asks about a stay to come)
+    return today + timedelta(days=ahead)
+
+
+# A stay that has happened ("I parked there on Sunday", "周日停的", "was I charged right for Saturday"): a bare
+# weekday or weekend in it is the most recent one, today included; otherwise the coming one.
+_PAST_STAY = re.compile(
+    r"\b(?:parked|stayed|left|went|came|paid|was|were|did|had|got|entered|exited|drove|charged|billed\s+me|took)\b|"
+    r"停的|停了|去的|来的|进的|出的|走的|付的|付了|交的|交了|收了|扣了|收的|扣的|那天|当时|上次|"
+    r"(?<!\w)(?:был\w*|стоял\w*|заплатил\w*|уехал\w*|приехал\w*)(?!\w)|\b(?:estacion[eé]|aparqu[eé]|pagu[eé]|fue|estuve|dej[eé])\b",
+    re.IGNORECASE,
+)
+
+
+def speaks_of_past_stay(text: str) -> bool:
+    """Whether a message tells of a stay that has happened (a bare weekday in it is the most recent one)."""
+    return bool(_PAST_STAY.search(text or ""))
+
+
+def _on_or_before(anchor: date, weekday: int) -> date:
+    """The last `weekday` (Monday 0) on or before `anchor`."""
+    return anchor - timedelta(days=(anchor.weekday() - weekday) % 7)
 
 
 def _on_or_after(anchor: date, weekday: int) -> date:
@@ -254,7 +301,7 @@ _WEEKEND = re.compile(r"(上上|上|下下|下|这|這|本)?\s*(?:个|個)?\s*(?
                       re.IGNORECASE)
 
 
-def _weekend_part(text: str, today: date, anchor: date | None) -> tuple[date, str] | None:
+def _weekend_part(text: str, today: date, anchor: date | None, message: str | None = None) -> tuple[date, str] | None:
     """The Saturday of the weekend a text names: a bare one is the first from `anchor` (a follow-up's
     day) or from today; "上周末" / "last weekend" the one before, "下周末" / "next weekend" the one after."""
     m = _WEEKEND.search(text)
@@ -265,6 +312,8 @@ def _weekend_part(text: str, today: date, anchor: date | None) -> tuple[date, st
         weeks = {"上上": -2, "上": -1, "下下": 2, "下": 1}.get(word, 0)
         return _weekday_date(today, 5, "week", weeks), m.group(0)
     saturday = _on_or_after(anchor or today, 5) if (anchor or today).weekday() != 6 else (anchor or today) - timedelta(days=1)
+    if anchor is None and speaks_of_past_stay(message or text):  # "I parked there at the weekend": the one just gone (or going on)
+        saturday = _on_or_before(today, 5)
     if word in ("last", "past"):
         saturday = _weekday_date(today, 5, _PAST)
     elif word in ("next",):
@@ -277,7 +326,26 @@ def is_weekend(raw: str) -> bool:
     return bool(_WEEKEND.search(raw or ""))
 
 
-def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[date, str] | None:
+def _bare_weekday(text: str, today: date, weekday: int) -> date:  # text: the whole message
+    """A weekday said alone with no day talked about: the most recent one for a stay that has happened, else the coming one."""
+    return _on_or_before(today, weekday) if speaks_of_past_stay(text) else _weekday_date(today, weekday, _NEAREST)
+
+
+# "on a weekday", "a workday", "工作日", "平时": the first day Monday to Friday (from the day talked about, or today)
+_WORKDAY = re.compile(r"\b(?:week-?days?|work-?days?|working\s+days?|business\s+days?)\b|工作日|平日|(?<!\w)будн\w*|"
+                      r"\bd[ií]as?\s+(?:laborables?|h[áa]biles?|entre\s+semana)\b|\bentre\s+semana\b", re.IGNORECASE)
+
+
+def _workday_part(text: str, today: date, anchor: date | None, message: str | None = None) -> tuple[date, str] | None:
+    if (m := _WORKDAY.search(text)) is None:
+        return None
+    start = anchor or today
+    if speaks_of_past_stay(message or text) and anchor is None:
+        return start - timedelta(days=max(0, start.weekday() - 4)), m.group(0)
+    return start + timedelta(days=(7 - start.weekday()) % 7 if start.weekday() >= 5 else 0), m.group(0)
+
+
+def _weekday_part(text: str, today: date, anchor: date | None = None, message: str | None = None) -> tuple[date, str] | None:
     """ "上周六", "下星期一", "周四", "last Saturday", "on Thursday", "в субботу", "el sábado pasado"
 
     A bare weekday is the nearest one to today; with an `anchor` (the day a follow-up talks about:
@@ -289,7 +357,7 @@ def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[d
         if weeks is not None:
             on = _weekday_date(today, weekday, "week", weeks)
         else:
-            on = _on_or_after(anchor, weekday) if anchor else _weekday_date(today, weekday, _NEAREST)
+            on = _on_or_after(anchor, weekday) if anchor else _bare_weekday(message or text, today, weekday)
         return on, m.group(0)
     for pattern, names in ((_EN_WEEKDAY, _WEEKDAYS["en"]), (_RU_WEEKDAY, _WEEKDAYS["ru"]), (_ES_WEEKDAY, _WEEKDAYS["es"])):
         if m := pattern.search(text):
@@ -297,7 +365,8 @@ def _weekday_part(text: str, today: date, anchor: date | None = None) -> tuple[d
             word = " ".join(w for w in (m.group(1), m.group(3) if m.lastindex and m.lastindex >= 3 else None) if w).lower()
             relation = (_PAST if re.search(r"last|past|прошл|pasado", word) else _NEXT if re.search(r"next|coming|следующ|pr[óo]ximo|viene", word)
                         else _THIS if re.search(r"this|эт", word) else _NEAREST)
-            on = _on_or_after(anchor, weekday) if anchor and relation == _NEAREST else _weekday_date(today, weekday, relation)
+            on = ((_on_or_after(anchor, weekday) if anchor else _bare_weekday(message or text, today, weekday)) if relation == _NEAREST
+                  else _weekday_date(today, weekday, relation))
             if "before last" in word:
                 on -= timedelta(days=7)
             return on, m.group(0).strip()
@@ -360,7 +429,7 @@ def _month_part(text: str, today: date) -> tuple[date, str] | None:
     return None
 
 
-def _date_part(text: str, today: date, anchor: date | None = None) -> tuple[date, str] | None:
+def _date_part(text: str, today: date, anchor: date | None = None, message: str | None = None) -> tuple[date, str] | None:
     if m := _DATE.search(text):
         try:
             return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.group(0)
@@ -373,10 +442,20 @@ def _date_part(text: str, today: date, anchor: date | None = None) -> tuple[date
             return None
     if found := _month_day_en(text, today):
         return found
-    for pattern, offset in _RELATIVE_DAYS:
-        if m := pattern.search(text):
-            return today + timedelta(days=offset), m.group(0)
-    return _weekday_part(text, today, anchor) or _weekend_part(text, today, anchor) or _month_part(text, today)
+    # the day word said first ("今晚八点停到明早九点" starts tonight), the longer one at the same place
+    said = [(m.start(), -len(m.group(0)), offset, m.group(0)) for pattern, offset in _RELATIVE_DAYS if (m := pattern.search(text))]
+    if said:
+        _, _, offset, raw = min(said)
+        return today + timedelta(days=offset), raw
+    return (_weekday_part(text, today, anchor, message) or _weekend_part(text, today, anchor, message)
+            or _workday_part(text, today, anchor, message)
+            or _month_part(text, today))
+
+
+def names_day_of_week(raw: str) -> bool:
+    """Whether the words that said a day name it by its place in the week ("周日", "last Sunday", "the weekend",
+    "a weekday"), not by the calendar (a date, a month) nor by its distance from today ("tomorrow")."""
+    return any(p.fullmatch(raw.strip()) for p in (_ZH_WEEKDAY, _EN_WEEKDAY, _RU_WEEKDAY, _ES_WEEKDAY, _WEEKEND, _WORKDAY))
 
 
 def _local_now(now: datetime, timezone: str) -> datetime:
@@ -385,9 +464,11 @@ def _local_now(now: datetime, timezone: str) -> datetime:
     return now.astimezone(ZoneInfo(timezone))
 
 
-def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | None = None) -> ParsedTime | None:
+def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | None = None,
+                   message: str | None = None) -> ParsedTime | None:
     """The first date/time expression in text as an aware datetime in `timezone` (a bare weekday
-    or weekend counts from `anchor` when one is given: the day a follow-up talks about)."""
+    or weekend counts from `anchor` when one is given: the day a follow-up talks about; `message`, when text is
+    part of one, says whether it tells of a stay that has happened)."""
     zone = ZoneInfo(timezone)
     local_now = _local_now(now, timezone)
     if m := _ISO.search(text):
@@ -395,7 +476,7 @@ def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | No
         value = datetime.fromisoformat(raw.replace(" ", "T", 1))
         value = value.replace(tzinfo=zone) if value.tzinfo is None else value
         return ParsedTime(value=value, precision="minute", raw=raw)
-    day = _date_part(text, local_now.date(), anchor)
+    day = _date_part(text, local_now.date(), anchor, message)
     clock = _time_of_day(text)
     if day is None and clock is None:
         return None
@@ -410,9 +491,9 @@ def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | No
     return ParsedTime(datetime.combine(on, clock[0], tzinfo=zone), "minute", raw)
 
 
-def parse_date(text: str, *, now: datetime, timezone: str, anchor: date | None = None) -> date | None:
+def parse_date(text: str, *, now: datetime, timezone: str, anchor: date | None = None, message: str | None = None) -> date | None:
     """The first calendar date in text (absolute or relative to `now` in `timezone`; see `parse_datetime`)."""
     if m := _ISO.search(text):
         return date.fromisoformat(m.group(1))
-    day = _date_part(text, _local_now(now, timezone).date(), anchor)
+    day = _date_part(text, _local_now(now, timezone).date(), anchor, message)
     return day[0] if day else None

@@ -12,6 +12,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 from datetime import datetime
 
+from ._serde import FrozenDict
 from ._text import (
     asks_for_human,
     asks_to_cancel,
@@ -23,7 +24,7 @@ from ._text import (
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
-from .fee_questions import asks_amount_right, names_other_one
+from .fee_questions import asks_amount_right, names_other_one, says_start
 from .forms import wants_edit
 from .intents import (
     CONFIRMATION,
@@ -248,8 +249,10 @@ def fill_slots(
     _drop_pieces_of_identifiers(t, found, _identifier_spans(t.text, found, config), config, whole=False)
     _one_token_two_things(state, t, config, found, lookups or {})
     state = _the_other_one(state, t, config, found)
-    _keep_stay_length(state, found)
+    end_kept = _keep_stay_length(state, found, t.text)
     merged, changed = merge_slots(state.slots, found, t.turn)
+    if end_kept:  # the end said before is the end of the stay with this start, as if said with it
+        merged = FrozenDict({**merged, "until_time": replace(merged["until_time"], source_turn=t.turn)})
     t.slots_corrected = tuple(n for n in changed if n in state.slots)
     merged = validate_slots(merged, changed, lookups, t.turn)
     t.slots_changed = changed
@@ -383,19 +386,25 @@ def _the_other_one(state: ContextState, t: TurnWork, config: ConversationConfig,
     return state
 
 
-def _keep_stay_length(state: ContextState, found: dict[str, Extraction]) -> None:
-    """A stay moved to another start ("and tomorrow?") keeps its length: its end moves with it."""
+def _keep_stay_length(state: ContextState, found: dict[str, Extraction], text: str = "") -> bool:
+    """A stay moved to another start ("and tomorrow?") keeps its length: its end moves with it. An end the person
+    said stays where it is when the start is said anew on its day ("停到晚上十点呢" then "不是，我是说从下午两点开始"
+    is 14:00-22:00), unless the new start is past it. (An end derived from a length or an example is no slot: it
+    moves with the start by itself.)"""
     start, end = found.get("at_time"), state.slots.get("until_time")
     old_start = state.slots.get("at_time")
     length = state.slots.get("duration_minutes")
     if start is None or end is None or old_start is None or "until_time" in found or "duration_minutes" in found:
-        return
+        return False
     if length is not None and length.source_turn > end.source_turn:
-        return  # the stay is a length said after its end: it moves by itself
+        return False  # the stay is a length said after its end: it moves by itself
     new, before, until = _aware(start.value), _aware(old_start.value), _aware(end.value)
     if new is None or before is None or until is None or new == before:
-        return
+        return False
+    if says_start(text) and new < until and new.astimezone(before.tzinfo).date() == before.date():
+        return True  # "no, from 2pm": the start is corrected, the end said stays
     found["until_time"] = Extraction(value=(until + (new - before)).isoformat(), raw=start.raw)
+    return False
 
 
 def _aware(value: str) -> datetime | None:

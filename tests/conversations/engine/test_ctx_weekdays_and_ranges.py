@@ -27,8 +27,12 @@ def when(text: str, now: datetime = MONDAY) -> str | None:
     ("上上周三", "Wed 11-11 00:00"),
     ("下周一上午9点", "Mon 11-30 09:00"),
     ("这周五晚上八点半", "Fri 11-27 20:30"),
-    ("周四下午2点", "Thu 11-26 14:00"),  # bare: the nearest one (three days ahead)
-    ("星期六", "Sat 11-21 00:00"),  # bare: the nearest one (two days back)
+    ("周四下午2点", "Thu 11-26 14:00"),  # bare: the coming one (three days ahead)
+    ("星期六", "Sat 11-28 00:00"),  # bare: the coming one, not the one two days back (issue 15)
+    ("星期六停的", "Sat 11-21 00:00"),  # a stay that has happened: the most recent one
+    ("I parked there on Saturday", "Sat 11-21 00:00"),
+    ("星期一", "Mon 11-23 00:00"),  # today is a Monday: today, either way
+    ("星期一停的", "Mon 11-23 00:00"),
     ("last Saturday at 3pm", "Sat 11-21 15:00"),
     ("on Thursday at 2pm", "Thu 11-26 14:00"),
     ("next Tuesday", "Tue 11-24 00:00"),
