@@ -120,6 +120,7 @@ class ExtractContext:
     timezone: str
     language: str = "en"
     entry: datetime | None = None  # the stay's start already known: an exit time alone is on its day
+    end: datetime | None = None  # the stay's end already talked about: a new bare end replaces it nearby
 
 
 @dataclass(frozen=True)
@@ -182,7 +183,9 @@ _EXIT = re.compile(
     r"开走|离开|离场|出场|开出|驶离|走的|(?<=[点點分半])\s*(?:就|才|再)?走|取车|提车|\bleft\b|\bdrove\s+(?:out|off|away)|\bexit(?:ed)?\b|"
     r"\bpick(?:ed|ing)?\s+(?:it|the\s+car)\s+up|\bleav(?:e|ing)\b(?!\s+(?:it|the\s+car|my\s+car|the\s+vehicle|there|here))|"
     r"\bcollect(?:ed|ing)?\s+(?:it|the\s+car|my\s+car)\b|"
-    r"\bcame\s+out\b|(?<!\w)(?:уехал\w*|выехал\w*)(?!\w)|\bsal[ií]\b|\bme\s+fui\b|\bretir[eé]\b",
+    r"\bcame\s+out\b|(?<!\w)(?:уехал\w*|выехал\w*)(?!\w)|\bsal[ií]\b|\bme\s+fui\b|\bretir[eé]\b|"
+    # coming back for the car ends the stay: "if I come back at 10", "I'll be back by 6", "十点回来取"
+    r"\b(?:come|came|coming|get|got|getting|be|am|are)\s+back\b|(?<=\w['’]m)\s+back\b|(?<=[点點分半])\s*(?:就|才|再)?回来",
     re.IGNORECASE,
 )
 
@@ -193,7 +196,8 @@ _BARE_HOUR = re.compile(r"\b(?:at|around|about)\s+(\d{1,2})(?:[:.](\d{2}))?\b(?!
 # "park at 8 tonight and leave at 9 tomorrow morning": leaving, with the start said before it and the end after it,
 # parts a range as "to" does
 _LEAVING_AT = re.compile(r"\b(?:leav(?:e|ing)|left|exit(?:s|ed|ing)?|drive\s+out|drove\s+out|pick(?:ed|ing)?\s+(?:it|the\s+car)\s+up|"
-                         r"collect(?:ed|ing)?\s+(?:it|the\s+car|my\s+car)|(?:go(?:ing)?|head(?:ing)?\s+out|get(?:ting)?\s+out|out)"
+                         r"collect(?:ed|ing)?\s+(?:it|the\s+car|my\s+car)|(?:go(?:ing)?|head(?:ing)?\s+out|get(?:ting)?\s+out|out|"
+                         r"(?:come|coming|came|get|getting|got|be|'m|am|are)\s+back)"
                          r"(?=\s+(?:at|around|about|by)\b))\b", re.IGNORECASE)
 # "今晚八点进场，明早九点出场", "晚上七点进去 第二天十点开走": coming in after the start's time, with leaving after the end's
 _COMING_IN = re.compile(r"(?<=[点點分半])\s*(?:进场|入场|进去|进来|开进去?|停进去?|进|停(?!到))(?:的)?\s*[，,、;；]?\s*(?:然后|再)?")
@@ -323,7 +327,20 @@ def _exit_time(text: str, ctx: ExtractContext) -> Extraction | None:
         return None
     if entry is not None:
         value = _end_after(entry, value, text)
+        if parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:
+            value = _near_old_end(entry, value, ctx.end, text)
     return Extraction(value.isoformat(), raw)
+
+
+def _near_old_end(start: datetime, end: datetime, old_end: datetime | None, said: str) -> datetime:
+    """A new end said by its clock alone replaces the end talked about: of the times that clock shows after the
+    start (each half day when no part of the day is said), the one nearest that old end. After an overnight stay
+    to 08:00, "and if I come back at 10 instead" is 10:00 the next morning, not 22:00 the same evening."""
+    if old_end is None:
+        return end
+    step = timedelta(hours=24 if names_period(said) else 12)
+    candidates = [end + k * step for k in range(-4, 5) if end + k * step > start]
+    return min(candidates, key=lambda c: (abs(c - old_end), c))
 
 
 def _end_after(start: datetime, end: datetime, said: str) -> datetime:
@@ -377,7 +394,10 @@ def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
     value = end.value
     if parse_date(tail, now=ctx.now, timezone=ctx.timezone) is None:  # on the stay's day
         value = datetime.combine(start.astimezone(value.tzinfo).date(), value.timetz())
-    return Extraction(_end_after(start, value, tail).isoformat(), end.raw)
+    value = _end_after(start, value, tail)
+    if parse_date(tail, now=ctx.now, timezone=ctx.timezone) is None and start == ctx.entry:
+        value = _near_old_end(start, value, ctx.end, tail)
+    return Extraction(value.isoformat(), end.raw)
 
 
 def _moved_start(text: str, ctx: ExtractContext) -> datetime | None:

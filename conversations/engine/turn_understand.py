@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import replace
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from ._serde import FrozenDict
 from ._text import (
@@ -203,6 +203,18 @@ def _slot_names(config: ConversationConfig) -> list[str]:
     return names
 
 
+def _stay_end(state: ContextState, entry: datetime | None) -> datetime | None:
+    """The end of the stay talked about: the end said, or the start plus the length said."""
+    if entry is None:
+        return None
+    if (until := state.slots.get("until_time")) is not None:
+        return _aware(until.value)
+    length = state.slots.get("duration_minutes")
+    if length is not None and length.value.isdigit():
+        return entry + timedelta(minutes=int(length.value))
+    return None
+
+
 def fill_slots(
     state: ContextState,
     t: TurnWork,
@@ -219,7 +231,7 @@ def fill_slots(
         return state
     known_entry = state.slots.get("at_time")
     entry = _aware(known_entry.value) if known_entry is not None else None
-    ctx = ExtractContext(now=now, timezone=timezone, language=t.language, entry=entry)
+    ctx = ExtractContext(now=now, timezone=timezone, language=t.language, entry=entry, end=_stay_end(state, entry))
     found = extract_slots(t.text, [config.slot_spec(n) for n in names], ctx)
     if t.meaning == SIDE_QUESTION:  # "what do you mean by constraints?" states no constraints
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor != "text"}

@@ -187,3 +187,19 @@ def test_a_stay_moved_keeps_its_length() -> None:
     assert _stay_of(d) == ("11-27 09:00", "11-27 11:00")
     d.say("actually from 8am")  # said as the start, on its day: the end stays
     assert _stay_of(d) == ("11-27 08:00", "11-27 11:00")
+
+
+def test_a_new_bare_end_replaces_the_old_one_nearby():
+    from datetime import timedelta
+
+    from conversations.engine.slots import _near_old_end
+
+    start = datetime(2026, 5, 20, 20, 0, tzinfo=ZoneInfo("Asia/Shanghai"))
+    old_end = start + timedelta(hours=12)  # overnight, to 08:00
+    evening_ten = start.replace(hour=22)
+    # "if I come back at 10 instead": 10:00 the next morning, the ten o'clock nearest the old end
+    assert _near_old_end(start, evening_ten, old_end, "at 10") == old_end + timedelta(hours=2)
+    # a part of the day said keeps it: "at 10 tonight" stays the evening
+    assert _near_old_end(start, evening_ten, old_end, "at 10 tonight") == evening_ten
+    # nothing talked about before: as said
+    assert _near_old_end(start, evening_ten, None, "at 10") == evening_ten
