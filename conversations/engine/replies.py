@@ -98,12 +98,18 @@ def _cite(citation: Mapping[str, Any], lang: str) -> str:
     return f"[{citation['source_id']} v{citation['version']}, {since} – {until}] {citation['snippet']}"
 
 
+def _window_text(window: Mapping[str, Any], lang: str) -> str:
+    """A segment's window as people read it: "08:00–20:00", "all day", "all day from 08:00"."""
+    start, end = window.get("start"), window.get("end")
+    if start != end:
+        return f"{start}–{end}"
+    if start == "00:00":
+        return _t(lang, "all day", "全天")
+    return _t(lang, f"all day from {start}", f"全天（{start}起）")
+
+
 def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
-    window = seg.get("time_window", {})
-    span = f"{window.get('start')}–{window.get('end')}"
-    if window.get("start") == window.get("end"):
-        span = _t(lang, f"all day from {window.get('start')}", f"全天（{window.get('start')}起）")
-    span += _weekdays_text(seg, lang)
+    span = _window_text(seg.get("time_window", {}), lang) + _weekdays_text(seg, lang)
     kind = seg.get("type")
     if kind == "free":
         return _t(lang, f"{seg['name']} {span}: free", f"{seg['name']} {span}：免费")
@@ -159,8 +165,7 @@ def _caps(result: Mapping[str, Any], lang: str) -> str:
         return _t(lang, "This rule has no daily cap: every started unit is charged.", "该规则没有每日封顶：每个计费单位都会收费。")
     parts = []
     for seg in capped:
-        window = seg.get("time_window", {})
-        span = f"{window.get('start')}–{window.get('end')}" + ("" if not _days_said(seg, lang) else
+        span = _window_text(seg.get("time_window", {}), lang) + ("" if not _days_said(seg, lang) else
                                                                 _t(lang, ", ", "，") + _days_said(seg, lang))
         if _cap_period(seg) == "night":
             parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a night",
