@@ -45,6 +45,15 @@ def _json_type_problem(field: serializers.Field, value: Any) -> str | None:
     return None
 
 
+def _too_long(field: serializers.Field, value: Any) -> str | None:
+    """A string longer than the field's max_length as sent: DRF trims whitespace first and measures what is
+    left, so the schema's maxLength (which counts the whole string) would otherwise let a longer one in."""
+    limit = getattr(field, "max_length", None)
+    if isinstance(field, serializers.CharField) and limit is not None and isinstance(value, str) and len(value) > limit:
+        return f"Ensure this field has no more than {limit} characters."
+    return None
+
+
 class JSONInput(serializers.Serializer):
     """An input serializer for JSON bodies: a value of the wrong JSON type is refused, not coerced."""
 
@@ -53,7 +62,8 @@ class JSONInput(serializers.Serializer):
         if isinstance(data, dict) and not hasattr(data, "getlist"):
             wrong = {}
             for name, field in self.fields.items():
-                if not field.read_only and name in data and (problem := _json_type_problem(field, data[name])):
+                if not field.read_only and name in data and (problem := _json_type_problem(field, data[name])
+                                                             or _too_long(field, data[name])):
                     wrong[name] = [problem]
             if wrong:
                 raise serializers.ValidationError(wrong)
