@@ -65,7 +65,7 @@ def distance(a: str, b: str, limit: int) -> int:
         if min(current) > limit:
             return limit + 1
         before, row = row, current
-    return row[-1]
+    return min(row[-1], limit + 1)
 
 
 @dataclass(frozen=True)

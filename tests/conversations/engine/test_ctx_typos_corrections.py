@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from conversations.engine.action_prefs import read_when
-from conversations.engine.slots import ExtractContext, _at_time
+from conversations.engine.slots import ExtractContext, _at_time, _until
 from conversations.engine.timeparse import (
     nearest_weekday,
     parse_datetime,
@@ -145,3 +145,16 @@ def test_a_refused_day_is_not_the_one_meant(text, lang, left) -> None:  # noqa: 
 
 def test_the_call_assistant_still_skips_a_refused_day() -> None:
     assert read_when("not Thursday, Friday at 3", "en", now=NOW, timezone=ZONE) == ("2026-11-27", "15:00")
+
+
+@pytest.mark.parametrize(("text", "start", "end"), [
+    ("no, friday from 9am to 11am", "2026-12-04T09:00", "2026-12-04T11:00"),
+    ("not saturday, friday from 9am to 11am", "2026-12-04T09:00", "2026-12-04T11:00"),
+    ("不是周六，是周五上午9点到11点", "2026-12-04T09:00", "2026-12-04T11:00"),
+    ("not saturday, friday, until 8pm", "2026-12-04T00:00", "2026-12-04T20:00"),  # the time talked about stays
+    ("and friday from 9am to 11am", "2026-12-11T09:00", "2026-12-11T11:00"),  # a follow-up: the next Friday
+])
+def test_a_corrected_weekday_with_a_range_stays_in_the_week(text, start, end) -> None:  # noqa: ANN001
+    ctx = ExtractContext(now=NOW, timezone=ZONE, language="zh" if "周" in text else "en", entry=SATURDAY)
+    found, until = _at_time(text, ctx), _until(text, ctx)
+    assert found is not None and found.value.startswith(start) and until is not None and until.value.startswith(end)
