@@ -17,6 +17,7 @@ from django.db import connection, transaction
 from django.db.models import Count, Max
 
 from config.errors import ApplicationError, NotFound
+from conversations.engine.typos import NearWords, latin_words
 from workflows.audit import audit_record
 
 from .models import City, Lot
@@ -40,9 +41,10 @@ class PlaceHit:
 
 
 def find_places(text: str, lang: str = "en") -> list[PlaceHit]:
-    """Every lot and city the message names by code, name or alias (longest names first, no overlaps)."""
+    """Every lot and city the message names by code, name or alias (longest names first, no overlaps), and
+    the lots a mistyped word of the message names ("jiefangbai" for "Jiefangbei": see `_slips`)."""
     folded, index = _folded_with_index(text)
-    names, lengths = _name_index(lang)
+    names, lengths, near = _name_index(lang)
     found: list[tuple[int, int, int, PlaceHit]] = []  # (-length, rank, start, hit): longest first, then as listed
     for start in range(len(folded)):
         for length in lengths:
@@ -56,28 +58,46 @@ def find_places(text: str, lang: str = "en") -> list[PlaceHit]:
             # the same words may name several things (one code in two cities), never a piece of a longer name
             taken.append((start, end))
             hits.append(PlaceHit(hit.slots, text[index[start]:index[end - 1] + 1], hit.labels))
-    return hits
+    spans = [(index[s], index[e - 1] + 1) for s, e in taken]
+    return hits + _slips(text, near, spans)
+
+
+def _slips(text: str, near: tuple[NearWords, tuple[PlaceHit, ...]], spans: list[tuple[int, int]]) -> list[PlaceHit]:
+    """Lots named by a word a small edit away from a distinctive word of exactly one lot's name or alias (a word
+    near two lots' words names both, to be asked about); never a word inside a name already found."""
+    words, lots = near
+    out: list[PlaceHit] = []
+    for m in latin_words(text):
+        if any(s < m.end() and m.start() < e for s, e in spans):
+            continue
+        named = {lot for known in words.slips_of(m.group(0)) if len(words.names[known]) == 1 for lot in words.names[known]}
+        out += [PlaceHit(lots[lot].slots, m.group(0), lots[lot].labels) for lot in sorted(named)]
+    return out
 
 
 # Each process keeps the names of every city and lot in a dictionary, rebuilt when the records change
 # (two small aggregate queries a message instead of reading every city and lot); a message is looked
 # up at each position for each length a name has, never scanned once per name.
-_INDEXES: dict[tuple[str, str], tuple[tuple, dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...]]] = {}
+_Near = tuple[NearWords, tuple[PlaceHit, ...]]  # the lots' distinctive words (each naming lots by position), the lots
+_INDEXES: dict[tuple[str, str], tuple[tuple, dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...], _Near]] = {}
 
 
-def _name_index(lang: str) -> tuple[dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...]]:
-    """Every folded name with what it names (in the finder's order), and the lengths names have."""
+def _name_index(lang: str) -> tuple[dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...], _Near]:
+    """Every folded name with what it names (in the finder's order), the lengths names have, and the lots'
+    distinctive words for reading a mistyped one."""
     fingerprint = tuple(v for model in (City, Lot) for v in model.objects.aggregate(n=Count("id"), at=Max("updated_at")).values())
     slot = (connection.alias + ":" + str(connection.settings_dict.get("NAME")), lang)
     cached = _INDEXES.get(slot)
     if cached is not None and cached[0] == fingerprint:
-        return cached[1], cached[2]
+        return cached[1], cached[2], cached[3]
     names: dict[str, list[tuple[int, PlaceHit]]] = {}
-    for rank, (name, hit) in enumerate(_place_names(lang)):
+    lots: list[tuple[PlaceHit, set[str]]] = []
+    for rank, (name, hit) in enumerate(_place_names(lang, lots)):
         names.setdefault(name, []).append((rank, PlaceHit(hit.slots, name, hit.labels)))
     lengths = tuple(sorted({len(n) for n in names}, reverse=True))
-    _INDEXES[slot] = (fingerprint, names, lengths)
-    return names, lengths
+    near = (NearWords.of((word, i) for i, (_, words) in enumerate(lots) for word in words), tuple(lot for lot, _ in lots))
+    _INDEXES[slot] = (fingerprint, names, lengths, near)
+    return names, lengths, near
 
 
 def _folded_with_index(text: str) -> tuple[str, list[int]]:
@@ -99,8 +119,9 @@ def _bounded(text: str, start: int, end: int, name: str) -> bool:
     return not (_WORD.match(name[-1]) and after and _WORD.match(after))
 
 
-def _place_names(lang: str) -> list[tuple[str, PlaceHit]]:
-    """(folded name, what it names), longest first: codes, names in every language, aliases."""
+def _place_names(lang: str, lots: list[tuple[PlaceHit, set[str]]]) -> list[tuple[str, PlaceHit]]:
+    """(folded name, what it names), longest first: codes, names in every language, aliases. Each lot is
+    added to `lots` with its distinctive words."""
     cities = {c.pk: c for c in City.objects.all()}
     out: list[tuple[str, PlaceHit]] = []
     for city in cities.values():
@@ -116,7 +137,9 @@ def _place_names(lang: str) -> list[tuple[str, PlaceHit]]:
         spelled = _spellings(lot.code, lot.names.values(), lot.aliases)
         whole |= spelled
         out += [(name, PlaceHit(hit.slots, name, labels)) for name in spelled]
-        partial += [(name, PlaceHit(hit.slots, name, labels)) for name in _distinctive_words(lot.names.values(), lot.aliases)]
+        distinctive = _distinctive_words(lot.names.values(), lot.aliases)
+        partial += [(name, PlaceHit(hit.slots, name, labels)) for name in distinctive]
+        lots.append((hit, distinctive))
     # "the Jingan one", "静安的": a distinctive word of a lot's name names it (several lots sharing it are asked about)
     out += [(name, hit) for name, hit in partial if name not in whole]
     return sorted(out, key=lambda item: -len(item[0]))

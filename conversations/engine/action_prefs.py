@@ -19,7 +19,7 @@ from zoneinfo import ZoneInfo
 
 from .config import ActionSpec, ConversationConfig
 from .state import VALID, ContextState, SlotValue, with_key
-from .timeparse import _date_part, _time_of_day, names_period
+from .timeparse import _date_part, _time_of_day, names_period, without_refused
 from .turn_work import NOT_AN_ANSWER, TurnWork
 
 # The words that name an action, by its flow (the plan's flows of seed 002).
@@ -65,13 +65,6 @@ _WANT = {
 }
 _CLAUSE = re.compile(r"[^,，.。;；!！?？\n]+|[,，.。;；!！?？\n]")
 _BUT = re.compile(r"\bbut\b|\band\b|而是|但是|可是", re.IGNORECASE)
-# A day or time that is refused ("not Thursday", "不是周四") is not the one meant.
-_NOT_THIS = {
-    "en": re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s+(?:on\s+|at\s+)?(?:this\s+|next\s+)?"
-                     r"(?:\w+day|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|tomorrow|today|noon)\b", re.IGNORECASE),
-    "zh": re.compile(r"(?:不是|而不是|不要|别)(?:下|这|本)?(?:个)?(?:周|星期|礼拜)?[一二三四五六日天]?(?:上午|下午|晚上|早上|中午)?"
-                     r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|\d{1,2}分?)?)?"),
-}
 
 
 _LATER_IN_DAY = re.compile(r"\b(?:afternoon|evening|tonight|pm)\b|下午|晚上|傍晚", re.IGNORECASE)
@@ -142,7 +135,7 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
 def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tuple[str | None, str | None]:
     """(day YYYY-MM-DD, time HH:MM) named for something to come; a refused one ('not Thursday') is skipped."""
     lang = _lang(language)
-    meant = _NOT_THIS[lang].sub(" ", text)
+    meant = without_refused(text, lang)
     today = now.astimezone(ZoneInfo(timezone)).date()
     day = _date_part(meant, today)
     clock = _time_of_day(meant)

@@ -49,7 +49,9 @@ from .timeparse import (
     parse_date,
     parse_datetime,
     says_clock,
+    says_correction,
     says_period,
+    without_refused,
     zh_number,
 )
 
@@ -247,7 +249,8 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
             return None
         m = _UNTIL_ONLY.search(text)
         return Extraction(start.isoformat(), text[: m.start()].strip()[:40] if m else "")
-    parsed = parse_datetime(text, now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
+    parsed = parse_datetime(_meant(text, text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),
+                            corrects=_corrects(text, ctx))
     part = _part_of_day(text, parsed)
     shift = (_day_shift(text) or week_shift(text)) if ctx.entry is not None else 0
     if shift and (parsed is None or parse_date(text, now=ctx.now, timezone=ctx.timezone) is None):
@@ -288,6 +291,17 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
 def _anchor(ctx: ExtractContext) -> date | None:
     """The day a follow-up talks about: a bare weekday or weekend in it counts from there."""
     return ctx.entry.astimezone(ZoneInfo(ctx.timezone)).date() if ctx.entry is not None else None
+
+
+def _corrects(text: str, ctx: ExtractContext) -> bool:
+    """Whether the message corrects the stay talked about ("不对，是周五"): a bare weekday in it is the one nearest
+    the day corrected (the same week's), not the next one from it ("那周日呢")."""
+    return ctx.entry is not None and says_correction(text)
+
+
+def _meant(part: str, text: str, ctx: ExtractContext) -> str:
+    """A part of a correction without the days it refuses ("not Saturday, Friday" means Friday); else the part."""
+    return without_refused(part) if _corrects(text, ctx) else part
 
 
 def _part_of_day(text: str, parsed: ParsedTime | None) -> tuple[str, time] | None:
@@ -406,7 +420,8 @@ def _moved_start(text: str, ctx: ExtractContext) -> datetime | None:
     m = _UNTIL_ONLY.search(text) if ctx.entry is not None else None
     if m is None or _now_start(text, ctx) is not None:
         return None
-    before = parse_datetime(text[: m.start()], now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx))
+    before = parse_datetime(_meant(text[: m.start()], text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),
+                            corrects=_corrects(text, ctx))
     if before is None:
         return ctx.entry
     if before.precision != "day":
@@ -432,7 +447,8 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
     now = _now_start(text, ctx)
     for sep in sorted([*_RANGE_SEP.finditer(text), *_leaving_between(text)], key=lambda m: m.start()):
         head, tail = text[: sep.start()], text[sep.end():]
-        start = now or parse_datetime(head, now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx), message=text)
+        start = now or parse_datetime(_meant(head, text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),
+                                      message=text, corrects=_corrects(text, ctx))
         if start is None:
             continue
         if ctx.entry is not None and now is None and parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:

@@ -295,6 +295,47 @@ def _on_or_after(anchor: date, weekday: int) -> date:
     return anchor + timedelta(days=(weekday - anchor.weekday()) % 7)
 
 
+def nearest_weekday(anchor: date, weekday: int) -> date:
+    """The `weekday` (Monday 0) nearest `anchor`, within three days either way (the day a correction means)."""
+    return anchor + timedelta(days=(weekday - anchor.weekday() + 3) % 7 - 3)
+
+
+def _from_anchor(anchor: date, weekday: int, corrects: bool) -> date:
+    """A bare weekday said of the day talked about: a follow-up's is the first on or after it ("what about
+    Sunday?"), a correction's the nearest ("不对，是周五" after a Saturday is the day before)."""
+    return nearest_weekday(anchor, weekday) if corrects else _on_or_after(anchor, weekday)
+
+
+# A day said again to correct it: "no, Friday", "not Saturday, Friday", "actually Friday", "I meant Friday",
+# "不对，是周五", "不是周六，是周五", "我是说周五" (not "what about Sunday?" nor "周日是不是便宜点")
+_CORRECTS = re.compile(
+    r"^\W*(?:no|nope|nah|not|actually|sorry|oops)\b|\bi\s+mean[t]?\b|\bnot\s+(?:on\s+)?\w+day\b|\bi\s+said\b"
+    r"|不对|(?<!是)不是(?!吗)|我是说|我说的是|我指的是|我的意思是|说错|打错|应该是|其实是"
+    r"|^\W*нет(?!\w)|(?<!\w)я\s+имел\s+в\s+виду|\bquise\s+decir\b",
+    re.IGNORECASE,
+)
+# A day or time refused ("not Thursday", "不是周四") is not the one meant.
+_REFUSED = {
+    "en": re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s+(?:on\s+|at\s+)?(?:this\s+|next\s+)?"
+                     r"(?:\w+day|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|tomorrow|today|noon)\b", re.IGNORECASE),
+    "zh": re.compile(r"(?:不是|而不是|不要|别)(?:下|这|本)?(?:个)?(?:周|星期|礼拜)?[一二三四五六日天]?(?:上午|下午|晚上|早上|中午)?"
+                     r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|\d{1,2}分?)?)?"),
+}
+
+
+def says_correction(text: str) -> bool:
+    """Whether a message corrects what was said before ("no, Friday", "不对，是周五")."""
+    return bool(_CORRECTS.search(text or ""))
+
+
+def without_refused(text: str, language: str | None = None) -> str:
+    """The message without the days and times it refuses ("not Thursday", "不是周四"): those of one language
+    ("en", "zh"), or of both."""
+    for lang in (language,) if language in _REFUSED else tuple(_REFUSED):
+        text = _REFUSED[lang].sub(" ", text)
+    return text
+
+
 # "the weekend", "this weekend", "周末", "下周末", "last weekend": the weekend's Saturday
 _WEEKEND = re.compile(r"(上上|上|下下|下|这|這|本)?\s*(?:个|個)?\s*(?:周末|週末|礼拜天?末)"
                       r"|\b(?:(last|next|this|coming|past)\s+)?week-?ends?\b|(?<!\w)выходны\w*|\bfin\s+de\s+semana\b",
@@ -345,11 +386,13 @@ def _workday_part(text: str, today: date, anchor: date | None, message: str | No
     return start + timedelta(days=(7 - start.weekday()) % 7 if start.weekday() >= 5 else 0), m.group(0)
 
 
-def _weekday_part(text: str, today: date, anchor: date | None = None, message: str | None = None) -> tuple[date, str] | None:
+def _weekday_part(text: str, today: date, anchor: date | None = None, message: str | None = None,
+                  corrects: bool = False) -> tuple[date, str] | None:
     """ "上周六", "下星期一", "周四", "last Saturday", "on Thursday", "в субботу", "el sábado pasado"
 
     A bare weekday is the nearest one to today; with an `anchor` (the day a follow-up talks about:
-    "what about Sunday?" after a stay on Thursday) it is the first such weekday on or after it.
+    "what about Sunday?" after a stay on Thursday) it is the first such weekday on or after it, or the
+    nearest one when the message `corrects` that day ("no, Friday" after a Saturday).
     """
     if m := _ZH_WEEKDAY.search(text):
         weekday = min(_ZH_WEEKDAY_DIGITS.index(m.group(2)), 6)
@@ -357,7 +400,7 @@ def _weekday_part(text: str, today: date, anchor: date | None = None, message: s
         if weeks is not None:
             on = _weekday_date(today, weekday, "week", weeks)
         else:
-            on = _on_or_after(anchor, weekday) if anchor else _bare_weekday(message or text, today, weekday)
+            on = _from_anchor(anchor, weekday, corrects) if anchor else _bare_weekday(message or text, today, weekday)
         return on, m.group(0)
     for pattern, names in ((_EN_WEEKDAY, _WEEKDAYS["en"]), (_RU_WEEKDAY, _WEEKDAYS["ru"]), (_ES_WEEKDAY, _WEEKDAYS["es"])):
         if m := pattern.search(text):
@@ -365,7 +408,7 @@ def _weekday_part(text: str, today: date, anchor: date | None = None, message: s
             word = " ".join(w for w in (m.group(1), m.group(3) if m.lastindex and m.lastindex >= 3 else None) if w).lower()
             relation = (_PAST if re.search(r"last|past|прошл|pasado", word) else _NEXT if re.search(r"next|coming|следующ|pr[óo]ximo|viene", word)
                         else _THIS if re.search(r"this|эт", word) else _NEAREST)
-            on = ((_on_or_after(anchor, weekday) if anchor else _bare_weekday(message or text, today, weekday)) if relation == _NEAREST
+            on = ((_from_anchor(anchor, weekday, corrects) if anchor else _bare_weekday(message or text, today, weekday)) if relation == _NEAREST
                   else _weekday_date(today, weekday, relation))
             if "before last" in word:
                 on -= timedelta(days=7)
@@ -429,7 +472,8 @@ def _month_part(text: str, today: date) -> tuple[date, str] | None:
     return None
 
 
-def _date_part(text: str, today: date, anchor: date | None = None, message: str | None = None) -> tuple[date, str] | None:
+def _date_part(text: str, today: date, anchor: date | None = None, message: str | None = None,
+               corrects: bool = False) -> tuple[date, str] | None:
     if m := _DATE.search(text):
         try:
             return date(int(m.group(1)), int(m.group(2)), int(m.group(3))), m.group(0)
@@ -447,7 +491,7 @@ def _date_part(text: str, today: date, anchor: date | None = None, message: str 
     if said:
         _, _, offset, raw = min(said)
         return today + timedelta(days=offset), raw
-    return (_weekday_part(text, today, anchor, message) or _weekend_part(text, today, anchor, message)
+    return (_weekday_part(text, today, anchor, message, corrects) or _weekend_part(text, today, anchor, message)
             or _workday_part(text, today, anchor, message)
             or _month_part(text, today))
 
@@ -465,10 +509,11 @@ def _local_now(now: datetime, timezone: str) -> datetime:
 
 
 def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | None = None,
-                   message: str | None = None) -> ParsedTime | None:
+                   message: str | None = None, corrects: bool = False) -> ParsedTime | None:
     """The first date/time expression in text as an aware datetime in `timezone` (a bare weekday
-    or weekend counts from `anchor` when one is given: the day a follow-up talks about; `message`, when text is
-    part of one, says whether it tells of a stay that has happened)."""
+    or weekend counts from `anchor` when one is given: the day a follow-up talks about, a bare weekday the one
+    nearest it when the message `corrects` that day; `message`, when text is part of one, says whether it tells
+    of a stay that has happened)."""
     zone = ZoneInfo(timezone)
     local_now = _local_now(now, timezone)
     if m := _ISO.search(text):
@@ -476,7 +521,7 @@ def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | No
         value = datetime.fromisoformat(raw.replace(" ", "T", 1))
         value = value.replace(tzinfo=zone) if value.tzinfo is None else value
         return ParsedTime(value=value, precision="minute", raw=raw)
-    day = _date_part(text, local_now.date(), anchor, message)
+    day = _date_part(text, local_now.date(), anchor, message, corrects)
     clock = _time_of_day(text)
     if day is None and clock is None:
         return None

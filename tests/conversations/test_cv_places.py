@@ -111,3 +111,18 @@ def test_every_code_a_rule_or_order_names_has_its_record(demo) -> None:  # noqa:
             assert Lot.objects.filter(city__code=rule.city_code, code=code).exists()
     for city_code, lot_code in ParkingOrder.objects.values_list("city_code", "lot_code"):
         assert Lot.objects.filter(city__code=city_code, code=lot_code).exists()
+
+
+def test_a_slip_in_a_lots_name_names_it_and_a_slip_near_two_names_both(demo) -> None:  # noqa: ANN001
+    places.city_save(data={"code": "330100", "names": {"en": "Hangzhou", "zh": "杭州"}})
+    for code, name in (("RS-1", "Riverside"), ("RD-2", "Riverdale"), ("RV-3", "Rivet lot")):
+        places.lot_save(data={"city_code": "330100", "code": code, "names": {"en": f"{name} car park"}})
+
+    def found(text: str) -> list[tuple[str, str]]:
+        return sorted((h.slots["lot_code"], h.raw) for h in places.find_places(text) if "lot_code" in h.slots)
+
+    assert found("how much is riversyde for 2 hours") == [("RS-1", "riversyde")]
+    assert found("and the Riverdale car park?") == [("RD-2", "Riverdale car park")]  # exact: no slip read inside it
+    assert found("how much is riversile") == [("RD-2", "riversile"), ("RS-1", "riversile")]  # asked about
+    assert found("rivets and rivvet?") == []  # short words are matched exactly or not at all
+    assert found("order RS-1X please") == []
