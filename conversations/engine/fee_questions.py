@@ -31,7 +31,8 @@ DAY_PARTS: tuple[tuple[str, re.Pattern[str], time], ...] = (
 )
 
 # "and overnight?", "过夜呢", "停一晚": a stay from the evening to the next morning
-OVERNIGHT = re.compile(r"\bovernight\b|\ball\s+night\b|过夜|整晚|停一晚|一晚上|一整晚|(?<!\w)на\s+ночь(?!\w)|\btoda\s+la\s+noche\b",
+OVERNIGHT = re.compile(r"\bovernight\b|\ball\s+night\b|\b(?:for\s+)?(?:one|a|the\s+whole|a\s+whole)\s+night\b(?!\s+(?:rate|price|tariff|charge))|"
+                       r"\bfor\s+the\s+night\b|过夜|整晚|停一晚|一晚上|一整晚|(?<!\w)на\s+ночь(?!\w)|\btoda\s+la\s+noche\b",
                        re.IGNORECASE)
 OVERNIGHT_START, OVERNIGHT_MINUTES = time(20, 0), 12 * 60
 
