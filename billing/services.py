@@ -14,7 +14,7 @@ from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import IntegrityError, models, transaction
-from django.db.models import Q, Value
+from django.db.models import Func, Q, Value
 from django.db.models.functions import Replace, Upper
 from django.utils import timezone
 from django.utils.dateparse import parse_datetime
@@ -288,31 +288,33 @@ _PLATE_SEPARATORS = re.compile(r"[\s·•.\-_]+")
 _PLATE_CHARS = (" ", "·", "•", ".", "-", "_")
 
 
+def identifier_key(value: str) -> str:
+    """A plate or an order number as compared: upper case, without the spaces, dots, dashes and underscores
+    written between its groups ("粤B·D12345" is "粤BD12345"; "gz 0603 771" and "GZ-0603-771" are "GZ0603771")."""
+    return _PLATE_SEPARATORS.sub("", value).upper()
+
+
 def plate_key(plate_no: str) -> str:
-    """A plate as compared: upper case, without the spaces, dots and dashes written in it ("粤B·D12345" is "粤BD12345")."""
-    return _PLATE_SEPARATORS.sub("", plate_no).upper()
+    """A plate as compared (`identifier_key`)."""
+    return identifier_key(plate_no)
+
+
+def _keyed(field: str) -> Func:
+    """The database's `identifier_key` of a column: upper case, the same separators removed."""
+    folded = Upper(field)
+    for char in _PLATE_CHARS:
+        folded = Replace(folded, Value(char), Value(""))
+    return folded
 
 
 def orders_of_plate() -> models.QuerySet:
     """Orders with their plate's key (`plate_key`), however the plate was written when the order was made."""
-    folded = Upper("plate_no")
-    for char in _PLATE_CHARS:
-        folded = Replace(folded, Value(char), Value(""))
-    return ParkingOrder.objects.annotate(plate_key=folded)
-
-
-def identifier_key(value: str) -> str:
-    """An order number as compared: upper case, without the spaces, dots, dashes and underscores between its
-    groups ("gz 0603 771" and "GZ-0603-771" are both "GZ0603771")."""
-    return _PLATE_SEPARATORS.sub("", value).upper()
+    return ParkingOrder.objects.annotate(plate_key=_keyed("plate_no"))
 
 
 def orders_by_key() -> models.QuerySet:
     """Orders with their number's key (`order_key`, see `identifier_key`), however it was written."""
-    folded = Upper("order_no")
-    for char in _PLATE_CHARS:
-        folded = Replace(folded, Value(char), Value(""))
-    return ParkingOrder.objects.annotate(order_key=folded)
+    return ParkingOrder.objects.annotate(order_key=_keyed("order_no"))
 
 
 def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[ParkingOrder]:

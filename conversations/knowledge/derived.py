@@ -100,6 +100,8 @@ def _segment_lines(segment: dict[str, Any]) -> tuple[str, str]:
     days_zh, days_en = _weekdays(segment.get("weekdays"))
     kind = segment.get("type")
     unit = int(segment.get("unit_minutes") or 0)
+    crosses = crosses_midnight(segment.get("time_window") or {})
+    per_window = crosses and segment.get("cap_period") == "window"
     parts_zh: list[str] = []
     parts_en: list[str] = []
     if kind == "free":
@@ -123,7 +125,7 @@ def _segment_lines(segment: dict[str, Any]) -> tuple[str, str]:
             else:
                 tiers_zh.append(f"{_duration_zh(a)}至{_duration_zh(int(b))}之间每{unit}分钟{price}元")
                 tiers_en.append(f"from {_duration_en(a)} to {_duration_en(int(b))} ¥{price} per {unit} minutes")
-        if segment.get("cap_period") == "window" and crosses_midnight(segment.get("time_window") or {}):
+        if per_window:
             parts_zh.append("阶梯计费：" + "；".join(tiers_zh) + "（阶梯按每个时段内的计费时长起算，下一段重新从第一档开始）")
             parts_en.append(
                 "tiered: " + "; ".join(tiers_en) + " (tier positions count from the start of each window's chargeable time)"
@@ -137,7 +139,6 @@ def _segment_lines(segment: dict[str, Any]) -> tuple[str, str]:
     if free and kind != "free":
         parts_zh.append(f"每次停车前{free}分钟免费（整次停车只扣减一次，从入场开始计）")
         parts_en.append(f"the first {free} minutes of each stay are free (once per stay, from entry)")
-    per_window = segment.get("cap_period") == "window" and crosses_midnight(segment.get("time_window") or {})
     cap = segment.get("max_charge")
     if cap is not None and kind != "free":
         if per_window:
@@ -146,7 +147,7 @@ def _segment_lines(segment: dict[str, Any]) -> tuple[str, str]:
         else:
             parts_zh.append(f"每天最高收费{_money(cap)}元（该计费段按自然日封顶）")
             parts_en.append(f"capped at ¥{_money(cap)} per day for this segment (per calendar day)")
-    if kind != "free" and crosses_midnight(segment.get("time_window") or {}):
+    if kind != "free" and crosses:
         if per_window:
             parts_zh.append("跨零点的一整段算一个计费周期：封顶、阶梯和免费时长都按整段计，星期按开始那天算")
             parts_en.append(
