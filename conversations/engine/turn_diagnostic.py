@@ -257,7 +257,12 @@ def _reading_for_step(
     step = procedure.step(state.current_step_id) if procedure else None
     if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
             or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
-            or any(m.rule_id in step.answered_by for m in matches)):
+            or any(m.rule_id in (*step.answered_by, step.yes, step.no) for m in matches)):
+        return matches
+    if step.expects == "yes_no":  # only a yes, a no or the check's own evidence answers it
+        t.step_unanswered = True
+        if not matches:
+            t.reading_needed, t.reading_got = step.expects, None
         return matches
     if step.rating and (pair := read_against_rating(t.text, step.expects)) is not None and pair[1] > 0:
         measured, rated = pair
@@ -268,6 +273,12 @@ def _reading_for_step(
             t.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
             return matches + [EvidenceMatch(rule.id, rule.type, f"{measured:g} / {rated:g}", t.text.strip()[:80])]
     reading = read_measurement(t.text, step.expects)
+    if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(t.language))):
+        rule = next((r for r in config.all_evidence(state.primary_system) if r.id == band), None)
+        if rule is not None:
+            t.trace.append(f"reading {reading.text} for {step.id}: {band}")
+            return matches + [EvidenceMatch(rule.id, rule.type, f"{localize(rule.label, t.language)} ({reading.text})",
+                                            t.text.strip()[:80])]
     if reading is not None and reading.kind == step.expects:
         own = [r for r in config.all_evidence(state.primary_system) if r.id in step.answered_by]
         found = match_evidence(reading.text, own, "en", t.language)
@@ -278,6 +289,15 @@ def _reading_for_step(
         t.reading_needed, t.reading_got = step.expects, reading
         t.trace.append(f"no {step.expects} reading for {step.id}: the check stays open")
     return matches
+
+
+def _band(step, value: float) -> str | None:  # noqa: ANN001
+    """The evidence of the step's band the value falls in (min inclusive, max exclusive)."""
+    for band in step.bands:
+        low, high = band.get("min"), band.get("max")
+        if (low is None or value >= low) and (high is None or value < high):
+            return band["evidence"]
+    return None
 
 
 def _reading_notice(t: TurnWork, asked_before: int, guard_repeats: int) -> str:

@@ -85,6 +85,30 @@ WRONG_READING_TEXT = {  # {value}: what was read; {got} / {expected}: its kind a
     "es": "«{value}» es {got}, no {expected}: para esta comprobación necesito {what}.",
 }
 READING_KINDS = {  # kind -> (a reading of that kind, what a check of that kind needs) per language
+    "yes_no": {
+        "en": ("a yes or no", "a yes or a no (or what you saw)"),
+        "zh": ("是或否", "“是”或“否”（或者您看到的情况）"),
+        "ru": ("да или нет", "«да» или «нет» (или что вы увидели)"),
+        "es": ("un sí o un no", "un «sí» o un «no» (o lo que vio)"),
+    },
+    "pressure": {
+        "en": ("a pressure", "the pressure you read (for example “11 in. WC” on a manometer, or “0.4 psi”)"),
+        "zh": ("压力", "压力读数（例如压力计上“11英寸水柱”，或“27毫巴”）"),
+        "ru": ("давление", "показание давления (например, «11 дюймов водяного столба» или «27 мбар»)"),
+        "es": ("una presión", "la presión que mide (por ejemplo «11 pulgadas de columna de agua» o «27 mbar»)"),
+    },
+    "temperature": {
+        "en": ("a temperature", "the temperature you read (for example “38 °F” or “4 °C”)"),
+        "zh": ("温度", "温度读数（例如“4°C”或“38°F”）"),
+        "ru": ("температура", "показание температуры (например, «4 °C»)"),
+        "es": ("una temperatura", "la temperatura que mide (por ejemplo «4 °C» o «38 °F»)"),
+    },
+    "frequency": {
+        "en": ("a frequency", "the frequency you read, in Hz (for example “60 Hz”)"),
+        "zh": ("频率", "频率读数，单位赫兹（例如“60Hz”）"),
+        "ru": ("частота", "показание частоты в герцах (например, «60 Гц»)"),
+        "es": ("una frecuencia", "la frecuencia que mide, en Hz (por ejemplo «60 Hz»)"),
+    },
     "voltage": {
         "en": ("a voltage", "the voltage you read, in volts (for example “118 V” or “12.4 V”; “0 V” if there is none)"),
         "zh": ("电压", "电压读数，单位伏（例如“118V”或“12.4V”；没有电压就说“0V”）"),

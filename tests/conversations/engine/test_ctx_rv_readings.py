@@ -34,6 +34,33 @@ def test_a_reading_has_a_kind(text: str, kind: str, value: float) -> None:
     assert reading is not None and (reading.kind, reading.value) == (kind, value)
 
 
+@pytest.mark.parametrize(("text", "kind", "unit", "canonical"), [
+    ("got 11 inches on the manometer", "pressure", "in. WC", 11.0),
+    ('10.5" WC at the regulator', "pressure", "in. WC", 10.5),
+    ("0.4 psi", "pressure", "psi", 11.07),
+    ("27 mbar", "pressure", "mbar", 10.84),
+    ("11 дюймов водяного столба", "pressure", "in. WC", 11.0),
+    ("11 pulgadas de columna de agua", "pressure", "in. WC", 11.0),
+    ("box is 45°F", "temperature", "°F", 45.0),
+    ("4 °C", "temperature", "°C", 39.2),
+    ("-5C in the freezer", "temperature", "°C", 23.0),
+    ("冷藏室5度", "temperature", "°C", 41.0),
+    ("58.5 Hz under load", "frequency", "Hz", 58.5),
+    ("60 герц", "frequency", "Hz", 60.0),
+])
+def test_pressure_temperature_frequency(text: str, kind: str, unit: str, canonical: float) -> None:
+    """Other kinds a shop measures, held in one unit for a step's bands (in. WC, °F)."""
+    reading = read_measurement(text)
+    assert reading is not None and (reading.kind, reading.unit) == (kind, unit)
+    assert reading.canonical() == pytest.approx(canonical, abs=0.01)
+
+
+def test_bare_degrees_follow_the_language() -> None:
+    reading = read_measurement("38 degrees")
+    assert reading is not None and reading.canonical("en") == 38.0 and reading.canonical("ru") == pytest.approx(100.4)
+    assert read_measurement("it was 12 in the morning") is None  # "in" alone is a word, not inches
+
+
 @pytest.mark.parametrize("text", ["the ac i guess", "yes", "да", "the breaker looks fine to me honestly"])
 def test_no_reading(text: str) -> None:
     assert read_measurement(text, "voltage") is None
@@ -86,12 +113,31 @@ def test_a_reading_no_rule_knows_still_answers_the_check() -> None:
 
 def test_expects_is_validated() -> None:
     plan = load_example("rv_diagnostic")
-    plan["diagnostic"]["procedures"][0]["steps"][0]["expects"] = "pressure"
+    plan["diagnostic"]["procedures"][0]["steps"][0]["expects"] = "humidity"
     assert any(path.endswith("steps[0].expects") for path, _ in validate_config(plan))
     assert CONFIG.procedure("roof_ac").step("compressor_start").expects == "any"  # the default
 
 
 # -- two systems in one message: one at a time, the person says which first --------------------------
+def test_bands_are_validated() -> None:
+    plan = load_example("rv_diagnostic")
+    step = plan["diagnostic"]["procedures"][0]["steps"][0]
+    step["bands"] = [{"evidence": "nope", "max": 100}, {"evidence": "supply_voltage_ok", "min": 130, "max": 100}]
+    paths = [path for path, _ in validate_config(plan)]
+    assert any(p.endswith("bands[0].evidence") for p in paths) and any(p.endswith("bands[1]") for p in paths)
+
+
+def test_a_band_sorts_a_reading_into_evidence() -> None:
+    """A step with bands reads the value, in any unit of its kind, into the band's evidence."""
+    plan = load_example("rv_diagnostic")
+    step = plan["diagnostic"]["procedures"][0]["steps"][0]
+    step["bands"] = [{"evidence": "no_supply_voltage", "max": 100}, {"evidence": "supply_voltage_ok", "min": 100}]
+    d = Dialogue(ConversationConfig.from_dict(plan), NOW)
+    d.say("the roof ac isn't cooling")
+    d.say("meter shows 96")
+    assert any(f.key == "no_supply_voltage" for f in d.state.facts)
+
+
 @pytest.mark.parametrize(("text", "candidates"), [
     ("the fridge and the ac are both not cooling", ("refrigerator", "roof_ac")),
     ("空调和排气扇都坏了", ("roof_ac", "roof_vent_fan")),
