@@ -146,6 +146,7 @@ def add_facts(
             value=match.value,
             turn=turn,
             step_id=step_id,
+            system=state.primary_system,
         )
         for old in current:
             if old.key == match.rule_id or _excludes(by_id, old.key, match.rule_id):
@@ -179,6 +180,7 @@ def add_note(
         value=text.strip()[:280],
         turn=turn,
         step_id=step_id,
+        system=state.primary_system,
     )
     return state.evolve(facts=state.facts + (fact,)), fact.id
 
@@ -310,6 +312,7 @@ def complete_isolation(state: ContextState, hypothesis: Hypothesis, *, turn: int
         source="inference",
         value=hypothesis.description,
         turn=turn,
+        system=state.primary_system,
     )
     return state.evolve(
         facts=state.facts + (finding,),

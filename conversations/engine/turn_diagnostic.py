@@ -48,9 +48,13 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    NEED_ANSWER_TEXT,
     NEED_READING_TEXT,
+    NEXT_STEP_MEANING,
+    NEXT_STEP_TEXT,
     NO_MORE_STEPS_TEXT,
     NOT_AN_ANSWER,
+    NOTHING_LEFT_TEXT,
     READING_KINDS,
     READING_WAY_OUT_TEXT,
     REPORT,
@@ -243,7 +247,32 @@ def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfi
 
 
 def _asks_back(text: str) -> bool:
-    return text.strip().endswith(("?", "？")) or text.strip().startswith("¿")
+    """A question back, even typed without its question mark or with a typo ("wher do i find the regulater")."""
+    stripped = text.strip()
+    return stripped.endswith(("?", "？")) or stripped.startswith("¿") or bool(_QUESTION_START.search(stripped))
+
+
+_QUESTION_START = re.compile(
+    r"^(?:so\s+|and\s+|but\s+|ok(?:ay)?,?\s+)?(?:wh?ere'?s?|wher|whre|were\s+(?:is|are|do)|wh?at'?s?|waht|wat\s+(?:is|does)|how|hwo|hw\s+do|why|"
+    r"which|can\s+(?:i|you|u)\b|could\s+(?:i|you|u)|should\s+i|do\s+(?:i|you|u)\b|does\s+(?:it|that|the)|is\s+(?:it|there|that)\b|"
+    r"are\s+(?:they|there)\b)\b"
+    r"|^(?:а\s+)?(?:где|как|что\s+(?:такое|это|делать)|зачем|почему|какой|какая|какое)(?!\w)"
+    r"|^(?:y\s+)?(?:d[oó]nde|c[oó]mo\s+(?:se|puedo|hago|compruebo|reviso)|qu[eé]\s+(?:es|hago|significa)|por\s+qu[eé])\b"
+    r"|怎么|哪里|哪儿|在哪|什么是|是什么|为什么|如何|吗\s*$|呢\s*$",
+    re.IGNORECASE,
+)
+# "ok", "hmm", "got it", 好的, понял, vale: heard, not an answer to the check
+_ACKNOWLEDGED = re.compile(
+    r"^\W*(?:ok(?:ay)?|k+|hm+|uh+|um+|mm+|ah+|oh+|got\s+it|alright|all\s+right|i\s+see|understood|cool|"
+    r"好的?|嗯+|哦+|噢+|行吧?|知道了|明白了?|收到|ок(?:ей)?|окей|понял[аио]?|ясно|хорошо|ладно|"
+    r"vale|bueno|entendido|de\s+acuerdo|ya\s+veo)(?:[\s,.!…]+(?:ok(?:ay)?|hm+|thanks?|then|so|好的?|嗯+))*\W*$",
+    re.IGNORECASE,
+)
+
+
+def acknowledges_only(text: str) -> bool:
+    """The message only acknowledges ("ok", "hmm", 好的): it answers no check."""
+    return bool(_ACKNOWLEDGED.match(text))
 
 
 def _reading_for_step(
@@ -255,6 +284,12 @@ def _reading_for_step(
     guess") leaves it open (issue 14: a non-answer never completes the step)."""
     procedure = config.procedure(state.primary_system)
     step = procedure.step(state.current_step_id) if procedure else None
+    if (step is not None and step.id not in state.completed_steps and not matches and not t.deferred
+            and acknowledges_only(t.text)):
+        t.step_unanswered = True
+        t.reading_needed, t.reading_got = ("answer" if step.expects == "any" else step.expects), None
+        t.trace.append(f"an acknowledgement, not an answer: {step.id} stays open")
+        return matches
     if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
             or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
             or any(m.rule_id in (*step.answered_by, step.yes, step.no) for m in matches)):
@@ -271,7 +306,9 @@ def _reading_for_step(
         rule = next((r for r in config.all_evidence(state.primary_system) if r.id == rule_id), None)
         if rule is not None:
             t.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
-            return matches + [EvidenceMatch(rule.id, rule.type, f"{measured:g} / {rated:g}", t.text.strip()[:80])]
+            unit = READING_KINDS_UNITS.get(step.expects, "")
+            value = f"{localize(rule.label, t.language)}: {measured:g} / {rated:g}{unit}"
+            return matches + [EvidenceMatch(rule.id, rule.type, value, t.text.strip()[:80])]
     reading = read_measurement(t.text, step.expects)
     if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(t.language))):
         rule = next((r for r in config.all_evidence(state.primary_system) if r.id == band), None)
@@ -291,6 +328,9 @@ def _reading_for_step(
     return matches
 
 
+READING_KINDS_UNITS = {"capacitance": " µF", "voltage": " V", "current": " A", "resistance": " Ω"}
+
+
 def _band(step, value: float) -> str | None:  # noqa: ANN001
     """The evidence of the step's band the value falls in (min inclusive, max exclusive)."""
     for band in step.bands:
@@ -306,7 +346,9 @@ def _reading_notice(t: TurnWork, asked_before: int, guard_repeats: int) -> str:
     kinds = READING_KINDS.get(t.reading_needed or "", {})
     expected, what = kinds.get(lang) or kinds.get("en") or ("", "")
     got = t.reading_got
-    if got is not None and got.kind in READING_KINDS:
+    if t.reading_needed in ("answer", "yes_no"):
+        text = NEED_ANSWER_TEXT[lang]
+    elif got is not None and got.kind in READING_KINDS:
         text = WRONG_READING_TEXT[lang].replace("{value}", got.text).replace("{got}", READING_KINDS[got.kind][lang][0])
         text = text.replace("{expected}", expected)
     else:
@@ -435,14 +477,13 @@ def _estimate_and_report(state: ContextState, t: TurnWork, config: ConversationC
         t.notice = localize(HOW_LONG_TEXT, t.language).replace("{hours}", f"{hours:g}").replace("{lines}", lines)
         t.step_unanswered = True
     if t.meaning == REPORT:
-        if state.isolation_complete:
-            t.reply_action = "final_report"
-            t.notice = localize(REPORT_READY_TEXT, t.language)
-            if "final_report" in config.modes.enabled:
-                state = state.evolve(mode="final_report")
-        else:
+        # Never a dead end: the report is written whenever asked; before isolation it says what is unknown.
+        t.reply_action = "final_report"
+        t.notice = localize(REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT, t.language)
+        if not state.isolation_complete:
             t.report_blockers = ("isolation_incomplete",)
-            t.notice = localize(REPORT_NOT_YET_TEXT, t.language)
+        if "final_report" in config.modes.enabled:
+            state = state.evolve(mode="final_report")
     return state
 
 
@@ -529,10 +570,35 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     return state.evolve(current_step_id=step.id)
 
 
+def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """'what's the next step?': the check to do now (the one in progress, else the next open one)."""
+    procedure = config.procedure(state.primary_system)
+    if procedure is None:
+        return state
+    current = procedure.step(state.current_step_id)
+    step = current if current is not None and step_available(state, current, config.loop_guard) else next_step(
+        state, procedure, config.loop_guard)
+    t.reply_action = "ask_step"
+    if step is None:
+        label = localize(procedure.label, t.language)
+        t.notice = localize(NOTHING_LEFT_TEXT if state.isolation_complete else NO_MORE_STEPS_TEXT, t.language).replace(
+            "{system}", label.lower() if t.language in ("en", "es") else label)
+        t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
+        t.ready_for_report = state.isolation_complete
+        return state.evolve(current_step_id=None)
+    t.notice = localize(NEXT_STEP_TEXT, t.language)
+    t.next_step_id, t.next_step_question = step.id, localize(step.question, t.language)
+    t.ready_for_report = state.isolation_complete
+    t.trace.append(f"next step asked for: {step.id}")
+    return state.evolve(current_step_id=step.id)
+
+
 def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
     """Seed 000 behaviours for plans with diagnostic procedures."""
     if t.meaning == CANCEL_MEANING:
         state = _start_over(state, t, config)
+    if t.meaning == NEXT_STEP_MEANING and state.primary_system is not None:
+        return _tell_next_step(state, t, config)
     if t.meaning in (SIDE_QUESTION, *NOT_AN_ANSWER):  # the step in progress stays where it was
         procedure = config.procedure(state.primary_system)
         step = procedure.step(state.current_step_id) if procedure else None
@@ -560,4 +626,6 @@ def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> Co
     state = _estimate_and_report(state, t, config)
     # A procedure with nothing left to ask settles on what is confirmed.
     state = _isolation(state, t, config, ())
+    if t.reply_action == "final_report":
+        return state  # the report is written now: no further check is asked
     return _next_step(state, t, config)
