@@ -6,7 +6,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ._text import chitchat_kind, count_matches, defers_answer, first_match, localize
+from ._serde import FrozenDict
+from ._text import (
+    chitchat_kind,
+    compile_pattern,
+    count_matches,
+    defers_answer,
+    first_match,
+    iter_patterns,
+    localize,
+)
 from .config import ConversationConfig, ProcedureSpec
 from .estimate import (
     confirm_estimate,
@@ -38,8 +47,9 @@ from .procedure import (
     steps_answered_by,
 )
 from .slots import ABORT, has_content
-from .state import CONFIRMED, EST_NONE, ContextState, PendingClarification
+from .state import CONFIRMED, EST_NONE, ContextState, Estimate, PendingClarification
 from .turn_work import (
+    ALSO_TEXT,
     ANSWER,
     CANCEL_MEANING,
     CONFIRM,
@@ -64,6 +74,7 @@ from .turn_work import (
     SWITCHED_TEXT,
     TWO_SYSTEMS_TEXT,
     UNCLEAR_MEANING,
+    WHICH_SYSTEM_TEXT,
     WRONG_READING_TEXT,
     TurnWork,
 )
@@ -122,7 +133,8 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
             kind="system",
         )
         return state.evolve(pending_clarification=pending)
-    hypotheses = tuple(assess(h, (), t.language) for h in found.hypotheses)
+    kept = tuple(f for f in state.facts if f.system == found.id)  # back to a system: its facts count again
+    hypotheses = tuple(assess(h, kept, t.language) for h in found.hypotheses)
     t.trace.append(f"procedure {found.id}")
     return state.evolve(
         primary_system=found.id,
@@ -176,15 +188,81 @@ def no_procedure_text(config: ConversationConfig, label, language: str) -> str: 
     return template.replace("{system}", localize(label, language)).replace("{systems}", systems)
 
 
+# "not the AC", "it isn't the fridge", 不是空调, это не кондиционер, no es el aire: the system said to be wrong
+_NEGATION_BEFORE = re.compile(
+    r"(?:\bnot|n't|\bno|\bnothing\s+to\s+do\s+with|\bwrong|(?<!\w)не|\bno\s+es|\bni|不是|并非|不关|不是说)"
+    r"\s*(?:(?:the|my|our|that|el|la|los|las|это|с)\s+)?(?:(?:roof|rooftop|propane|gas|lp)\s+)?$",
+    re.IGNORECASE,
+)
+# "the slide is stuck too", 还有热水器, ещё и генератор, también la nevera: another fault, not a switch
+_ALSO = re.compile(r"\b(?:also|too|as\s+well|another|besides)\b|还有|也|另外|тоже|также|ещ[её]\s+и|кроме\s+того|tambi[eé]n|adem[aá]s",
+                   re.IGNORECASE)
+_WRONG_SYSTEM = re.compile(
+    r"\b(?:wrong|different|another|other)\s+(?:system|unit|appliance)\b|\bnot\s+(?:that|this)\s+(?:system|one)\b"
+    r"|换(?:个|一个)?系统|不是这个系统|другая\s+система|не\s+та\s+система|otro\s+sistema|sistema\s+equivocado",
+    re.IGNORECASE,
+)
+
+
+def negates_system(text: str, system: ProcedureSpec) -> bool:
+    """The message says the system being diagnosed is not the one ("not the AC, it's the fridge")."""
+    patterns = [compile_pattern(p) for _, p in iter_patterns(system.name_patterns)]
+    return any(_NEGATION_BEFORE.search(text[max(0, m.start() - 24):m.start()])
+               for pattern in patterns for m in pattern.finditer(text))
+
+
+def _switch_to(state: ContextState, t: TurnWork, config: ConversationConfig, target: ProcedureSpec) -> ContextState:
+    """Diagnose another system: its own facts (kept from before, if any) re-derive its hypotheses; the
+    facts of the system left stay with it, as do its completed checks."""
+    facts = tuple(f for f in state.facts if f.system in (None, target.id))
+    hypotheses = tuple(assess(h, facts, t.language) for h in target.hypotheses)
+    t.notice = localize(SWITCHED_TEXT, t.language).replace("{system}", _system_label(target, t.language).removeprefix("the "))
+    t.trace.append(f"switched procedure {state.primary_system} -> {target.id}")
+    own = {step.id for step in target.steps}  # its checks are asked afresh (the loop guard counts per visit)
+    counts = FrozenDict({k: v for k, v in state.step_repeat_counts.items() if k not in own})
+    state = state.evolve(primary_system=target.id, hypotheses=hypotheses, current_step_id=None, complaint=t.text.strip(),
+                         step_repeat_counts=counts,
+                         isolation_complete=False, isolation_finding=None, isolation_invalidated=False,
+                         estimate=Estimate(), mode=diagnostic_mode(config))
+    # back to a system whose cause its own facts confirm: isolated again
+    return _isolation(state, t, config, tuple(h.id for h in hypotheses if h.status == CONFIRMED))
+
+
 def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
-    """Mid-diagnosis, a message about another system and not about this one's checks: a system
-    with no procedure is said plainly (the check in progress stays), another procedure is switched
-    to while the cause is not isolated yet."""
+    """Mid-diagnosis, a message about another system: "not the AC, it's the fridge" switches (at any
+    point, facts staying with their system); "not the AC" alone asks which system; another fault
+    mentioned "as well" is noted while this one is finished; a system with no procedure is said
+    plainly (the check in progress stays); another procedure named more strongly than this one's
+    words is switched to while the cause is not isolated yet."""
     diag = config.diagnostic
     procedure = config.procedure(state.primary_system)
     if diag is None or procedure is None or t.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
         return state
+    others = [s for s in named_systems(t.text, diag) if s.id != procedure.id]
+    if negates_system(t.text, procedure) or (_WRONG_SYSTEM.search(t.text) and not others):
+        if others and isinstance(others[0], ProcedureSpec):
+            return _switch_to(state, t, config, others[0])
+        said = localize(WHICH_SYSTEM_TEXT, t.language).replace("{system}", _system_label(procedure, t.language).removeprefix("the "))
+        dropped = state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
+                               isolation_complete=False, isolation_finding=None, estimate=Estimate(),
+                               mode=diagnostic_mode(config))
+        if others:  # a system with no procedure: said plainly
+            t.notice = said + " " + no_procedure_text(config, others[0].label, t.language)
+            t.reply_action = "no_procedure"
+            t.ask(t.notice, "system")
+        else:
+            t.ask(said + " " + (localize(diag.system_question, t.language) or "Which system are we working on?"), "system")
+            t.reply_action = "ask_system"
+        t.trace.append(f"not {procedure.id}: the system is asked again, its facts stay with it")
+        return dropped.evolve(pending_clarification=PendingClarification(
+            intent=None, missing=("system",), rounds=0, last_question=t.question or "", asked_turn=t.turn, kind="system"))
     if match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language):
+        return state
+    if others and isinstance(others[0], ProcedureSpec) and _ALSO.search(t.text):
+        t.notice = localize(ALSO_TEXT, t.language).replace("{other}", _system_label(others[0], t.language).removeprefix("the ")).replace(
+            "{system}", _system_label(procedure, t.language).removeprefix("the "))
+        t.trace.append(f"{others[0].id} noted; {procedure.id} first")
+        t.reply_action = "no_procedure"  # answered like a fault with no procedure: the check in progress stays
         return state
     other = named_other_system(t.text, diag, procedure)
     if other is not None:
@@ -192,16 +270,19 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
         t.reply_action = "no_procedure"
         t.trace.append(f"no procedure for {other.id}; the check in progress stays")
         return state
-    if state.isolation_complete:
-        return state
-    here = count_matches(t.text, procedure.patterns)
     found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])
-    if found is None or count_matches(t.text, found.patterns) <= here:
+    if found is None:
         return state
-    t.notice = localize(SWITCHED_TEXT, t.language).replace("{system}", localize(found.label, t.language).lower())
-    t.trace.append(f"switched procedure {procedure.id} -> {found.id}")
-    return state.evolve(primary_system=found.id, hypotheses=tuple(assess(h, state.facts, t.language) for h in found.hypotheses),
-                        current_step_id=None, complaint=t.text.strip())
+    if others and others[0].id == found.id and _SWITCH_WORDS.search(t.text):
+        return _switch_to(state, t, config, found)  # "switch to the fridge", "now the water heater"
+    if state.isolation_complete or count_matches(t.text, found.patterns) <= count_matches(t.text, procedure.patterns):
+        return state
+    return _switch_to(state, t, config, found)
+
+
+_SWITCH_WORDS = re.compile(r"\b(?:switch|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
+                           r"|换到|改成|转到|其实是|实际上是|перейд|переключ|на\s+самом\s+деле|cambia|pasemos|en\s+realidad",
+                           re.IGNORECASE)
 
 
 def _start_over(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
@@ -613,6 +694,8 @@ def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> Co
         return state
     if before is not None:
         state = _other_fault(state, t, config)
+        if state.primary_system is None:
+            return state  # "not the AC": which system, then
         if t.reply_action == "no_procedure":
             procedure = config.procedure(state.primary_system)
             step = procedure.step(state.current_step_id) if procedure else None

@@ -51,6 +51,18 @@ SWITCHED_TEXT = {
     "ru": "Хорошо, тогда займёмся другой системой: {system}.",
     "es": "De acuerdo, pasemos a {system}.",
 }
+ALSO_TEXT = {  # a second fault mentioned mid-diagnosis: noted, the first one is finished first
+    "en": "Noted: the {other} as well. Let's finish the {system} first; say “switch to the {other}” when you want to move on.",
+    "zh": "记下了：{other}也有问题。我们先把{system}查完；想换过去时说“换到{other}”。",
+    "ru": "Принято: ещё и {other}. Сначала закончим с системой «{system}»; скажите «перейти на {other}», когда захотите.",
+    "es": "Anotado: también {other}. Terminemos primero con {system}; diga «cambiar a {other}» cuando quiera.",
+}
+WHICH_SYSTEM_TEXT = {  # the system was said to be wrong, and no other one named
+    "en": "OK, not the {system}. What I found so far stays with it.",
+    "zh": "好的，不是{system}。目前的检查结果仍记在{system}名下。",
+    "ru": "Хорошо, не {system}. Найденное до сих пор остаётся за этой системой.",
+    "es": "De acuerdo, no es {system}. Lo encontrado hasta ahora queda con ese sistema.",
+}
 TWO_SYSTEMS_TEXT = {  # {systems}: the systems the message named
     "en": "You mentioned more than one system ({systems}). I'll take them one at a time: which should we start with?",
     "zh": "您提到了不止一个系统（{systems}）。我们一次处理一个：先从哪个开始？",
