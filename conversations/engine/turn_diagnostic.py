@@ -89,6 +89,11 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     found = detect_procedure(t.text, diag.procedures)
     other = named_other_system(t.text, diag, found)
     named = named_systems(t.text, diag)
+    classified = _classified_by_model(t, diag)
+    if classified is not None and len(named) < 2:
+        # the model said which system the complaint is about (validated against the plan's systems)
+        found, other = (classified, None) if isinstance(classified, ProcedureSpec) else (None, classified)
+        t.trace.append(f"system classified by the model: {classified.id}")
     pending = state.pending_clarification
     if pending is not None and pending.kind == "systems" and (chosen := _system_chosen(t.text, diag, pending.missing)):
         # "fan first, then the ac" answering which to start with: the first one named
@@ -142,6 +147,12 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         pending_clarification=None,
         mode=diagnostic_mode(config),
     )
+
+
+def _classified_by_model(t: TurnWork, diag):  # noqa: ANN001, ANN202
+    """The system a validated `answer(question_id="system")` command names, if any."""
+    said = next((c.value for c in t.commands if c.kind == "answer" and c.question_id == "system"), None)
+    return next((s for s in (*diag.procedures, *diag.other_systems) if s.id == said), None) if said else None
 
 
 def _system_label(system, lang: str) -> str:  # noqa: ANN001
