@@ -687,6 +687,24 @@ def _check_procedure(
         _check_bands(step.get("bands"), f"{path}.steps[{i}].bands", evidence, problems)
 
 
+def _check_unique_across_procedures(procedures: Any, problems: list[tuple[str, str]]) -> None:
+    """Steps, evidence and hypotheses are remembered by id across systems (a switch keeps them): an id
+    is used by one procedure only."""
+    owner: dict[tuple[str, str], str] = {}
+    for i, proc in enumerate(procedures if isinstance(procedures, list) else []):
+        if not isinstance(proc, Mapping):
+            continue
+        for key in ("steps", "evidence", "hypotheses"):
+            for j, item in enumerate(proc.get(key) or []):
+                ident = item.get("id") if isinstance(item, Mapping) else None
+                if not ident:
+                    continue
+                first = owner.setdefault((key, str(ident)), str(proc.get("id")))
+                if first != proc.get("id"):
+                    problems.append((f"$.diagnostic.procedures[{i}].{key}[{j}].id",
+                                     f"{ident!r} is already used by procedure {first!r}"))
+
+
 def _check_bands(bands: Any, path: str, evidence: set[str], problems: list[tuple[str, str]]) -> None:
     """Each band names known evidence and bounds that are numbers, min below max."""
     if bands is None:
@@ -764,6 +782,7 @@ def validate_config(data: Mapping[str, Any]) -> list[tuple[str, str]]:
             _check_procedure(proc, f"$.diagnostic.procedures[{i}]", global_evidence, problems)
         else:
             problems.append((f"$.diagnostic.procedures[{i}]", "must be an object with an 'id'"))
+    _check_unique_across_procedures((data.get("diagnostic") or {}).get("procedures", []), problems)
     _check_ids(list((data.get("diagnostic") or {}).get("other_systems", [])), "$.diagnostic.other_systems", problems)
     for i, other in enumerate((data.get("diagnostic") or {}).get("other_systems", [])):
         if isinstance(other, Mapping):

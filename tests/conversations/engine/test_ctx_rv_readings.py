@@ -208,3 +208,12 @@ def test_a_rating_rule_names_known_evidence() -> None:
     step["rating"] = {"below": "no_such_evidence", "within": step["rating"]["within"], "tolerance": 2}
     problems = [path for path, _ in validate_config(raw)]
     assert any(p.endswith("rating.below") for p in problems) and any(p.endswith("rating.tolerance") for p in problems)
+
+
+def test_ids_are_unique_across_procedures() -> None:
+    """A switch keeps steps, facts and hypotheses by id: two procedures may not share one."""
+    plan = load_example("rv_diagnostic")
+    fan = plan["diagnostic"]["procedures"][1]
+    fan["steps"][0]["id"] = "check_power"
+    problems = validate_config(plan)
+    assert any(path.endswith("steps[0].id") and "roof_ac" in message for path, message in problems)
