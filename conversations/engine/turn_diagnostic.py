@@ -58,6 +58,7 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    LEFT_OPEN_TEXT,
     NEED_ANSWER_TEXT,
     NEED_READING_TEXT,
     NEXT_STEP_MEANING,
@@ -354,12 +355,10 @@ _QUESTION_START = re.compile(
     re.IGNORECASE,
 )
 # "ok", "hmm", "got it", 好的, понял, vale: heard, not an answer to the check
-_ACKNOWLEDGED = re.compile(
-    r"^\W*(?:ok(?:ay)?|k+|hm+|uh+|um+|mm+|ah+|oh+|got\s+it|alright|all\s+right|i\s+see|understood|cool|"
-    r"好的?|嗯+|哦+|噢+|行吧?|知道了|明白了?|收到|ок(?:ей)?|окей|понял[аио]?|ясно|хорошо|ладно|"
-    r"vale|bueno|entendido|de\s+acuerdo|ya\s+veo)(?:[\s,.!…]+(?:ok(?:ay)?|hm+|thanks?|then|so|好的?|嗯+))*\W*$",
-    re.IGNORECASE,
-)
+_ACK_WORD = (r"(?:ok(?:ay)?|k+|hm+|uh+|um+|mm+|ah+|oh+|got\s+it|alright|all\s+right|i\s+see|understood|cool|thanks?|then|so|"
+             r"好的?|嗯+|哦+|噢+|行吧?|知道了|明白了?|收到|ок(?:ей)?|окей|понял[аио]?|ясно|хорошо|ладно|"
+             r"vale|bueno|entendido|de\s+acuerdo|ya\s+veo)")
+_ACKNOWLEDGED = re.compile(rf"^\W*{_ACK_WORD}(?:[\s,.!…，。]+{_ACK_WORD})*\W*$", re.IGNORECASE)
 
 
 def acknowledges_only(text: str) -> bool:
@@ -611,6 +610,15 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         t.reply_action = "ask_step"
         t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
         return state
+    if (t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan
+            and state.step_repeat_counts.get(current.id, 0) >= guard.max_step_repeats):
+        # asked as often as the guard allows and still no answer: never a third time in a row, on to the next
+        state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
+        violations.append(f"step_repeat_limit:{current.id}")
+        said = _reading_notice(t, 0, guard.max_step_repeats) if t.reading_got is not None else ""
+        t.notice = (said + " " if said else "") + localize(LEFT_OPEN_TEXT, t.language)
+        t.reading_needed = None
+        t.trace.append(f"{current.id} asked {guard.max_step_repeats} times unanswered: left open, on to the next check")
     if t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan:
         asked = state.step_repeat_counts.get(current.id, 0)
         t.notice = _reading_notice(t, asked, guard.max_step_repeats)

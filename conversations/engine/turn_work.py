@@ -97,6 +97,12 @@ WRONG_READING_TEXT = {  # {value}: what was read; {got} / {expected}: its kind a
     "ru": "«{value}» — это {got}, а не {expected}: для этой проверки нужно {what}.",
     "es": "«{value}» es {got}, no {expected}: para esta comprobación necesito {what}.",
 }
+LEFT_OPEN_TEXT = {  # a check asked twice without an answer: not asked a third time in a row
+    "en": "Let's leave that check open for now (you can still answer it later) and go on.",
+    "zh": "这项检查先留着（之后仍可回答），我们继续下一项。",
+    "ru": "Оставим эту проверку пока открытой (ответить можно позже) и пойдём дальше.",
+    "es": "Dejemos esa comprobación pendiente por ahora (puede responderla más tarde) y sigamos.",
+}
 NEXT_STEP_TEXT = {
     "en": "The next step is this check:",
     "zh": "下一步是这项检查：",
