@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from ._serde import Serializable
+from ._serde import FrozenDict, Serializable
 from ._text import (
     clauses,
     compile_pattern,
@@ -300,6 +300,7 @@ def apply_replan(
         + ((state.isolation_finding,) if state.isolation_finding else ()),
         replan_count=state.replan_count + 1,
         estimate=estimate,
+        step_repeat_counts=FrozenDict(),  # the checks after a replan are asked afresh
     )
 
 

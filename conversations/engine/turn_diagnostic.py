@@ -422,6 +422,20 @@ def _reading_for_step(
 READING_KINDS_UNITS = {"capacitance": " µF", "voltage": " V", "current": " A", "resistance": " Ω"}
 
 
+def _own_reading(state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
+    """A bare reading ("0 volts") answers the check in progress: when it matches the evidence of several
+    checks (the board's 12 V and the outlet's 120 V), only the current check's own evidence is recorded."""
+    procedure = config.procedure(state.primary_system)
+    step = procedure.step(state.current_step_id) if procedure else None
+    if step is None or step.expects in ("any", "yes_no") or len(matches) < 2:
+        return matches
+    reading = read_measurement(t.text, step.expects)
+    if reading is None or reading.kind != step.expects or len(re.findall(r"[^\W\d_]{2,}", t.text)) > 4:
+        return matches
+    own = [m for m in matches if m.rule_id in step.answered_by]
+    return own or matches
+
+
 def _band(step, value: float) -> str | None:  # noqa: ANN001
     """The evidence of the step's band the value falls in (min inclusive, max exclusive)."""
     for band in step.bands:
@@ -466,6 +480,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]
     if matches:
         t.deferred = False  # "not sure, but it reads 0 V": the reading counts
+    matches = _own_reading(state, t, config, matches)
     matches = _reading_for_step(state, t, config, matches)
     state, update = add_facts(
         state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id

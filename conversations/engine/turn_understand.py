@@ -720,7 +720,9 @@ def track_topic(state: ContextState, t: TurnWork, config: ConversationConfig) ->
         state, returned = pop_all(state)
         t.returned_to_step = returned
         return state
-    topic = detect_topic(t.text, t.routed.intent, config.side_topics, t.language, state.topic_stack)
+    # the system being diagnosed answers first: its "igniter" before the water heater's
+    topics = sorted(config.side_topics, key=lambda topic: topic.system not in (None, state.primary_system))
+    topic = detect_topic(t.text, t.routed.intent, topics, t.language, state.topic_stack)
     submode = submode_for(t.routed.intent, config.modes.submodes)
     key = f"side:{topic}:{submode}"
     last = state.cooldowns.get(key)

@@ -218,3 +218,9 @@ def test_ids_are_unique_across_procedures() -> None:
     fan["steps"][0]["id"] = "check_power"
     problems = validate_config(plan)
     assert any(path.endswith("steps[0].id") and "roof_ac" in message for path, message in problems)
+
+
+def test_a_side_topic_names_a_known_system() -> None:
+    plan = load_example("rv_diagnostic")
+    plan["side_topics"][0]["system"] = "dishwasher"
+    assert any(path == "$.side_topics[0].system" for path, _ in validate_config(plan))
