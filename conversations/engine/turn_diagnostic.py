@@ -270,6 +270,8 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
             intent=None, missing=("system",), rounds=0, last_question=t.question or "", asked_turn=t.turn, kind="system"))
     if match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language):
         return state
+    if others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(t.text):
+        return _switch_to(state, t, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
     if others and isinstance(others[0], ProcedureSpec) and _ALSO.search(t.text):
         t.notice = localize(ALSO_TEXT, t.language).replace("{other}", _system_label(others[0], t.language).removeprefix("the ")).replace(
             "{system}", _system_label(procedure, t.language).removeprefix("the "))
@@ -285,15 +287,13 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
     found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])
     if found is None:
         return state
-    if others and others[0].id == found.id and _SWITCH_WORDS.search(t.text):
-        return _switch_to(state, t, config, found)  # "switch to the fridge", "now the water heater"
     if state.isolation_complete or count_matches(t.text, found.patterns) <= count_matches(t.text, procedure.patterns):
         return state
     return _switch_to(state, t, config, found)
 
 
-_SWITCH_WORDS = re.compile(r"\b(?:switch|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
-                           r"|换到|改成|转到|其实是|实际上是|перейд|переключ|на\s+самом\s+деле|cambia|pasemos|en\s+realidad",
+_SWITCH_WORDS = re.compile(r"\b(?:switch|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
+                           r"|换到|改成|转到|其实是|实际上是|算了|先不管|перейд|переключ|на\s+самом\s+деле|забуд|cambia|pasemos|en\s+realidad|olv[ií]da",
                            re.IGNORECASE)
 
 
@@ -381,6 +381,8 @@ def _reading_for_step(
         t.reading_needed, t.reading_got = ("answer" if step.expects == "any" else step.expects), None
         t.trace.append(f"an acknowledgement, not an answer: {step.id} stays open")
         return matches
+    if state.isolation_complete and t.meaning in (DISPUTE_MEANING, EVIDENCE) and not read_measurement(t.text):
+        return matches  # "that can't be it": about the conclusion, not the check in progress (a replan)
     if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
             or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
             or any(m.rule_id in (*step.answered_by, step.yes, step.no) for m in matches)):
