@@ -107,7 +107,7 @@ KNOWN_EXTRACTORS = (
     "text",
 )
 ANSWER_TYPES = ("text", "number", "choice", "yes_no")
-STEP_EXPECTS = ("any", "voltage", "current", "resistance", "capacitance")
+STEP_EXPECTS = ("any", "yes_no", "voltage", "current", "resistance", "capacitance", "pressure", "temperature", "frequency")
 ALL_SUBMODES = ("main", "locate", "explain", "howto", "replan")
 TOP_LEVEL_KEYS = frozenset(
     {
@@ -271,6 +271,9 @@ class StepSpec(Serializable):
     # a reading held against its rating ("28 µF, label says 45"): {"below": evidence id, "within":
     # evidence id, "tolerance": 0.1}, below meaning more than the tolerance under the rating
     rating: Mapping[str, Any] | None = None
+    # a reading sorted by its value into evidence: [{"evidence": id, "min": x, "max": y}], min inclusive,
+    # max exclusive, in the kind's canonical unit (pressure in. WC, temperature °F, others as read)
+    bands: tuple[Mapping[str, Any], ...] = ()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> StepSpec:
@@ -286,6 +289,7 @@ class StepSpec(Serializable):
             no=data.get("no"),
             expects=str(data.get("expects") or "any"),
             rating=FrozenDict(data["rating"]) if data.get("rating") else None,
+            bands=tuple(FrozenDict(b) for b in data.get("bands") or ()),
         )
 
 
@@ -680,6 +684,43 @@ def _check_procedure(
                 tolerance = rating.get("tolerance", 0.1)
                 if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance < 1:
                     problems.append((f"{path}.steps[{i}].rating.tolerance", "must be a number from 0 to 1"))
+        _check_bands(step.get("bands"), f"{path}.steps[{i}].bands", evidence, problems)
+
+
+def _check_unique_across_procedures(procedures: Any, problems: list[tuple[str, str]]) -> None:
+    """Steps, evidence and hypotheses are remembered by id across systems (a switch keeps them): an id
+    is used by one procedure only."""
+    owner: dict[tuple[str, str], str] = {}
+    for i, proc in enumerate(procedures if isinstance(procedures, list) else []):
+        if not isinstance(proc, Mapping):
+            continue
+        for key in ("steps", "evidence", "hypotheses"):
+            for j, item in enumerate(proc.get(key) or []):
+                ident = item.get("id") if isinstance(item, Mapping) else None
+                if not ident:
+                    continue
+                first = owner.setdefault((key, str(ident)), str(proc.get("id")))
+                if first != proc.get("id"):
+                    problems.append((f"$.diagnostic.procedures[{i}].{key}[{j}].id",
+                                     f"{ident!r} is already used by procedure {first!r}"))
+
+
+def _check_bands(bands: Any, path: str, evidence: set[str], problems: list[tuple[str, str]]) -> None:
+    """Each band names known evidence and bounds that are numbers, min below max."""
+    if bands is None:
+        return
+    if not isinstance(bands, list):
+        problems.append((path, "must be a list of {evidence, min, max}"))
+        return
+    for j, band in enumerate(bands):
+        if not isinstance(band, Mapping) or band.get("evidence") not in evidence:
+            problems.append((f"{path}[{j}].evidence", "must name evidence of this procedure"))
+            continue
+        bounds = [band.get(k) for k in ("min", "max") if band.get(k) is not None]
+        if any(isinstance(b, bool) or not isinstance(b, int | float) for b in bounds):
+            problems.append((f"{path}[{j}]", "min and max must be numbers"))
+        elif len(bounds) == 2 and bounds[0] >= bounds[1]:
+            problems.append((f"{path}[{j}]", "min must be below max"))
 
 
 def _check_form(form: Mapping[str, Any], problems: list[tuple[str, str]]) -> None:
@@ -741,6 +782,7 @@ def validate_config(data: Mapping[str, Any]) -> list[tuple[str, str]]:
             _check_procedure(proc, f"$.diagnostic.procedures[{i}]", global_evidence, problems)
         else:
             problems.append((f"$.diagnostic.procedures[{i}]", "must be an object with an 'id'"))
+    _check_unique_across_procedures((data.get("diagnostic") or {}).get("procedures", []), problems)
     _check_ids(list((data.get("diagnostic") or {}).get("other_systems", [])), "$.diagnostic.other_systems", problems)
     for i, other in enumerate((data.get("diagnostic") or {}).get("other_systems", [])):
         if isinstance(other, Mapping):

@@ -146,6 +146,7 @@ def add_facts(
             value=match.value,
             turn=turn,
             step_id=step_id,
+            system=state.primary_system,
         )
         for old in current:
             if old.key == match.rule_id or _excludes(by_id, old.key, match.rule_id):
@@ -179,6 +180,7 @@ def add_note(
         value=text.strip()[:280],
         turn=turn,
         step_id=step_id,
+        system=state.primary_system,
     )
     return state.evolve(facts=state.facts + (fact,)), fact.id
 
@@ -310,6 +312,7 @@ def complete_isolation(state: ContextState, hypothesis: Hypothesis, *, turn: int
         source="inference",
         value=hypothesis.description,
         turn=turn,
+        system=state.primary_system,
     )
     return state.evolve(
         facts=state.facts + (finding,),
@@ -342,19 +345,38 @@ class Reading(Serializable):
 
     @property
     def text(self) -> str:
-        """The reading written plainly ("12.4 V"): what the plan's evidence patterns read."""
+        """The reading written plainly ("12.4 V", "11 in. WC", "38 °F"): what the plan's evidence patterns read."""
         number = f"{self.value:g}"
         return f"{number} {self.unit}"
 
+    def canonical(self, language: str = "en") -> float:
+        """The value in the unit a step's bands are written in: pressure in inches of water column,
+        temperature in °F (a bare "degrees" is °F in English, °C elsewhere), others as read."""
+        unit = self.unit if self.unit != "°" else ("°F" if language == "en" else "°C")
+        convert = _TO_CANONICAL.get(unit)
+        return convert(self.value) if convert else self.value
 
-_NUMBER = r"(?<![A-Za-z0-9.,])(\d{1,5}(?:[.,]\d{1,3})?|zero|cero|ноль|零)"
+
+_NUMBER = r"(?<![A-Za-z0-9.,])(-?\d{1,5}(?:[.,]\d{1,3})?|zero|cero|ноль|零)"
 # unit words per kind, any language; a unit must end where a word ends
 _UNITS = (
     ("voltage", "V", r"v|vac|vdc|vca|volts?|voltios?|вольт\w*|в|伏特?"),
     ("current", "A", r"a|amps?|amperes?|amperios?|ампер\w*|а|安培?"),
     ("resistance", "Ω", r"ω|ohms?|ohmios?|ом\w*|欧姆?"),
     ("capacitance", "µF", r"[uµμ]f|mfd|microfarads?|microfaradios?|мк?ф|微法"),
+    ("pressure", "in. WC", r"(?:inch(?:es)?|pulgadas?|дюйм\w*|英寸)(?:\s*(?:of\s+)?(?:w\.?\s?c\.?|water(?:\s+column)?|h2o|de\s+(?:columna\s+de\s+)?agua|вод\w*(?:\s+ст\w*)?|水柱))?"
+                           r"|(?:in\.?|\")\s*(?:of\s+)?(?:w\.?\s?c\.?|water(?:\s+column)?|h2o)|in\.|w\.?\s?c\.?|英寸水柱|水柱"),
+    ("pressure", "psi", r"psi"),
+    ("pressure", "kPa", r"kpa|кпа|千帕"),
+    ("pressure", "mbar", r"mbar|мбар|毫巴"),
+    ("temperature", "°F", r"°\s*f|℉|f|fahrenheit|degrees?\s+f(?:ahrenheit)?|deg\s+f|华氏度?"),
+    ("temperature", "°C", r"°\s*c|℃|c|celsius|degrees?\s+c(?:elsius)?|deg\s+c|grados?(?:\s+c(?:elsius)?)?|градус\w*(?:\s+цельси\w*)?|摄氏度|度"),
+    ("temperature", "°", r"°|degrees?|deg"),
+    ("frequency", "Hz", r"hz|hertz|герц\w*|гц|赫兹?|hercios?"),
 )
+# the unit each kind is held in when a step's bands compare a reading ("0.4 psi" is 11.1 in. WC)
+_TO_CANONICAL = {"psi": lambda v: v * 27.68, "kPa": lambda v: v * 4.015, "mbar": lambda v: v * 0.4015,
+                 "°C": lambda v: v * 9 / 5 + 32}
 _READING = re.compile(
     _NUMBER + r"\s*(?:(" + "|".join(f"(?:{u})" for _, _, u in _UNITS) + r")(?![a-zа-яё]))",
     re.IGNORECASE,
@@ -373,7 +395,7 @@ _FEW_WORDS = 3
 
 def _unit_kind(unit: str) -> tuple[str, str]:
     for kind, symbol, pattern in _UNITS:
-        if re.fullmatch(pattern, unit, re.IGNORECASE):
+        if re.fullmatch(pattern, unit.strip(), re.IGNORECASE):
             return kind, symbol
     return "", unit
 
@@ -423,6 +445,8 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
     words = re.findall(r"[^\W\d_]+", rest)
     cjk = len(re.findall(r"[\u4e00-\u9fff]", rest))
     if expected and len(bare) == 1 and len(words) <= _FEW_WORDS and cjk <= 4:
-        symbol = next(s for k, s, _ in _UNITS if k == expected)
+        symbol = next((s for k, s, _ in _UNITS if k == expected), None)
+        if symbol is None:
+            return None
         return Reading(expected, _number_value(bare[0]), symbol)
     return None

@@ -40,8 +40,39 @@ def test_mid_diagnosis_another_system_keeps_the_check_or_switches() -> None:
     out = d.say("the water heater is also out")
     assert out.reply_action == "no_procedure" and out.next_step_id == "check_power"
     assert "check_power" not in d.state.completed_steps
-    d.say("the roof vent fan also doesn't work now")  # another procedure: switched
+    out = d.say("the roof vent fan also doesn't work now")  # another fault as well: noted, this one first
+    assert d.state.primary_system == "roof_ac" and "switch to the roof vent fan" in out.notice
+    d.say("ok switch to the roof vent fan")
     assert d.state.primary_system == "roof_vent_fan"
+
+
+@pytest.mark.parametrize(("said", "language"), [
+    ("not the AC, it's the roof vent fan", "en"),
+    ("it's the vent fan, not the ac", "en"),
+    ("不是空调，是排气扇", "zh"),
+    ("это не кондиционер, а вентилятор на крыше", "ru"),
+    ("no es el aire acondicionado, es el extractor del techo", "es"),
+])
+def test_not_this_system_switches_and_facts_stay_with_their_system(said: str, language: str) -> None:
+    """Issue 16: "not the AC" switches even after isolation; the AC's facts stay with the AC and count
+    again when the technician comes back to it."""
+    d = Dialogue(CONFIG, NOW, locale=language)
+    for text in ("roof ac not cooling", "118 V", "compressor hums, won't start", "capacitor reads 20 uF rated 45"):
+        d.say(text)
+    assert d.state.isolation_complete and d.state.isolation_finding == "bad_capacitor"
+    d.say(said)
+    assert d.state.primary_system == "roof_vent_fan" and not d.state.isolation_complete
+    assert all(h.status == "active" for h in d.state.hypotheses)
+    assert {f.system for f in d.state.facts if f.key != "note"} == {"roof_ac"}
+    d.say("back to the ac, switch to the roof ac")
+    assert d.state.primary_system == "roof_ac" and d.state.isolation_complete
+
+
+def test_not_this_system_alone_asks_which_one() -> None:
+    d = Dialogue(CONFIG, NOW)
+    d.say("roof ac not cooling")
+    out = d.say("actually it's not the ac at all")
+    assert d.state.primary_system is None and out.question_kind == "system"
 
 
 def test_typed_side_question_and_not_yet_leave_the_check_open() -> None:

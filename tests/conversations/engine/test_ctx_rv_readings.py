@@ -34,6 +34,33 @@ def test_a_reading_has_a_kind(text: str, kind: str, value: float) -> None:
     assert reading is not None and (reading.kind, reading.value) == (kind, value)
 
 
+@pytest.mark.parametrize(("text", "kind", "unit", "canonical"), [
+    ("got 11 inches on the manometer", "pressure", "in. WC", 11.0),
+    ('10.5" WC at the regulator', "pressure", "in. WC", 10.5),
+    ("0.4 psi", "pressure", "psi", 11.07),
+    ("27 mbar", "pressure", "mbar", 10.84),
+    ("11 дюймов водяного столба", "pressure", "in. WC", 11.0),
+    ("11 pulgadas de columna de agua", "pressure", "in. WC", 11.0),
+    ("box is 45°F", "temperature", "°F", 45.0),
+    ("4 °C", "temperature", "°C", 39.2),
+    ("-5C in the freezer", "temperature", "°C", 23.0),
+    ("冷藏室5度", "temperature", "°C", 41.0),
+    ("58.5 Hz under load", "frequency", "Hz", 58.5),
+    ("60 герц", "frequency", "Hz", 60.0),
+])
+def test_pressure_temperature_frequency(text: str, kind: str, unit: str, canonical: float) -> None:
+    """Other kinds a shop measures, held in one unit for a step's bands (in. WC, °F)."""
+    reading = read_measurement(text)
+    assert reading is not None and (reading.kind, reading.unit) == (kind, unit)
+    assert reading.canonical() == pytest.approx(canonical, abs=0.01)
+
+
+def test_bare_degrees_follow_the_language() -> None:
+    reading = read_measurement("38 degrees")
+    assert reading is not None and reading.canonical("en") == 38.0 and reading.canonical("ru") == pytest.approx(100.4)
+    assert read_measurement("it was 12 in the morning") is None  # "in" alone is a word, not inches
+
+
 @pytest.mark.parametrize("text", ["the ac i guess", "yes", "да", "the breaker looks fine to me honestly"])
 def test_no_reading(text: str) -> None:
     assert read_measurement(text, "voltage") is None
@@ -49,13 +76,14 @@ def test_a_non_answer_never_completes_a_voltage_check(text: str) -> None:
     assert out.notice and ("volt" in out.notice or "伏" in out.notice or "вольт" in out.notice)
 
 
-def test_a_wrong_unit_is_said_and_the_third_ask_has_a_way_out() -> None:
+def test_a_wrong_unit_is_said_and_the_check_is_not_asked_a_third_time() -> None:
     d = Dialogue(CONFIG, NOW)
     d.say("roof ac is not cooling")
     out = d.say("it's about 2 amps")
     assert "“2 A” is a current, not a voltage" in out.notice and "talk to a person" not in out.notice
-    out = d.say("the ac i guess")  # the third time the question is shown: with the ways out
-    assert out.next_step_id == "check_power" and "talk to a person" in out.notice and "not sure" in out.notice
+    out = d.say("the ac i guess")  # asked twice, unanswered twice: not a third time in a row (issue 16)
+    assert out.next_step_id == "compressor_start" and "leave that check open" in out.notice
+    assert "check_power" in d.state.skipped_steps and "check_power" not in d.state.completed_steps
     out = d.say("118v")
     assert "check_power" in d.state.completed_steps and out.next_step_id == "compressor_start"
 
@@ -86,12 +114,31 @@ def test_a_reading_no_rule_knows_still_answers_the_check() -> None:
 
 def test_expects_is_validated() -> None:
     plan = load_example("rv_diagnostic")
-    plan["diagnostic"]["procedures"][0]["steps"][0]["expects"] = "pressure"
+    plan["diagnostic"]["procedures"][0]["steps"][0]["expects"] = "humidity"
     assert any(path.endswith("steps[0].expects") for path, _ in validate_config(plan))
     assert CONFIG.procedure("roof_ac").step("compressor_start").expects == "any"  # the default
 
 
 # -- two systems in one message: one at a time, the person says which first --------------------------
+def test_bands_are_validated() -> None:
+    plan = load_example("rv_diagnostic")
+    step = plan["diagnostic"]["procedures"][0]["steps"][0]
+    step["bands"] = [{"evidence": "nope", "max": 100}, {"evidence": "supply_voltage_ok", "min": 130, "max": 100}]
+    paths = [path for path, _ in validate_config(plan)]
+    assert any(p.endswith("bands[0].evidence") for p in paths) and any(p.endswith("bands[1]") for p in paths)
+
+
+def test_a_band_sorts_a_reading_into_evidence() -> None:
+    """A step with bands reads the value, in any unit of its kind, into the band's evidence."""
+    plan = load_example("rv_diagnostic")
+    step = plan["diagnostic"]["procedures"][0]["steps"][0]
+    step["bands"] = [{"evidence": "no_supply_voltage", "max": 100}, {"evidence": "supply_voltage_ok", "min": 100}]
+    d = Dialogue(ConversationConfig.from_dict(plan), NOW)
+    d.say("the roof ac isn't cooling")
+    d.say("meter shows 96")
+    assert any(f.key == "no_supply_voltage" for f in d.state.facts)
+
+
 @pytest.mark.parametrize(("text", "candidates"), [
     ("the fridge and the ac are both not cooling", ("refrigerator", "roof_ac")),
     ("空调和排气扇都坏了", ("roof_ac", "roof_vent_fan")),
@@ -162,3 +209,12 @@ def test_a_rating_rule_names_known_evidence() -> None:
     step["rating"] = {"below": "no_such_evidence", "within": step["rating"]["within"], "tolerance": 2}
     problems = [path for path, _ in validate_config(raw)]
     assert any(p.endswith("rating.below") for p in problems) and any(p.endswith("rating.tolerance") for p in problems)
+
+
+def test_ids_are_unique_across_procedures() -> None:
+    """A switch keeps steps, facts and hypotheses by id: two procedures may not share one."""
+    plan = load_example("rv_diagnostic")
+    fan = plan["diagnostic"]["procedures"][1]
+    fan["steps"][0]["id"] = "check_power"
+    problems = validate_config(plan)
+    assert any(path.endswith("steps[0].id") and "roof_ac" in message for path, message in problems)
