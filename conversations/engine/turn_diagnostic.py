@@ -207,7 +207,7 @@ _NEGATION_BEFORE = re.compile(
     re.IGNORECASE,
 )
 # "the slide is stuck too", 还有热水器, ещё и генератор, también la nevera: another fault, not a switch
-_ALSO = re.compile(r"\b(?:also|too|as\s+well|another|besides)\b|还有|也|另外|тоже|также|ещ[её]\s+и|кроме\s+того|tambi[eé]n|adem[aá]s",
+_ALSO = re.compile(r"\b(?:also|too|as\s+well|another|besides)\b|还有|也|另外|тоже|также|ещ[её]\s+и|(?<!\w)а\s+ещ[её](?!\w)|кроме\s+того|tambi[eé]n|adem[aá]s",
                    re.IGNORECASE)
 _WRONG_SYSTEM = re.compile(
     r"\b(?:wrong|different|another|other)\s+(?:system|unit|appliance)\b|\bnot\s+(?:that|this)\s+(?:system|one)\b"
