@@ -123,7 +123,7 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state.evolve(pending_clarification=pending, complaint=None)
     found = found or (diag.procedures[0] if len(diag.procedures) == 1 else None)
     if found is None:
-        question = localize(diag.system_question, t.language) or "Which system are we working on?"
+        question = system_question(config, t.language)
         rounds = (state.pending_clarification.rounds if state.pending_clarification else 0) + 1
         if rounds > config.max_clarify_rounds:
             t.decision, t.reply_action = ABORT, "abort"
@@ -186,6 +186,15 @@ def _system_chosen(text: str, diag, candidates: tuple[str, ...]):  # noqa: ANN00
         if at and (best is None or min(at) < best[0]):
             best = (min(at), s)
     return best[1] if best else None
+
+
+def system_question(config: ConversationConfig, language: str) -> str:
+    """'Which system are we working on?', with the systems the plan can guide where it says {systems}."""
+    diag = config.diagnostic
+    assert diag is not None
+    systems = ", ".join(localize(p.label, language) for p in diag.procedures)
+    template = localize(diag.system_question, language) or "Which system are we working on? I can guide: {systems}."
+    return template.replace("{systems}", systems)
 
 
 def no_procedure_text(config: ConversationConfig, label, language: str) -> str:  # noqa: ANN001
@@ -263,7 +272,7 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
             t.reply_action = "no_procedure"
             t.ask(t.notice, "system")
         else:
-            t.ask(said + " " + (localize(diag.system_question, t.language) or "Which system are we working on?"), "system")
+            t.ask(said + " " + system_question(config, t.language), "system")
             t.reply_action = "ask_system"
         t.trace.append(f"not {procedure.id}: the system is asked again, its facts stay with it")
         return dropped.evolve(pending_clarification=PendingClarification(
@@ -303,7 +312,7 @@ def _start_over(state: ContextState, t: TurnWork, config: ConversationConfig) ->
     if procedure is None or state.isolation_complete or config.diagnostic is None:
         return state
     ids = {s.id for s in procedure.steps}
-    t.ask(localize(config.diagnostic.system_question, t.language), "system")
+    t.ask(system_question(config, t.language), "system")
     t.reply_action = "ask_system"
     t.trace.append(f"diagnosis of {procedure.id} dropped")
     return state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
