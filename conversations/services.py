@@ -494,8 +494,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
         if outcome.replan and outcome.isolation_completed and config.estimate_enabled:  # the estimate of the new cause
-            estimate = _prepared_documents(state, config, lang, user.get_username())["labor_estimate"]
-            run = runs.run_document_add(run_id=run.pk, key="labor_estimate", content=estimate, actor=actor).run
+            run = _estimate_document(run, state, config, lang, user, actor)
+    elif outcome.reply_action in ("estimate_confirmed", "estimate_skipped") and state.primary_system:
+        run = _estimate_document(run, state, config, lang, user, actor)  # confirmed or skipped in words
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     was_waiting = run.status == Run.Status.WAITING_REVIEW  # a review opened by an earlier turn
     signals = _signals_for(outcome, state, config, lang, user.get_username())
@@ -562,6 +563,12 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         model_turn = ModelTurn(run=run, plan=plan, config=config, state_before_reply=state_before_reply, outcome=outcome,
                                view=view, draft=reply, lang=lang, text=text, answer_id=answer.pk, version=conversation.version)
     return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn)
+
+
+def _estimate_document(run: Run, state: ContextState, config: ConversationConfig, lang: str, user, actor: Actor) -> Run:  # noqa: ANN001
+    """A new version of the labor estimate document, as the estimate now stands."""
+    estimate = _prepared_documents(state, config, lang, user.get_username())["labor_estimate"]
+    return runs.run_document_add(run_id=run.pk, key="labor_estimate", content=estimate, actor=actor).run
 
 
 def _remember_tool_result(state: ContextState, tool_result: dict[str, Any] | None, config: ConversationConfig) -> ContextState:

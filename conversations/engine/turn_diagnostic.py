@@ -36,6 +36,7 @@ from .evidence import (
     reassess_hypotheses,
     replan_reason,
 )
+from .intents import DISPUTE
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
 from .procedure import (
     detect_procedure,
@@ -245,8 +246,9 @@ def _switch_to(state: ContextState, t: TurnWork, config: ConversationConfig, tar
                          step_repeat_counts=counts,
                          isolation_complete=False, isolation_finding=None, isolation_invalidated=False,
                          estimate=Estimate(), mode=diagnostic_mode(config))
-    # back to a system whose cause its own facts confirm: isolated again
-    return _isolation(state, t, config, tuple(h.id for h in hypotheses if h.status == CONFIRMED))
+    # back to a system whose cause its own facts confirm: isolated again (not a finding set aside by a replan)
+    return _isolation(state, t, config, tuple(h.id for h in hypotheses
+                                              if h.status == CONFIRMED and h.id not in state.previous_findings))
 
 
 def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
@@ -340,12 +342,24 @@ def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfi
     step = procedure.step(state.current_step_id) if procedure else None
     if step is None or t.meaning not in (ANSWER, CONFIRM, DISPUTE_MEANING, EVIDENCE):
         return None
+    if state.isolation_complete and _DISPUTES.search(t.text):
+        return None  # "不可能是减压阀", "no way, it's not a fuel problem": about the conclusion, not this check
     language = t.language if t.language in _YES else "en"
     if step.no and re.search(_NO[language], t.text.lower()):
         return step.no
     if step.yes and re.search(_YES[language], t.text.lower()):
         return step.yes
     return None
+
+
+# a dispute of the conclusion, in the words a technician uses (the router's DISPUTE covers the rest)
+_DISPUTES = re.compile(
+    r"\b(?:can'?t|cannot|couldn'?t)\s+be\b|\bno\s+way\b|\bthat'?s\s+not\s+it\b|\bnot\s+(?:a|the)\s+\w+\s+(?:problem|issue|fault)\b"
+    r"|\bi\s+(?:just\s+)?(?:replaced|changed|swapped)\b|不可能|不是[^，。,]{0,8}(?:的)?(?:问题|原因)|不对吧|刚换|新换"
+    r"|не\s+может\s+быть|не\s+в\s+\w+\s+дело|(?<!\w)не\s+то(?!\w)|только\s+что\s+(?:поменял|заменил)"
+    r"|no\s+puede\s+ser|imposible|no\s+es\s+(?:eso|el\s+problema)|acabo\s+de\s+cambiar",
+    re.IGNORECASE,
+)
 
 
 def _asks_back(text: str) -> bool:
@@ -484,6 +498,8 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     procedure = config.procedure(state.primary_system)
     rules = config.all_evidence(state.primary_system)
     before = state
+    if state.isolation_complete and t.meaning in (ANSWER, CONFIRM, EVIDENCE) and _DISPUTES.search(t.text):
+        t.meaning = DISPUTE_MEANING  # "no way, it's not a fuel problem": the conclusion is disputed
     reported = " ".join(c.text for c in t.commands if c.kind == "report_evidence" and c.text)
     matches = match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language)
     if not matches and not t.deferred and (said := _yes_no_evidence(state, t, config)):
@@ -515,7 +531,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         before,
         state,
         text=t.text,
-        intent=t.routed.intent,
+        intent=DISPUTE if t.meaning == DISPUTE_MEANING else t.routed.intent,
         new_fact_ids=update.added,
         specs=procedure.hypotheses if procedure else (),
         triggers=config.diagnostic.replan_triggers if config.diagnostic else {},
@@ -702,8 +718,8 @@ def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig
     if procedure is None:
         return state
     current = procedure.step(state.current_step_id)
-    step = current if current is not None and step_available(state, current, config.loop_guard) else next_step(
-        state, procedure, config.loop_guard)
+    open_now = current is not None and current.id not in state.completed_steps and current.id not in state.skipped_steps
+    step = current if open_now else next_step(state, procedure, config.loop_guard)  # asking is not a repeat
     t.reply_action = "ask_step"
     if step is None:
         label = localize(procedure.label, t.language)

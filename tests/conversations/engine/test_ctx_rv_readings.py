@@ -224,3 +224,11 @@ def test_a_side_topic_names_a_known_system() -> None:
     plan = load_example("rv_diagnostic")
     plan["side_topics"][0]["system"] = "dishwasher"
     assert any(path == "$.side_topics[0].system" for path, _ in validate_config(plan))
+
+
+@pytest.mark.parametrize("text", ["checked the 12v fuse panel, the fan fuse is good", "put in a new 30 amp fuse",
+                                  "the 30A breaker tripped", "换了个12伏保险丝"])
+def test_a_part_named_by_its_voltage_or_rating_is_no_reading(text: str) -> None:
+    """"the 12v fuse panel" names a part and "a 30 amp fuse" rates one: neither is a measurement."""
+    reading = read_measurement(text, "voltage")
+    assert reading is None or reading.kind != "current" and reading.value not in (12, 30)
