@@ -395,6 +395,12 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
         if state.estimate.status == "draft":
             lines.append(_t(lang, "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.",
                             "已生成 {hours} 小时的工时估算草稿；无需确认即可继续。", hours=state.estimate.total_hours))
+    if (outcome.facts_added and not outcome.isolation_completed and not outcome.replan and not outcome.next_step_question
+            and not outcome.notice and outcome.reply_action not in ("estimate_skipped", "estimate_confirmed", "final_report")):
+        # nothing left to ask, but the message said something: say what was noted (never "I didn't understand")
+        said = [f.value for f in state.facts if f.id in outcome.facts_added and f.key != "note"]
+        if said:
+            lines.append(_t(lang, "Noted: {facts}.", "已记录：{facts}。", facts=("；" if lang == "zh" else "; ").join(said)))
     if outcome.reply_action == "estimate_skipped":
         lines.append(_t(lang, "Labor estimate skipped: the report will leave labor out. Diagnostics go on.",
                         "已跳过工时估算：报告中不写工时。诊断继续。"))
@@ -704,6 +710,7 @@ _RU_ES: dict[str, dict[str, str]] = {
         "ru": "Новые данные меняют картину: прежний вывод отложен, переходим к соответствующим проверкам.",
         "es": "La nueva evidencia cambia el panorama: dejo de lado la conclusión anterior y paso a las comprobaciones correspondientes."},
     "Cause isolated: {finding}.": {"ru": "Причина найдена: {finding}.", "es": "Causa aislada: {finding}."},
+    "Noted: {facts}.": {"ru": "Записано: {facts}.", "es": "Anotado: {facts}."},
     "Labor estimate skipped: the report will leave labor out. Diagnostics go on.": {
         "ru": "Смета пропущена: в отчёте работ не будет. Диагностика продолжается.",
         "es": "Presupuesto omitido: el informe no incluirá mano de obra. El diagnóstico sigue."},

@@ -303,8 +303,9 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
     return _switch_to(state, t, config, found)
 
 
-_SWITCH_WORDS = re.compile(r"\b(?:switch|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
-                           r"|换到|改成|转到|其实是|实际上是|算了|先不管|перейд|переключ|на\s+самом\s+деле|забуд|cambia|pasemos|en\s+realidad|olv[ií]da",
+_SWITCH_WORDS = re.compile(r"\b(?:switch|back\s+to|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
+                           r"|换到|改成|转到|其实是|实际上是|算了|先不管|回到|再看|先看|перейд|переключ|на\s+самом\s+деле|забуд|верн[её]мся|вернись|теперь|давай"
+                           r"|cambia|pasemos|en\s+realidad|olv[ií]da|volv|vamos\s+(?:a|con)|ahora\s+(?:el|la)",
                            re.IGNORECASE)
 
 
@@ -372,7 +373,7 @@ _QUESTION_START = re.compile(
     r"^(?:so\s+|and\s+|but\s+|ok(?:ay)?,?\s+)?(?:wh?ere'?s?|wher|whre|were\s+(?:is|are|do)|wh?at'?s?|waht|wat\s+(?:is|does)|how|hwo|hw\s+do|why|"
     r"which|can\s+(?:i|you|u)\b|could\s+(?:i|you|u)|should\s+i|do\s+(?:i|you|u)\b|does\s+(?:it|that|the)|is\s+(?:it|there|that)\b|"
     r"are\s+(?:they|there)\b)\b"
-    r"|^(?:а\s+)?(?:где|как|что\s+(?:такое|это|делать)|зачем|почему|какой|какая|какое)(?!\w)"
+    r"|^(?:а\s+)?(?:где|как|что\s+(?:такое|это|делать)|зачем|почему|какой|какая|какое)(?![\w-])"
     r"|^(?:y\s+)?(?:d[oó]nde|c[oó]mo\s+(?:se|puedo|hago|compruebo|reviso)|qu[eé]\s+(?:es|hago|significa)|por\s+qu[eé])\b"
     r"|怎么|哪里|哪儿|在哪|什么是|是什么|为什么|如何|吗\s*$|呢\s*$",
     re.IGNORECASE,
