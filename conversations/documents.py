@@ -63,18 +63,78 @@ def _markdown_lines(title: str, content: dict[str, Any], lang: int = 0) -> str:
     return "\n".join(lines) + "\n"
 
 
+# The report's headings in the conversation's language (the report is written in it).
+REPORT_WORDS = {
+    "en": {"title": "Final report", "system": "System", "complaint": "Complaint", "cause": "Cause",
+           "not_isolated": "Not isolated yet", "correction": "Correction", "none": "None recommended yet",
+           "unknown": "Still unknown", "suspected": "Suspected", "unchecked": "Not checked yet",
+           "ruled_out": "Ruled out", "labor": "Labor", "total": "Total", "confirmed": "confirmed",
+           "draft": "draft, not confirmed", "findings": "Findings", "h": "h"},
+    "zh": {"title": "最终报告", "system": "系统", "complaint": "故障描述", "cause": "原因", "not_isolated": "尚未定位",
+           "correction": "处理", "none": "暂无建议", "unknown": "仍未确定", "suspected": "疑似原因",
+           "unchecked": "尚未检查", "ruled_out": "已排除", "labor": "工时", "total": "合计", "confirmed": "已确认",
+           "draft": "草稿，未确认", "findings": "检查结果", "h": "小时"},
+    "ru": {"title": "Итоговый отчёт", "system": "Система", "complaint": "Жалоба", "cause": "Причина",
+           "not_isolated": "Пока не найдена", "correction": "Исправление", "none": "Пока нет рекомендаций",
+           "unknown": "Пока неизвестно", "suspected": "Предполагается", "unchecked": "Ещё не проверено",
+           "ruled_out": "Исключено", "labor": "Работы", "total": "Итого", "confirmed": "подтверждено",
+           "draft": "черновик, не подтверждено", "findings": "Результаты проверок", "h": "ч"},
+    "es": {"title": "Informe final", "system": "Sistema", "complaint": "Avería", "cause": "Causa",
+           "not_isolated": "Aún no aislada", "correction": "Corrección", "none": "Ninguna recomendada aún",
+           "unknown": "Aún se desconoce", "suspected": "Sospecha", "unchecked": "Sin comprobar",
+           "ruled_out": "Descartado", "labor": "Mano de obra", "total": "Total", "confirmed": "confirmado",
+           "draft": "borrador, sin confirmar", "findings": "Hallazgos", "h": "h"},
+}
+
+
+def _hours(value: Any) -> str:
+    return f"{float(value or 0):g}"
+
+
 def _report(content: dict[str, Any]) -> str:
-    lines = ["# Final report", "", f"**Complaint:** {content.get('complaint', '')}", "", "## Cause"]
-    lines += [f"- {c}" for c in content.get("cause", [])] or ["- not isolated"]
-    lines += ["", "## Correction"] + ([f"- {c}" for c in content.get("correction", [])] or ["- none recommended"])
+    """Complaint / cause / correction in the conversation's language; labor only when not skipped."""
+    w = REPORT_WORDS.get(content.get("language", "en"), REPORT_WORDS["en"])
+    lines = [f"# {w['title']}", ""]
+    if content.get("system"):
+        lines += [f"**{w['system']}:** {content['system']}", ""]
+    lines += [f"**{w['complaint']}:** {content.get('complaint', '')}", "", f"## {w['cause']}"]
+    lines += [f"- {c}" for c in content.get("cause", [])] or [f"- {w['not_isolated']}"]
+    lines += ["", f"## {w['correction']}"] + ([f"- {c}" for c in content.get("correction", [])] or [f"- {w['none']}"])
+    if content.get("suspected") or content.get("unchecked"):
+        lines += ["", f"## {w['unknown']}"]
+        lines += [f"- {w['suspected']}: {c}" for c in content.get("suspected", [])]
+        lines += [f"- {w['unchecked']}: {c}" for c in content.get("unchecked", [])]
     if content.get("ruled_out"):
-        lines += ["", "## Ruled out"] + [f"- {c}" for c in content["ruled_out"]]
+        lines += ["", f"## {w['ruled_out']}"] + [f"- {c}" for c in content["ruled_out"]]
     status = content.get("estimate_status", "none")
-    lines += ["", f"## Labor ({status})"]
-    lines += [f"- {line.get('label', '')}: {line.get('hours', 0)} h" for line in content.get("estimate_lines", [])]
-    lines += [f"- **Total: {content.get('total_hours', 0)} h**" + (" (draft, not confirmed)" if status == "draft" else "")]
+    if status in ("confirmed", "draft") and content.get("estimate_lines"):
+        lines += ["", f"## {w['labor']} ({w[status]})"]
+        lines += [f"- {line.get('label', '')}: {_hours(line.get('hours'))} {w['h']}" for line in content["estimate_lines"]]
+        lines += [f"- **{w['total']}: {_hours(content.get('total_hours'))} {w['h']}** ({w[status]})"]
     if content.get("facts"):
-        lines += ["", "## Findings"] + [f"- {f}" for f in content["facts"]]
+        lines += ["", f"## {w['findings']}"] + [f"- {f}" for f in content["facts"]]
+    return "\n".join(lines) + "\n"
+
+
+ESTIMATE_WORDS = {
+    "en": ("Labor estimate", {"draft": "draft", "confirmed": "confirmed", "skipped": "skipped", "none": "not drafted yet"}),
+    "zh": ("工时估算", {"draft": "草稿", "confirmed": "已确认", "skipped": "已跳过", "none": "尚未起草"}),
+    "ru": ("Смета работ", {"draft": "черновик", "confirmed": "подтверждена", "skipped": "пропущена", "none": "ещё не составлена"}),
+    "es": ("Presupuesto de mano de obra", {"draft": "borrador", "confirmed": "confirmado", "skipped": "omitido",
+                                           "none": "sin redactar"}),
+}
+
+
+def _estimate(content: dict[str, Any]) -> str:
+    """The labor estimate as a person reads it: operations and hours, its status in words."""
+    language = content.get("language", "en")
+    title, statuses = ESTIMATE_WORDS.get(language, ESTIMATE_WORDS["en"])
+    w = REPORT_WORDS.get(language, REPORT_WORDS["en"])
+    status = content.get("status", "none")
+    lines = [f"# {title} ({statuses.get(status, status)})", ""]
+    lines += [f"- {line.get('label', '')}: {_hours(line.get('hours'))} {w['h']}" for line in content.get("lines", [])]
+    if content.get("lines"):
+        lines += ["", f"**{w['total']}: {_hours(content.get('total_hours'))} {w['h']}**"]
     return "\n".join(lines) + "\n"
 
 
@@ -115,6 +175,8 @@ def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]
     base = f"{conversation.workflow_id}-{conversation.pk}-{doc.key}-v{doc.version}"
     if doc.key == "final_report":
         return _report(content), "text/markdown; charset=utf-8", f"{base}.md"
+    if doc.key == "labor_estimate":
+        return _estimate(content), "text/markdown; charset=utf-8", f"{base}.md"
     if doc.key == "completed_form":
         return _form(content), "text/markdown; charset=utf-8", f"{base}.md"
     if doc.key == "email_draft":

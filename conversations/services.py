@@ -199,7 +199,11 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
         report = final_report_for(state, config, locale=lang)
         if report is not None:
             prepared["final_report"] = report.to_dict()
-        prepared["labor_estimate"] = state.estimate.to_dict() | {"total_hours": state.estimate.total_hours}
+        estimate = state.estimate
+        prepared["labor_estimate"] = {  # what a person reads: no hypothesis ids, no turn numbers
+            "status": estimate.status, "lines": [{"label": line.label, "hours": line.hours} for line in estimate.lines],
+            "total_hours": estimate.confirmed_hours if estimate.status == "confirmed" and estimate.confirmed_hours
+            else estimate.total_hours, "language": lang}
         prepared["diagnosis"] = {"system": state.primary_system, "finding": state.isolation_finding,
                                  "facts": [f.value for f in state.facts if f.current]}
     if config.form is not None:
@@ -276,7 +280,8 @@ def _signals_for(outcome: TurnOutcome, state: ContextState, config: Conversation
         "learned_slots": sorted(n for n, s in state.slots.items() if s.learned),  # known from a tool's result
         "facts": {"system": state.primary_system, "complaint": state.complaint, "situation": state.situation},
         "isolation_complete": bool(state.isolation_complete),
-        "replan_required": bool(outcome.replan),
+        # a replan re-opens the diagnosis once; re-isolated in the same turn, the run stays where it is
+        "replan_required": bool(outcome.replan) and not state.isolation_complete,
         "form_complete": bool(outcome.form_complete),
         "new_question": bool(intent and outcome.decision == "continue"),
         "prepared": _prepared_documents(state, config, lang, owner_name),
@@ -488,6 +493,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
+        if outcome.replan and outcome.isolation_completed and config.estimate_enabled:  # the estimate of the new cause
+            estimate = _prepared_documents(state, config, lang, user.get_username())["labor_estimate"]
+            run = runs.run_document_add(run_id=run.pk, key="labor_estimate", content=estimate, actor=actor).run
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     was_waiting = run.status == Run.Status.WAITING_REVIEW  # a review opened by an earlier turn
     signals = _signals_for(outcome, state, config, lang, user.get_username())
@@ -539,6 +547,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     writes.flush()
     conversation._parsed_context, conversation._latest_review = state, review
     chosen = next((c.option_id for c in commands if c.kind == "choose_option"), None) or edit_in_words
+    if chosen is None and outcome.reply_action == "final_report":
+        chosen = WRITE_REPORT  # "please just generate the final report": asked in words, written at once
     if chosen and any(o["option_id"] == chosen and o["eligibility"] == "eligible" and not o.get("requires_consent")
                       for o in view.options):
         # The person picked an offered option in words: it counts as their choice.
@@ -815,6 +825,7 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     return None
 
 
+WRITE_REPORT = "write_report"  # the diagnostic plan's option that writes the final report
 EDIT_ANSWERS = "edit_answers"  # the form review's "Change an answer": back to the questions, asking which
 
 

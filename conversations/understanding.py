@@ -102,12 +102,19 @@ def command_context(*, run, plan, config: ConversationConfig, state: ContextStat
     )
 
 
+SYSTEM_QUESTION = "system"  # the diagnostic plan's "which system?", answered with a procedure or system id
+
+
 def _questions(config: ConversationConfig, state: ContextState) -> dict[str, QuestionRef]:
     questions: dict[str, QuestionRef] = {}
     if config.form is not None:
         for q in config.form.questions:  # a final answer may be corrected
             final = state.finalized(q.id) is not None
             questions[q.id] = QuestionRef(q.id, q.answer_type, tuple(c.value for c in q.choices), q.unit, final=final)
+    if config.diagnostic is not None and state.primary_system is None:
+        # which system the complaint is about: the model may classify it (the rules' patterns stand otherwise)
+        systems = tuple(s.id for s in (*config.diagnostic.procedures, *config.diagnostic.other_systems))
+        questions[SYSTEM_QUESTION] = QuestionRef(SYSTEM_QUESTION, "choice", systems)
     procedure = config.procedure(state.primary_system) if config.diagnostic is not None else None
     for step in procedure.steps if procedure else ():
         if step.id not in state.completed_steps:

@@ -381,6 +381,7 @@ class SideTopic(Serializable):
     id: str
     patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
     answers: Mapping[str, Mapping[str, str]] = field(default_factory=FrozenDict)
+    system: str | None = None  # the procedure it belongs to: preferred while that system is diagnosed
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> SideTopic:
@@ -388,7 +389,8 @@ class SideTopic(Serializable):
         data = dict(data or {})
         answers = {str(k): _loc(v) for k, v in (data.get("answers") or {}).items()}
         return cls(
-            id=str(data["id"]), patterns=_pats(data.get("patterns")), answers=FrozenDict(answers)
+            id=str(data["id"]), patterns=_pats(data.get("patterns")), answers=FrozenDict(answers),
+            system=data.get("system"),
         )
 
 
@@ -687,6 +689,24 @@ def _check_procedure(
         _check_bands(step.get("bands"), f"{path}.steps[{i}].bands", evidence, problems)
 
 
+def _check_unique_across_procedures(procedures: Any, problems: list[tuple[str, str]]) -> None:
+    """Steps, evidence and hypotheses are remembered by id across systems (a switch keeps them): an id
+    is used by one procedure only."""
+    owner: dict[tuple[str, str], str] = {}
+    for i, proc in enumerate(procedures if isinstance(procedures, list) else []):
+        if not isinstance(proc, Mapping):
+            continue
+        for key in ("steps", "evidence", "hypotheses"):
+            for j, item in enumerate(proc.get(key) or []):
+                ident = item.get("id") if isinstance(item, Mapping) else None
+                if not ident:
+                    continue
+                first = owner.setdefault((key, str(ident)), str(proc.get("id")))
+                if first != proc.get("id"):
+                    problems.append((f"$.diagnostic.procedures[{i}].{key}[{j}].id",
+                                     f"{ident!r} is already used by procedure {first!r}"))
+
+
 def _check_bands(bands: Any, path: str, evidence: set[str], problems: list[tuple[str, str]]) -> None:
     """Each band names known evidence and bounds that are numbers, min below max."""
     if bands is None:
@@ -764,11 +784,16 @@ def validate_config(data: Mapping[str, Any]) -> list[tuple[str, str]]:
             _check_procedure(proc, f"$.diagnostic.procedures[{i}]", global_evidence, problems)
         else:
             problems.append((f"$.diagnostic.procedures[{i}]", "must be an object with an 'id'"))
+    _check_unique_across_procedures((data.get("diagnostic") or {}).get("procedures", []), problems)
     _check_ids(list((data.get("diagnostic") or {}).get("other_systems", [])), "$.diagnostic.other_systems", problems)
     for i, other in enumerate((data.get("diagnostic") or {}).get("other_systems", [])):
         if isinstance(other, Mapping):
             _check_patterns(other.get("patterns"), f"$.diagnostic.other_systems[{i}].patterns", problems)
     _check_ids(list(data.get("side_topics", [])), "$.side_topics", problems)
+    procedure_ids = {p.get("id") for p in (data.get("diagnostic") or {}).get("procedures", []) if isinstance(p, Mapping)}
+    for i, topic in enumerate(data.get("side_topics", [])):
+        if isinstance(topic, Mapping) and topic.get("system") is not None and topic["system"] not in procedure_ids:
+            problems.append((f"$.side_topics[{i}].system", f"unknown procedure {topic['system']!r}"))
     if data.get("form"):
         _check_form(data["form"], problems)
     _check_ids(list(data.get("actions", [])), "$.actions", problems)

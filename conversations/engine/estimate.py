@@ -15,6 +15,7 @@ from ._text import first_match, localize, normalize_patterns
 from .config import HypothesisSpec
 from .evidence import recommendations
 from .state import (
+    ACTIVE,
     CONFIRMED,
     ELIMINATED,
     EST_CONFIRMED,
@@ -51,14 +52,17 @@ SKIP_PATTERNS = normalize_patterns(
     {
         "en": [
             r"\bskip\b[^.?!]{0,20}\b(?:estimate|labou?r|quote)\b",
+            r"\b(?:no|without(?:\s+the)?|leave\s+out\s+the|don'?t\s+(?:need|want)\s+the)\s+(?:labou?r|estimate)\b",
             r"\b(?:estimate|labou?r)\s+later\b",
             r"\bconfirm\s+(?:labou?r|it|the\s+estimate)\s+later\b",
         ],
-        "zh": [r"跳过(?:工时|估价|报价|预估)", r"(?:工时|估价|报价)?稍后(?:再)?确认", r"先不确认"],
-        "ru": [r"пропуст\w*\s+(?:оценк|смет)", r"(?:оценк|смет)\w*\s+потом"],
+        "zh": [r"跳过(?:工时|估价|报价|预估|估算)", r"(?:工时|估价|报价|估算)?稍后(?:再)?确认", r"先不确认",
+               r"(?:不要|不用|不需要|别)(?:写|算|加)?(?:工时|估算|报价)"],
+        "ru": [r"пропуст\w*\s+(?:оценк|смет)", r"(?:оценк|смет)\w*\s+потом", r"без\s+(?:оценк|смет)\w*"],
         "es": [
             r"(?:omitir|saltar)\s+(?:la\s+|el\s+)?(?:estimaci|presupuesto)",
             r"(?:presupuesto|estimaci\w+)\s+despu[eé]s",
+            r"sin\s+(?:el\s+)?(?:presupuesto|estimaci\w+|mano\s+de\s+obra)",
         ],
     }
 )
@@ -144,28 +148,38 @@ def skip_estimate(state: ContextState, *, turn: int) -> ContextState:
 
 @dataclass(frozen=True)
 class FinalReport(Serializable):
-    """Complaint / cause / correction plus the labor the report carries."""
+    """Complaint / cause / correction plus the labor the report carries, in the conversation's language.
+
+    Before isolation it is the report so far: no cause, and what is still unknown (`suspected`,
+    `unchecked`). A skipped estimate leaves labor out (`estimate_status` "skipped", no lines)."""
 
     complaint: str
     cause: tuple[str, ...]
     correction: tuple[str, ...]
     ruled_out: tuple[str, ...]
-    estimate_status: str  # confirmed | draft | none
+    estimate_status: str  # confirmed | draft | skipped | none
     estimate_lines: tuple[EstimateLine, ...]
     total_hours: float
     facts: tuple[str, ...]
+    system: str = ""
+    language: str = "en"
+    isolated: bool = True
+    suspected: tuple[str, ...] = ()
+    unchecked: tuple[str, ...] = ()
 
 
 def build_final_report(
-    state: ContextState, specs: Iterable[HypothesisSpec], *, locale: str
+    state: ContextState, specs: Iterable[HypothesisSpec], *, locale: str, system: str = "",
+    unchecked: tuple[str, ...] = (),
 ) -> FinalReport:
-    """The final report: never blocked on labor; uses the draft when nothing was confirmed."""
+    """The final report: never blocked on labor (the draft stands in for an unconfirmed estimate),
+    never holding labor the technician skipped, and written at any time."""
     specs = tuple(specs)
     confirmed = [h for h in state.hypotheses if h.status == CONFIRMED]
     confirmed.sort(key=lambda h: h.id != state.isolation_finding)  # the isolation finding first
     estimate = state.estimate
-    if estimate.status == EST_CONFIRMED:
-        status = EST_CONFIRMED
+    if estimate.status in (EST_CONFIRMED, EST_SKIPPED):
+        status = estimate.status
     elif estimate.lines:
         status = EST_DRAFT  # confirmation is not required: the draft is the fallback
     else:
@@ -175,15 +189,24 @@ def build_final_report(
         if estimate.status == EST_CONFIRMED and estimate.confirmed_hours
         else estimate.total_hours
     )
+    lines = () if status == EST_SKIPPED else estimate.lines
+    suspected = tuple(h.description for h in state.hypotheses
+                      if h.status == ACTIVE and h.supporting_facts) if not state.isolation_complete else ()
     return FinalReport(
         complaint=state.complaint or "",
         cause=tuple(h.description for h in confirmed),
         correction=tuple(recommendations(state, specs, locale)),
         ruled_out=tuple(h.description for h in state.hypotheses if h.status == ELIMINATED),
         estimate_status=status,
-        estimate_lines=estimate.lines,
-        total_hours=hours,
-        facts=tuple(f.value for f in state.current_facts() if f.type != "finding"),
+        estimate_lines=lines,
+        total_hours=0.0 if status == EST_SKIPPED else hours,
+        facts=tuple(f.value for f in state.current_facts()
+                    if f.type != "finding" and f.system in (None, state.primary_system)),
+        system=system,
+        language=locale,
+        isolated=bool(state.isolation_complete),
+        suspected=suspected,
+        unchecked=() if state.isolation_complete else unchecked,
     )
 
 

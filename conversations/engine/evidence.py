@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from ._serde import Serializable
+from ._serde import FrozenDict, Serializable
 from ._text import (
     clauses,
     compile_pattern,
@@ -146,6 +146,7 @@ def add_facts(
             value=match.value,
             turn=turn,
             step_id=step_id,
+            system=state.primary_system,
         )
         for old in current:
             if old.key == match.rule_id or _excludes(by_id, old.key, match.rule_id):
@@ -179,6 +180,7 @@ def add_note(
         value=text.strip()[:280],
         turn=turn,
         step_id=step_id,
+        system=state.primary_system,
     )
     return state.evolve(facts=state.facts + (fact,)), fact.id
 
@@ -298,6 +300,7 @@ def apply_replan(
         + ((state.isolation_finding,) if state.isolation_finding else ()),
         replan_count=state.replan_count + 1,
         estimate=estimate,
+        step_repeat_counts=FrozenDict(),  # the checks after a replan are asked afresh
     )
 
 
@@ -310,6 +313,7 @@ def complete_isolation(state: ContextState, hypothesis: Hypothesis, *, turn: int
         source="inference",
         value=hypothesis.description,
         turn=turn,
+        system=state.primary_system,
     )
     return state.evolve(
         facts=state.facts + (finding,),

@@ -621,7 +621,8 @@ def compose_reply(
         parts.append(offer)
     small_talk = (_small_talk_kind(state.latest_user_text or "") if (not question or chitchat_kind(state.latest_user_text or ""))
                   and tool is None and outcome.resolved_intent is None else None)
-    options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions else ""
+    written = outcome.reply_action == "final_report"  # the report is being written: no menu after it
+    options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions and not written else ""
     if options_line:
         if not parts and outcome.resolved_intent is None and small_talk in (None, "greeting"):
             # Never a bare menu: say what this concierge can do before the options.

@@ -66,6 +66,7 @@ class Fact(Serializable):
     turn: int
     step_id: str | None = None
     superseded_by: str | None = None
+    system: str | None = None  # the system being diagnosed when it was said: facts stay with their system
 
     @property
     def current(self) -> bool:

@@ -12,6 +12,7 @@ from ._text import first_match, localize, slugify
 from .config import SideTopic
 from .intents import BUILTIN_PATTERNS, SUBMODE_FOR_INTENT
 from .state import ContextState, TopicEntry
+from .typos import NearWords, latin_words
 
 MAX_STACK_DEPTH = 3
 _PRONOUN = re.compile(
@@ -47,9 +48,12 @@ def detect_topic(
     stack: tuple[TopicEntry, ...],
 ) -> str:
     """The topic of a side question: a declared topic, else the words after the question phrase."""
+    topics = tuple(topics)
     for topic in topics:
         if first_match(text, topic.patterns, language):
             return topic.id
+    if (slipped := _topic_by_slip(text, topics)) is not None:
+        return slipped
     hit = first_match(text, BUILTIN_PATTERNS.get(intent, {}), language)
     rest = text[hit[2].end() :] if hit else text
     rest = _ZH_FILLER.sub("", text) if language == "zh" else _FILLER.sub(" ", rest)
@@ -58,6 +62,16 @@ def detect_topic(
         # "how do I test it?" is about whatever the last side question was about.
         return stack[-1].topic if stack else "general"
     return slug
+
+
+def _topic_by_slip(text: str, topics: tuple[SideTopic, ...]) -> str | None:
+    """A topic named with a typo ("capaciter", "regulater"): a word of the message a slip of a word of
+    the topic's id (the first topic declared wins a word two share)."""
+    index = NearWords.of((word, topic.id) for topic in topics for word in topic.id.split("_"))
+    for match in latin_words(text):
+        for known in index.slips_of(match.group(0)):
+            return next(t.id for t in topics if t.id in index.names[known])
+    return None
 
 
 def side_answer(

@@ -34,6 +34,7 @@ from .forms import add_clarifying_question, current_question
 from .intents import route_intent
 from .loop_guard import QUESTION, ProposedAction, record_action
 from .named_values import Finder
+from .procedure import remaining_steps
 from .slots import learn_slots
 from .state import EST_NONE, INVALID, VALID, ContextState, FinalizedAnswer, with_key
 from .topics import SideQuestion
@@ -286,7 +287,10 @@ def final_report_for(
     procedure = config.procedure(state.primary_system)
     if procedure is None:
         return None
-    return build_final_report(state, procedure.hypotheses, locale=locale or state.locale)
+    lang = locale or state.locale
+    unchecked = tuple(localize(procedure.step(s).question, lang) for s in remaining_steps(state, procedure, config.loop_guard))
+    return build_final_report(state, procedure.hypotheses, locale=lang, system=localize(procedure.label, lang),
+                              unchecked=unchecked)
 
 
 def with_slot_candidates(
@@ -416,7 +420,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     if outcome.side_question is not None:
         kind = {"locate": "locate", "explain": "explain", "howto": "howto"}.get(outcome.side_question.submode, "knowledge")
         commands.append(Command("side_question", side_kind=kind, topic=outcome.side_question.topic))
-    if outcome.facts_added or outcome.meaning == EVIDENCE:
+    if outcome.facts_added or (outcome.meaning == EVIDENCE and outcome.reply_action != "no_procedure"):
         commands.append(Command("report_evidence", text=", ".join(outcome.facts_added) or state.latest_user_text))
     if outcome.meaning == CONFIRM:
         commands.append(Command("confirm"))

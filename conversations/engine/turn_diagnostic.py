@@ -6,7 +6,16 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from ._text import chitchat_kind, count_matches, defers_answer, first_match, localize
+from ._serde import FrozenDict
+from ._text import (
+    chitchat_kind,
+    compile_pattern,
+    count_matches,
+    defers_answer,
+    first_match,
+    iter_patterns,
+    localize,
+)
 from .config import ConversationConfig, ProcedureSpec
 from .estimate import (
     confirm_estimate,
@@ -38,8 +47,9 @@ from .procedure import (
     steps_answered_by,
 )
 from .slots import ABORT, has_content
-from .state import CONFIRMED, EST_NONE, ContextState, PendingClarification
+from .state import CONFIRMED, EST_NONE, ContextState, Estimate, PendingClarification
 from .turn_work import (
+    ALSO_TEXT,
     ANSWER,
     CANCEL_MEANING,
     CONFIRM,
@@ -48,9 +58,14 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    LEFT_OPEN_TEXT,
+    NEED_ANSWER_TEXT,
     NEED_READING_TEXT,
+    NEXT_STEP_MEANING,
+    NEXT_STEP_TEXT,
     NO_MORE_STEPS_TEXT,
     NOT_AN_ANSWER,
+    NOTHING_LEFT_TEXT,
     READING_KINDS,
     READING_WAY_OUT_TEXT,
     REPORT,
@@ -60,6 +75,7 @@ from .turn_work import (
     SWITCHED_TEXT,
     TWO_SYSTEMS_TEXT,
     UNCLEAR_MEANING,
+    WHICH_SYSTEM_TEXT,
     WRONG_READING_TEXT,
     TurnWork,
 )
@@ -74,6 +90,11 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     found = detect_procedure(t.text, diag.procedures)
     other = named_other_system(t.text, diag, found)
     named = named_systems(t.text, diag)
+    classified = _classified_by_model(t, diag)
+    if classified is not None and len(named) < 2:
+        # the model said which system the complaint is about (validated against the plan's systems)
+        found, other = (classified, None) if isinstance(classified, ProcedureSpec) else (None, classified)
+        t.trace.append(f"system classified by the model: {classified.id}")
     pending = state.pending_clarification
     if pending is not None and pending.kind == "systems" and (chosen := _system_chosen(t.text, diag, pending.missing)):
         # "fan first, then the ac" answering which to start with: the first one named
@@ -102,7 +123,7 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state.evolve(pending_clarification=pending, complaint=None)
     found = found or (diag.procedures[0] if len(diag.procedures) == 1 else None)
     if found is None:
-        question = localize(diag.system_question, t.language) or "Which system are we working on?"
+        question = system_question(config, t.language)
         rounds = (state.pending_clarification.rounds if state.pending_clarification else 0) + 1
         if rounds > config.max_clarify_rounds:
             t.decision, t.reply_action = ABORT, "abort"
@@ -118,7 +139,8 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
             kind="system",
         )
         return state.evolve(pending_clarification=pending)
-    hypotheses = tuple(assess(h, (), t.language) for h in found.hypotheses)
+    kept = tuple(f for f in state.facts if f.system == found.id)  # back to a system: its facts count again
+    hypotheses = tuple(assess(h, kept, t.language) for h in found.hypotheses)
     t.trace.append(f"procedure {found.id}")
     return state.evolve(
         primary_system=found.id,
@@ -126,6 +148,12 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         pending_clarification=None,
         mode=diagnostic_mode(config),
     )
+
+
+def _classified_by_model(t: TurnWork, diag):  # noqa: ANN001, ANN202
+    """The system a validated `answer(question_id="system")` command names, if any."""
+    said = next((c.value for c in t.commands if c.kind == "answer" and c.question_id == "system"), None)
+    return next((s for s in (*diag.procedures, *diag.other_systems) if s.id == said), None) if said else None
 
 
 def _system_label(system, lang: str) -> str:  # noqa: ANN001
@@ -160,6 +188,15 @@ def _system_chosen(text: str, diag, candidates: tuple[str, ...]):  # noqa: ANN00
     return best[1] if best else None
 
 
+def system_question(config: ConversationConfig, language: str) -> str:
+    """'Which system are we working on?', with the systems the plan can guide where it says {systems}."""
+    diag = config.diagnostic
+    assert diag is not None
+    systems = ", ".join(localize(p.label, language) for p in diag.procedures)
+    template = localize(diag.system_question, language) or "Which system are we working on? I can guide: {systems}."
+    return template.replace("{systems}", systems)
+
+
 def no_procedure_text(config: ConversationConfig, label, language: str) -> str:  # noqa: ANN001
     """'No guided procedure for {system}; I can guide {systems}' in the person's language."""
     diag = config.diagnostic
@@ -172,15 +209,83 @@ def no_procedure_text(config: ConversationConfig, label, language: str) -> str: 
     return template.replace("{system}", localize(label, language)).replace("{systems}", systems)
 
 
+# "not the AC", "it isn't the fridge", 不是空调, это не кондиционер, no es el aire: the system said to be wrong
+_NEGATION_BEFORE = re.compile(
+    r"(?:\bnot|n't|\bno|\bnothing\s+to\s+do\s+with|\bwrong|(?<!\w)не|\bno\s+es|\bni|不是|并非|不关|不是说)"
+    r"\s*(?:(?:the|my|our|that|el|la|los|las|это|с)\s+)?(?:(?:roof|rooftop|propane|gas|lp)\s+)?$",
+    re.IGNORECASE,
+)
+# "the slide is stuck too", 还有热水器, ещё и генератор, también la nevera: another fault, not a switch
+_ALSO = re.compile(r"\b(?:also|too|as\s+well|another|besides)\b|还有|也|另外|тоже|также|ещ[её]\s+и|(?<!\w)а\s+ещ[её](?!\w)|кроме\s+того|tambi[eé]n|adem[aá]s",
+                   re.IGNORECASE)
+_WRONG_SYSTEM = re.compile(
+    r"\b(?:wrong|different|another|other)\s+(?:system|unit|appliance)\b|\bnot\s+(?:that|this)\s+(?:system|one)\b"
+    r"|换(?:个|一个)?系统|不是这个系统|другая\s+система|не\s+та\s+система|otro\s+sistema|sistema\s+equivocado",
+    re.IGNORECASE,
+)
+
+
+def negates_system(text: str, system: ProcedureSpec) -> bool:
+    """The message says the system being diagnosed is not the one ("not the AC, it's the fridge")."""
+    patterns = [compile_pattern(p) for _, p in iter_patterns(system.name_patterns)]
+    return any(_NEGATION_BEFORE.search(text[max(0, m.start() - 24):m.start()])
+               for pattern in patterns for m in pattern.finditer(text))
+
+
+def _switch_to(state: ContextState, t: TurnWork, config: ConversationConfig, target: ProcedureSpec) -> ContextState:
+    """Diagnose another system: its own facts (kept from before, if any) re-derive its hypotheses; the
+    facts of the system left stay with it, as do its completed checks."""
+    facts = tuple(f for f in state.facts if f.system in (None, target.id))
+    hypotheses = tuple(assess(h, facts, t.language) for h in target.hypotheses)
+    t.notice = localize(SWITCHED_TEXT, t.language).replace("{system}", _system_label(target, t.language).removeprefix("the "))
+    t.trace.append(f"switched procedure {state.primary_system} -> {target.id}")
+    own = {step.id for step in target.steps}  # its checks are asked afresh (the loop guard counts per visit)
+    counts = FrozenDict({k: v for k, v in state.step_repeat_counts.items() if k not in own})
+    state = state.evolve(primary_system=target.id, hypotheses=hypotheses, current_step_id=None, complaint=t.text.strip(),
+                         step_repeat_counts=counts,
+                         isolation_complete=False, isolation_finding=None, isolation_invalidated=False,
+                         estimate=Estimate(), mode=diagnostic_mode(config))
+    # back to a system whose cause its own facts confirm: isolated again
+    return _isolation(state, t, config, tuple(h.id for h in hypotheses if h.status == CONFIRMED))
+
+
 def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
-    """Mid-diagnosis, a message about another system and not about this one's checks: a system
-    with no procedure is said plainly (the check in progress stays), another procedure is switched
-    to while the cause is not isolated yet."""
+    """Mid-diagnosis, a message about another system: "not the AC, it's the fridge" switches (at any
+    point, facts staying with their system); "not the AC" alone asks which system; another fault
+    mentioned "as well" is noted while this one is finished; a system with no procedure is said
+    plainly (the check in progress stays); another procedure named more strongly than this one's
+    words is switched to while the cause is not isolated yet."""
     diag = config.diagnostic
     procedure = config.procedure(state.primary_system)
     if diag is None or procedure is None or t.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
         return state
+    others = [s for s in named_systems(t.text, diag) if s.id != procedure.id]
+    if negates_system(t.text, procedure) or (_WRONG_SYSTEM.search(t.text) and not others):
+        if others and isinstance(others[0], ProcedureSpec):
+            return _switch_to(state, t, config, others[0])
+        said = localize(WHICH_SYSTEM_TEXT, t.language).replace("{system}", _system_label(procedure, t.language).removeprefix("the "))
+        dropped = state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
+                               isolation_complete=False, isolation_finding=None, estimate=Estimate(),
+                               mode=diagnostic_mode(config))
+        if others:  # a system with no procedure: said plainly
+            t.notice = said + " " + no_procedure_text(config, others[0].label, t.language)
+            t.reply_action = "no_procedure"
+            t.ask(t.notice, "system")
+        else:
+            t.ask(said + " " + system_question(config, t.language), "system")
+            t.reply_action = "ask_system"
+        t.trace.append(f"not {procedure.id}: the system is asked again, its facts stay with it")
+        return dropped.evolve(pending_clarification=PendingClarification(
+            intent=None, missing=("system",), rounds=0, last_question=t.question or "", asked_turn=t.turn, kind="system"))
     if match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language):
+        return state
+    if others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(t.text):
+        return _switch_to(state, t, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
+    if others and isinstance(others[0], ProcedureSpec) and _ALSO.search(t.text):
+        t.notice = localize(ALSO_TEXT, t.language).replace("{other}", _system_label(others[0], t.language).removeprefix("the ")).replace(
+            "{system}", _system_label(procedure, t.language).removeprefix("the "))
+        t.trace.append(f"{others[0].id} noted; {procedure.id} first")
+        t.reply_action = "no_procedure"  # answered like a fault with no procedure: the check in progress stays
         return state
     other = named_other_system(t.text, diag, procedure)
     if other is not None:
@@ -188,16 +293,17 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
         t.reply_action = "no_procedure"
         t.trace.append(f"no procedure for {other.id}; the check in progress stays")
         return state
-    if state.isolation_complete:
-        return state
-    here = count_matches(t.text, procedure.patterns)
     found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])
-    if found is None or count_matches(t.text, found.patterns) <= here:
+    if found is None:
         return state
-    t.notice = localize(SWITCHED_TEXT, t.language).replace("{system}", localize(found.label, t.language).lower())
-    t.trace.append(f"switched procedure {procedure.id} -> {found.id}")
-    return state.evolve(primary_system=found.id, hypotheses=tuple(assess(h, state.facts, t.language) for h in found.hypotheses),
-                        current_step_id=None, complaint=t.text.strip())
+    if state.isolation_complete or count_matches(t.text, found.patterns) <= count_matches(t.text, procedure.patterns):
+        return state
+    return _switch_to(state, t, config, found)
+
+
+_SWITCH_WORDS = re.compile(r"\b(?:switch|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
+                           r"|换到|改成|转到|其实是|实际上是|算了|先不管|перейд|переключ|на\s+самом\s+деле|забуд|cambia|pasemos|en\s+realidad|olv[ií]da",
+                           re.IGNORECASE)
 
 
 def _start_over(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
@@ -206,7 +312,7 @@ def _start_over(state: ContextState, t: TurnWork, config: ConversationConfig) ->
     if procedure is None or state.isolation_complete or config.diagnostic is None:
         return state
     ids = {s.id for s in procedure.steps}
-    t.ask(localize(config.diagnostic.system_question, t.language), "system")
+    t.ask(system_question(config, t.language), "system")
     t.reply_action = "ask_system"
     t.trace.append(f"diagnosis of {procedure.id} dropped")
     return state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
@@ -243,7 +349,30 @@ def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfi
 
 
 def _asks_back(text: str) -> bool:
-    return text.strip().endswith(("?", "？")) or text.strip().startswith("¿")
+    """A question back, even typed without its question mark or with a typo ("wher do i find the regulater")."""
+    stripped = text.strip()
+    return stripped.endswith(("?", "？")) or stripped.startswith("¿") or bool(_QUESTION_START.search(stripped))
+
+
+_QUESTION_START = re.compile(
+    r"^(?:so\s+|and\s+|but\s+|ok(?:ay)?,?\s+)?(?:wh?ere'?s?|wher|whre|were\s+(?:is|are|do)|wh?at'?s?|waht|wat\s+(?:is|does)|how|hwo|hw\s+do|why|"
+    r"which|can\s+(?:i|you|u)\b|could\s+(?:i|you|u)|should\s+i|do\s+(?:i|you|u)\b|does\s+(?:it|that|the)|is\s+(?:it|there|that)\b|"
+    r"are\s+(?:they|there)\b)\b"
+    r"|^(?:а\s+)?(?:где|как|что\s+(?:такое|это|делать)|зачем|почему|какой|какая|какое)(?!\w)"
+    r"|^(?:y\s+)?(?:d[oó]nde|c[oó]mo\s+(?:se|puedo|hago|compruebo|reviso)|qu[eé]\s+(?:es|hago|significa)|por\s+qu[eé])\b"
+    r"|怎么|哪里|哪儿|在哪|什么是|是什么|为什么|如何|吗\s*$|呢\s*$",
+    re.IGNORECASE,
+)
+# "ok", "hmm", "got it", 好的, понял, vale: heard, not an answer to the check
+_ACK_WORD = (r"(?:ok(?:ay)?|k+|hm+|uh+|um+|mm+|ah+|oh+|got\s+it|alright|all\s+right|i\s+see|understood|cool|thanks?|then|so|"
+             r"好的?|嗯+|哦+|噢+|行吧?|知道了|明白了?|收到|ок(?:ей)?|окей|понял[аио]?|ясно|хорошо|ладно|"
+             r"vale|bueno|entendido|de\s+acuerdo|ya\s+veo)")
+_ACKNOWLEDGED = re.compile(rf"^\W*{_ACK_WORD}(?:[\s,.!…，。]+{_ACK_WORD})*\W*$", re.IGNORECASE)
+
+
+def acknowledges_only(text: str) -> bool:
+    """The message only acknowledges ("ok", "hmm", 好的): it answers no check."""
+    return bool(_ACKNOWLEDGED.match(text))
 
 
 def _reading_for_step(
@@ -255,6 +384,14 @@ def _reading_for_step(
     guess") leaves it open (issue 14: a non-answer never completes the step)."""
     procedure = config.procedure(state.primary_system)
     step = procedure.step(state.current_step_id) if procedure else None
+    if (step is not None and step.id not in state.completed_steps and not matches and not t.deferred
+            and acknowledges_only(t.text)):
+        t.step_unanswered = True
+        t.reading_needed, t.reading_got = ("answer" if step.expects == "any" else step.expects), None
+        t.trace.append(f"an acknowledgement, not an answer: {step.id} stays open")
+        return matches
+    if state.isolation_complete and t.meaning in (DISPUTE_MEANING, EVIDENCE) and not read_measurement(t.text):
+        return matches  # "that can't be it": about the conclusion, not the check in progress (a replan)
     if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
             or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
             or any(m.rule_id in (*step.answered_by, step.yes, step.no) for m in matches)):
@@ -271,7 +408,9 @@ def _reading_for_step(
         rule = next((r for r in config.all_evidence(state.primary_system) if r.id == rule_id), None)
         if rule is not None:
             t.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
-            return matches + [EvidenceMatch(rule.id, rule.type, f"{measured:g} / {rated:g}", t.text.strip()[:80])]
+            unit = READING_KINDS_UNITS.get(step.expects, "")
+            value = f"{localize(rule.label, t.language)}: {measured:g} / {rated:g}{unit}"
+            return matches + [EvidenceMatch(rule.id, rule.type, value, t.text.strip()[:80])]
     reading = read_measurement(t.text, step.expects)
     if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(t.language))):
         rule = next((r for r in config.all_evidence(state.primary_system) if r.id == band), None)
@@ -291,6 +430,23 @@ def _reading_for_step(
     return matches
 
 
+READING_KINDS_UNITS = {"capacitance": " µF", "voltage": " V", "current": " A", "resistance": " Ω"}
+
+
+def _own_reading(state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
+    """A bare reading ("0 volts") answers the check in progress: when it matches the evidence of several
+    checks (the board's 12 V and the outlet's 120 V), only the current check's own evidence is recorded."""
+    procedure = config.procedure(state.primary_system)
+    step = procedure.step(state.current_step_id) if procedure else None
+    if step is None or step.expects in ("any", "yes_no") or len(matches) < 2:
+        return matches
+    reading = read_measurement(t.text, step.expects)
+    if reading is None or reading.kind != step.expects or len(re.findall(r"[^\W\d_]{2,}", t.text)) > 4:
+        return matches
+    own = [m for m in matches if m.rule_id in step.answered_by]
+    return own or matches
+
+
 def _band(step, value: float) -> str | None:  # noqa: ANN001
     """The evidence of the step's band the value falls in (min inclusive, max exclusive)."""
     for band in step.bands:
@@ -306,7 +462,9 @@ def _reading_notice(t: TurnWork, asked_before: int, guard_repeats: int) -> str:
     kinds = READING_KINDS.get(t.reading_needed or "", {})
     expected, what = kinds.get(lang) or kinds.get("en") or ("", "")
     got = t.reading_got
-    if got is not None and got.kind in READING_KINDS:
+    if t.reading_needed in ("answer", "yes_no"):
+        text = NEED_ANSWER_TEXT[lang]
+    elif got is not None and got.kind in READING_KINDS:
         text = WRONG_READING_TEXT[lang].replace("{value}", got.text).replace("{got}", READING_KINDS[got.kind][lang][0])
         text = text.replace("{expected}", expected)
     else:
@@ -333,6 +491,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]
     if matches:
         t.deferred = False  # "not sure, but it reads 0 V": the reading counts
+    matches = _own_reading(state, t, config, matches)
     matches = _reading_for_step(state, t, config, matches)
     state, update = add_facts(
         state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
@@ -435,14 +594,13 @@ def _estimate_and_report(state: ContextState, t: TurnWork, config: ConversationC
         t.notice = localize(HOW_LONG_TEXT, t.language).replace("{hours}", f"{hours:g}").replace("{lines}", lines)
         t.step_unanswered = True
     if t.meaning == REPORT:
-        if state.isolation_complete:
-            t.reply_action = "final_report"
-            t.notice = localize(REPORT_READY_TEXT, t.language)
-            if "final_report" in config.modes.enabled:
-                state = state.evolve(mode="final_report")
-        else:
+        # Never a dead end: the report is written whenever asked; before isolation it says what is unknown.
+        t.reply_action = "final_report"
+        t.notice = localize(REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT, t.language)
+        if not state.isolation_complete:
             t.report_blockers = ("isolation_incomplete",)
-            t.notice = localize(REPORT_NOT_YET_TEXT, t.language)
+        if "final_report" in config.modes.enabled:
+            state = state.evolve(mode="final_report")
     return state
 
 
@@ -478,6 +636,15 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         t.reply_action = "ask_step"
         t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
         return state
+    if (t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan
+            and state.step_repeat_counts.get(current.id, 0) >= guard.max_step_repeats):
+        # asked as often as the guard allows and still no answer: never a third time in a row, on to the next
+        state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
+        violations.append(f"step_repeat_limit:{current.id}")
+        said = _reading_notice(t, 0, guard.max_step_repeats) if t.reading_got is not None else ""
+        t.notice = (said + " " if said else "") + localize(LEFT_OPEN_TEXT, t.language)
+        t.reading_needed = None
+        t.trace.append(f"{current.id} asked {guard.max_step_repeats} times unanswered: left open, on to the next check")
     if t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan:
         asked = state.step_repeat_counts.get(current.id, 0)
         t.notice = _reading_notice(t, asked, guard.max_step_repeats)
@@ -529,10 +696,35 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     return state.evolve(current_step_id=step.id)
 
 
+def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+    """'what's the next step?': the check to do now (the one in progress, else the next open one)."""
+    procedure = config.procedure(state.primary_system)
+    if procedure is None:
+        return state
+    current = procedure.step(state.current_step_id)
+    step = current if current is not None and step_available(state, current, config.loop_guard) else next_step(
+        state, procedure, config.loop_guard)
+    t.reply_action = "ask_step"
+    if step is None:
+        label = localize(procedure.label, t.language)
+        t.notice = localize(NOTHING_LEFT_TEXT if state.isolation_complete else NO_MORE_STEPS_TEXT, t.language).replace(
+            "{system}", label.lower() if t.language in ("en", "es") else label)
+        t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
+        t.ready_for_report = state.isolation_complete
+        return state.evolve(current_step_id=None)
+    t.notice = localize(NEXT_STEP_TEXT, t.language)
+    t.next_step_id, t.next_step_question = step.id, localize(step.question, t.language)
+    t.ready_for_report = state.isolation_complete
+    t.trace.append(f"next step asked for: {step.id}")
+    return state.evolve(current_step_id=step.id)
+
+
 def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
     """Seed 000 behaviours for plans with diagnostic procedures."""
     if t.meaning == CANCEL_MEANING:
         state = _start_over(state, t, config)
+    if t.meaning == NEXT_STEP_MEANING and state.primary_system is not None:
+        return _tell_next_step(state, t, config)
     if t.meaning in (SIDE_QUESTION, *NOT_AN_ANSWER):  # the step in progress stays where it was
         procedure = config.procedure(state.primary_system)
         step = procedure.step(state.current_step_id) if procedure else None
@@ -547,6 +739,8 @@ def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> Co
         return state
     if before is not None:
         state = _other_fault(state, t, config)
+        if state.primary_system is None:
+            return state  # "not the AC": which system, then
         if t.reply_action == "no_procedure":
             procedure = config.procedure(state.primary_system)
             step = procedure.step(state.current_step_id) if procedure else None
@@ -560,4 +754,6 @@ def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> Co
     state = _estimate_and_report(state, t, config)
     # A procedure with nothing left to ask settles on what is confirmed.
     state = _isolation(state, t, config, ())
+    if t.reply_action == "final_report":
+        return state  # the report is written now: no further check is asked
     return _next_step(state, t, config)

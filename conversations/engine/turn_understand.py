@@ -63,6 +63,7 @@ from .turn_work import (
     EVIDENCE,
     FOLLOW_UP,
     HANDOFF_MEANING,
+    NEXT_STEP_MEANING,
     REPORT,
     REQUEST,
     SIDE_QUESTION,
@@ -140,6 +141,8 @@ def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -
         and estimate_request(t.text, t.language)
     ):
         return ESTIMATE
+    if config.diagnostic_enabled and _NEXT_STEP.search(t.text):
+        return NEXT_STEP_MEANING
     if config.diagnostic_enabled:
         patterns = (
             config.diagnostic.report_patterns if config.diagnostic else None
@@ -170,6 +173,18 @@ def _statement_answering_form(state: ContextState, t: TurnWork, config: Conversa
     if state.finalized_answers and state.current_step_id is None:
         return False  # every question answered: nothing is waiting
     return len(t.text.split()) > 15 or len(re.findall(r"[\u3400-\u9fff]", t.text)) > 30
+
+
+# "what's the next step?", "what should I check next", "now what?", 下一步做什么, что дальше, ¿y ahora qué?
+_NEXT_STEP = re.compile(
+    r"\b(?:what'?s|what\s+is|whats|wat'?s|which\s+is)\s+(?:the\s+)?next(?:\s+(?:step|check|test|thing))?\b"
+    r"|\bwhat\s+(?:do|should|shall)\s+i\s+(?:check|test|do|look\s+at|measure)\s+next\b|\bnext\s+(?:step|check)\s*\?"
+    r"|^\W*(?:ok(?:ay)?,?\s+|so,?\s+)?(?:now\s+what|what\s+now|what\s+next|next)\W*$"
+    r"|下一步|接下来(?:做|查|检查|干|要)?(?:什么|啥)|然后呢|现在(?:做|查)什么"
+    r"|что\s+(?:дальше|теперь|делать\s+дальше|проверить\s+дальше|проверять\s+дальше)|следующ\w+\s+(?:шаг|проверк)\w*"
+    r"|(?:cu[aá]l\s+es\s+)?el\s+siguiente\s+paso|(?:y\s+)?ahora\s+qu[eé]|qu[eé]\s+(?:hago|reviso|compruebo)\s+(?:ahora|despu[eé]s)",
+    re.IGNORECASE,
+)
 
 
 _A_QUESTION = re.compile(
@@ -705,7 +720,9 @@ def track_topic(state: ContextState, t: TurnWork, config: ConversationConfig) ->
         state, returned = pop_all(state)
         t.returned_to_step = returned
         return state
-    topic = detect_topic(t.text, t.routed.intent, config.side_topics, t.language, state.topic_stack)
+    # the system being diagnosed answers first: its "igniter" before the water heater's
+    topics = sorted(config.side_topics, key=lambda topic: topic.system not in (None, state.primary_system))
+    topic = detect_topic(t.text, t.routed.intent, topics, t.language, state.topic_stack)
     submode = submode_for(t.routed.intent, config.modes.submodes)
     key = f"side:{topic}:{submode}"
     last = state.cooldowns.get(key)

@@ -32,6 +32,7 @@ EVIDENCE, DISPUTE_MEANING, CONFIRM, ESTIMATE, REPORT, UNCLEAR_MEANING = (
 )
 # Repair: the person drops the request in progress, or asks for a human being.
 CANCEL_MEANING, HANDOFF_MEANING = "cancel", "handoff"
+NEXT_STEP_MEANING = "next_step"  # "what's the next step?": the check to do now, not an explanation
 # Meanings that never answer the pending question nor complete a step.
 NOT_AN_ANSWER = (CANCEL_MEANING, HANDOFF_MEANING)
 
@@ -49,6 +50,18 @@ SWITCHED_TEXT = {
     "zh": "好的，那我们改为诊断{system}。",
     "ru": "Хорошо, тогда займёмся другой системой: {system}.",
     "es": "De acuerdo, pasemos a {system}.",
+}
+ALSO_TEXT = {  # a second fault mentioned mid-diagnosis: noted, the first one is finished first
+    "en": "Noted: the {other} as well. Let's finish the {system} first; say “switch to the {other}” when you want to move on.",
+    "zh": "记下了：{other}也有问题。我们先把{system}查完；想换过去时说“换到{other}”。",
+    "ru": "Принято: ещё и {other}. Сначала закончим с системой «{system}»; скажите «перейти на {other}», когда захотите.",
+    "es": "Anotado: también {other}. Terminemos primero con {system}; diga «cambiar a {other}» cuando quiera.",
+}
+WHICH_SYSTEM_TEXT = {  # the system was said to be wrong, and no other one named
+    "en": "OK, not the {system}. What I found so far stays with it.",
+    "zh": "好的，不是{system}。目前的检查结果仍记在{system}名下。",
+    "ru": "Хорошо, не {system}. Найденное до сих пор остаётся за этой системой.",
+    "es": "De acuerdo, no es {system}. Lo encontrado hasta ahora queda con ese sistema.",
 }
 TWO_SYSTEMS_TEXT = {  # {systems}: the systems the message named
     "en": "You mentioned more than one system ({systems}). I'll take them one at a time: which should we start with?",
@@ -84,7 +97,37 @@ WRONG_READING_TEXT = {  # {value}: what was read; {got} / {expected}: its kind a
     "ru": "«{value}» — это {got}, а не {expected}: для этой проверки нужно {what}.",
     "es": "«{value}» es {got}, no {expected}: para esta comprobación necesito {what}.",
 }
+LEFT_OPEN_TEXT = {  # a check asked twice without an answer: not asked a third time in a row
+    "en": "Let's leave that check open for now (you can still answer it later) and go on.",
+    "zh": "这项检查先留着（之后仍可回答），我们继续下一项。",
+    "ru": "Оставим эту проверку пока открытой (ответить можно позже) и пойдём дальше.",
+    "es": "Dejemos esa comprobación pendiente por ahora (puede responderla más tarde) y sigamos.",
+}
+NEXT_STEP_TEXT = {
+    "en": "The next step is this check:",
+    "zh": "下一步是这项检查：",
+    "ru": "Следующий шаг — эта проверка:",
+    "es": "El siguiente paso es esta comprobación:",
+}
+NOTHING_LEFT_TEXT = {
+    "en": "There is nothing left to check: the cause is isolated. You can write the final report now, and confirm or skip the labor estimate.",
+    "zh": "已经没有需要检查的项目了：原因已定位。现在可以生成最终报告，并确认或跳过工时估算。",
+    "ru": "Проверять больше нечего: причина найдена. Можно составить итоговый отчёт и подтвердить или пропустить смету работ.",
+    "es": "No queda nada por comprobar: la causa está aislada. Puede redactar el informe final y confirmar u omitir el presupuesto.",
+}
+NEED_ANSWER_TEXT = {
+    "en": "That doesn't answer the check yet: I need {what}.",
+    "zh": "这还没有回答这项检查：需要{what}。",
+    "ru": "Это пока не ответ на проверку: нужно {what}.",
+    "es": "Eso todavía no responde a la comprobación: necesito {what}.",
+}
 READING_KINDS = {  # kind -> (a reading of that kind, what a check of that kind needs) per language
+    "answer": {
+        "en": ("an answer", "what you found at this check"),
+        "zh": ("回答", "这项检查的结果"),
+        "ru": ("ответ", "что вы обнаружили при этой проверке"),
+        "es": ("una respuesta", "lo que encontró en esta comprobación"),
+    },
     "yes_no": {
         "en": ("a yes or no", "a yes or a no (or what you saw)"),
         "zh": ("是或否", "“是”或“否”（或者您看到的情况）"),
@@ -144,16 +187,16 @@ READING_WAY_OUT_TEXT = {
           "o diga «hablar con una persona» y le atenderá alguien del personal.",
 }
 REPORT_NOT_YET_TEXT = {
-    "en": "I can't write the report yet: the cause isn't isolated. Let's finish the checks first.",
-    "zh": "现在还不能生成报告：原因尚未定位。我们先把检查做完。",
-    "ru": "Отчёт пока составить нельзя: причина ещё не найдена. Давайте сначала закончим проверки.",
-    "es": "Todavía no puedo redactar el informe: la causa no está aislada. Terminemos antes las comprobaciones.",
+    "en": "Here is the report so far. The cause isn't isolated yet, so it lists what is still unknown: the suspected causes and the checks not done.",
+    "zh": "这是目前的报告。原因尚未定位，报告列出了仍未确定的内容：疑似原因和尚未完成的检查。",
+    "ru": "Вот отчёт на данный момент. Причина ещё не найдена, поэтому в нём перечислено, что пока неизвестно: предполагаемые причины и невыполненные проверки.",
+    "es": "Aquí está el informe hasta ahora. La causa aún no está aislada, así que indica lo que sigue sin saberse: las causas sospechadas y las comprobaciones pendientes.",
 }
 REPORT_READY_TEXT = {
-    "en": "The report is ready to write: choose below whether to confirm the estimate, keep it as a draft or skip it.",
-    "zh": "可以生成报告了：请在下面选择确认估算、保留草稿或跳过估算。",
-    "ru": "Отчёт можно составить: выберите ниже, подтвердить смету, оставить её черновиком или пропустить.",
-    "es": "El informe está listo para redactarse: elija abajo si confirma el presupuesto, lo deja como borrador o lo omite.",
+    "en": "Here is the final report: complaint, cause and correction, with the labor estimate as it stands.",
+    "zh": "这是最终报告：故障、原因和处理，以及当前的工时估算。",
+    "ru": "Вот итоговый отчёт: жалоба, причина и исправление, со сметой работ в её текущем виде.",
+    "es": "Aquí está el informe final: avería, causa y corrección, con el presupuesto de mano de obra tal como está.",
 }
 
 

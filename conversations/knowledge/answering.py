@@ -64,6 +64,8 @@ def citations_for_turn(*, outcome, plan, state, tool_result, lang: str) -> tuple
             return (), []
         citations, hits = _retrieve(*found, top_k=1 if tool_result.get("tool") != "arrears_check" else 2)
         return tuple(citations[:2]), hits
+    if outcome.meaning == "next_step":
+        return (), []  # "what's the next step?" is answered by the procedure, not the knowledge base
     asking = outcome.intent in ASKING_INTENTS or outcome.side_question is not None
     pack = _pack_ids(plan.workflow_id)
     if not asking or not pack or not text:

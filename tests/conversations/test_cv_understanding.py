@@ -136,3 +136,16 @@ def test_a_model_may_correct_a_final_form_answer_but_never_answer_ahead(chat, fa
     answers = {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}
     assert answers["3.1.2"] == "3 storeys" and r["execution_path"]["commands"]["refused"] == []
     assert "answer(question_id=3.1.2, value=3 storeys)" in r["execution_path"]["commands"]["understood"]
+
+
+def test_the_model_classifies_the_system_of_a_complaint(chat, fake) -> None:  # noqa: ANN001
+    """Issue 16: with a model configured, the system is classified from the complaint (a validated
+    `answer` to the "system" question); a system the plan does not know is refused."""
+    c = chat("rv_diagnostic")
+    fake.script_commands(commands({"command": "answer", "question_id": "system", "value": "dishwasher"}))
+    r = c.say("the thing in the bathroom ceiling quit on us")
+    assert [x["reason"] for x in r["execution_path"]["commands"]["refused"]] == ["invalid_answer:system:choice"]
+    fake.script_commands(commands({"command": "answer", "question_id": "system", "value": "roof_vent_fan"}))
+    r = c.say("the thing in the bathroom ceiling that pulls the steam out quit on us")
+    assert {"command": "answer", "question_id": "system", "value": "roof_vent_fan"} in r["execution_path"]["commands"]["accepted"]
+    assert "fan" in r["reply"]["text"] and "compressor" not in r["reply"]["text"]  # the vent fan's checks, not the AC's

@@ -8,7 +8,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from conversations.engine import ConversationConfig, build_final_report, load_example
+from conversations.engine import (
+    ConversationConfig,
+    build_final_report,
+    final_report_for,
+    load_example,
+)
 from conversations.engine.evidence import recommendations
 from conversations.engine.simulate import Dialogue
 
@@ -228,16 +233,26 @@ def test_estimate_is_non_blocking_confirm_skip_and_report_uses_draft() -> None:
     assert out.reply_action == "final_report" and out.mode == "final_report"
 
 
-def test_skip_estimate_and_report_blocked_before_isolation() -> None:
+def test_report_before_isolation_says_what_is_unknown_and_skipped_labor_is_left_out() -> None:
+    """Never a dead end (issue 16): the report is written whenever asked; before isolation it has no
+    cause, the suspected causes and the checks not done; a skipped estimate leaves labor out."""
     d = dialogue()
     d.say("AC not cooling")
+    d.say("120 volts")
+    d.say("compressor hums but does not start")
     out = d.say("give me the final report")
-    assert out.report_blockers == ("isolation_incomplete",) and out.mode == "diagnostic"
-    for text in ("120 volts", "compressor hums but does not start", "capacitor is weak"):
+    assert out.report_blockers == ("isolation_incomplete",) and out.mode == "final_report"
+    early = final_report_for(d.state, d.config, locale="en")
+    assert early is not None and not early.isolated and early.cause == ()
+    assert any("capacitor" in s.lower() for s in early.suspected) and early.unchecked
+    assert early.system == "Roof air conditioner" and all("_" not in s for s in early.suspected)
+    d = dialogue()
+    for text in ("AC not cooling", "120 volts", "compressor hums but does not start", "capacitor is weak"):
         d.say(text)
-    out = d.say("skip the estimate for now")
+    d.say("skip the estimate for now")
     assert d.state.estimate.status == "skipped"
-    assert build_final_report(d.state, specs(d), locale="en").estimate_status == "draft"
+    report = build_final_report(d.state, specs(d), locale="en")
+    assert report.estimate_status == "skipped" and report.estimate_lines == () and report.total_hours == 0
 
 
 def test_ambiguous_system_is_asked_then_aborted_without_progress() -> None:
