@@ -300,6 +300,8 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
         return state
     if state.isolation_complete or count_matches(t.text, found.patterns) <= count_matches(t.text, procedure.patterns):
         return state
+    if found.id not in {s.id for s in others}:
+        return state  # a part word another system shares ("the pump" of a generator) is no switch: only its name is
     return _switch_to(state, t, config, found)
 
 
