@@ -280,7 +280,8 @@ def _signals_for(outcome: TurnOutcome, state: ContextState, config: Conversation
         "learned_slots": sorted(n for n, s in state.slots.items() if s.learned),  # known from a tool's result
         "facts": {"system": state.primary_system, "complaint": state.complaint, "situation": state.situation},
         "isolation_complete": bool(state.isolation_complete),
-        "replan_required": bool(outcome.replan),
+        # a replan re-opens the diagnosis once; re-isolated in the same turn, the run stays where it is
+        "replan_required": bool(outcome.replan) and not state.isolation_complete,
         "form_complete": bool(outcome.form_complete),
         "new_question": bool(intent and outcome.decision == "continue"),
         "prepared": _prepared_documents(state, config, lang, owner_name),
@@ -492,6 +493,10 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
+        if outcome.replan and outcome.isolation_completed and config.estimate_enabled:  # the estimate of the new cause
+            run = _estimate_document(run, state, config, lang, user, actor)
+    elif outcome.reply_action in ("estimate_confirmed", "estimate_skipped") and state.primary_system:
+        run = _estimate_document(run, state, config, lang, user, actor)  # confirmed or skipped in words
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     was_waiting = run.status == Run.Status.WAITING_REVIEW  # a review opened by an earlier turn
     signals = _signals_for(outcome, state, config, lang, user.get_username())
@@ -558,6 +563,12 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         model_turn = ModelTurn(run=run, plan=plan, config=config, state_before_reply=state_before_reply, outcome=outcome,
                                view=view, draft=reply, lang=lang, text=text, answer_id=answer.pk, version=conversation.version)
     return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn)
+
+
+def _estimate_document(run: Run, state: ContextState, config: ConversationConfig, lang: str, user, actor: Actor) -> Run:  # noqa: ANN001
+    """A new version of the labor estimate document, as the estimate now stands."""
+    estimate = _prepared_documents(state, config, lang, user.get_username())["labor_estimate"]
+    return runs.run_document_add(run_id=run.pk, key="labor_estimate", content=estimate, actor=actor).run
 
 
 def _remember_tool_result(state: ContextState, tool_result: dict[str, Any] | None, config: ConversationConfig) -> ContextState:

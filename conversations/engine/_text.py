@@ -65,8 +65,8 @@ def language_signal(text: str) -> str | None:
     english = len(_ENGLISH_WORDS.findall(stripped))
     if spanish > english:
         return "es"
-    if english == 0 and spanish == 0:
-        return None  # codes such as "SCN-020" or "SH-A01" say nothing about the language
+    if english == spanish:
+        return None  # codes ("SCN-020") or words both share ("no"): the conversation's language stands
     return "en"
 
 

@@ -381,6 +381,7 @@ class SideTopic(Serializable):
     id: str
     patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
     answers: Mapping[str, Mapping[str, str]] = field(default_factory=FrozenDict)
+    system: str | None = None  # the procedure it belongs to: preferred while that system is diagnosed
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> SideTopic:
@@ -388,7 +389,8 @@ class SideTopic(Serializable):
         data = dict(data or {})
         answers = {str(k): _loc(v) for k, v in (data.get("answers") or {}).items()}
         return cls(
-            id=str(data["id"]), patterns=_pats(data.get("patterns")), answers=FrozenDict(answers)
+            id=str(data["id"]), patterns=_pats(data.get("patterns")), answers=FrozenDict(answers),
+            system=data.get("system"),
         )
 
 
@@ -788,6 +790,10 @@ def validate_config(data: Mapping[str, Any]) -> list[tuple[str, str]]:
         if isinstance(other, Mapping):
             _check_patterns(other.get("patterns"), f"$.diagnostic.other_systems[{i}].patterns", problems)
     _check_ids(list(data.get("side_topics", [])), "$.side_topics", problems)
+    procedure_ids = {p.get("id") for p in (data.get("diagnostic") or {}).get("procedures", []) if isinstance(p, Mapping)}
+    for i, topic in enumerate(data.get("side_topics", [])):
+        if isinstance(topic, Mapping) and topic.get("system") is not None and topic["system"] not in procedure_ids:
+            problems.append((f"$.side_topics[{i}].system", f"unknown procedure {topic['system']!r}"))
     if data.get("form"):
         _check_form(data["form"], problems)
     _check_ids(list(data.get("actions", [])), "$.actions", problems)

@@ -39,11 +39,11 @@ CONFIRM_PATTERNS = normalize_patterns(
             r"(?:工时|估价|报价|预估|估算)(?:没问题|可以|确认|同意)",
         ],
         "ru": [
-            r"подтвержда\w*\s+(?:оценк|смет|час)",
+            r"подтвер(?:жда|ди)\w*\s+(?:оценк|смет|час|работ)",
             r"(?:оценк|смет)\w*\s+(?:подходит|устраивает|подтвержда)",
         ],
         "es": [
-            r"confirmo\s+(?:la\s+|el\s+)?(?:estimaci|presupuesto|horas)",
+            r"confirm\w*\s+(?:la\s+|el\s+|las\s+)?(?:estimaci|presupuesto|horas|mano\s+de\s+obra)",
             r"(?:presupuesto|estimaci\w+)\s+(?:est[aá]\s+bien|de\s+acuerdo|confirmad)",
         ],
     }
@@ -63,6 +63,8 @@ SKIP_PATTERNS = normalize_patterns(
             r"(?:omitir|saltar)\s+(?:la\s+|el\s+)?(?:estimaci|presupuesto)",
             r"(?:presupuesto|estimaci\w+)\s+despu[eé]s",
             r"sin\s+(?:el\s+)?(?:presupuesto|estimaci\w+|mano\s+de\s+obra)",
+            r"(?:omite|s[aá]lta(?:te)?|quita|olv[ií]da(?:te\s+de)?)\s+(?:el\s+|la\s+)?(?:presupuesto|estimaci)",
+            r"no\s+(?:hace\s+falta|necesito|quiero)\s+(?:el\s+|un\s+)?(?:presupuesto|estimaci)",
         ],
     }
 )
@@ -76,14 +78,18 @@ REPORT_PATTERNS = normalize_patterns(
             r"\bcomplaint[\s,/]+cause[\s,/]+(?:and\s+)?correction\b",
             r"\b(?:write|do|send|draft|prepare)\s+(?:up\s+)?(?:the\s+|a\s+|my\s+)?(?:report|summary)\b",
             r"\breport\s*,?\s*(?:please|pls|plz)\b|^\W*report\W*$",
+            r"\bwrite\s+(?:it|this|that|everything)\s+up\b",
+            r"\b(?:i'?m|we'?re)\s+(?:all\s+)?done(?:\s+here)?\W*$",
         ],
-        "zh": [r"(?:生成|出|写|给我|要)(?:一份|个)?(?:最终)?(?:报告|总结)", r"最终报告"],
+        "zh": [r"(?:生成|出|写|给我|要|做)(?:一份|个|一下)?(?:最终|诊断)?(?:报告|总结)", r"最终报告", r"结束诊断",
+               r"报告(?:写|出|生成)(?:一下|吧|出来)"],
         "ru": [r"(?:итоговый|финальный)\s+отч[её]т", r"(?:сделай|составь|сформируй|напиши|пришли|подготовь)\w*\s+отч[её]т",
                r"отч[её]т\s*,?\s*пожалуйста"],
         "es": [
             r"informe\s+final",
             r"(?:genera|haz|crea|dame|escrib|redact|prepar)\w*\s+(?:el\s+|un\s+)?(?:informe|reporte)",
             r"(?:informe|reporte)\s*,?\s*por\s+favor",
+            r"(?:p[aá]same|m[aá]ndame|env[ií]ame)\s+(?:el\s+)?(?:informe|reporte)",
         ],
     }
 )

@@ -19,7 +19,7 @@ import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 
-from ._serde import Serializable
+from ._serde import FrozenDict, Serializable
 from ._text import (
     clauses,
     compile_pattern,
@@ -300,6 +300,7 @@ def apply_replan(
         + ((state.isolation_finding,) if state.isolation_finding else ()),
         replan_count=state.replan_count + 1,
         estimate=estimate,
+        step_repeat_counts=FrozenDict(),  # the checks after a replan are asked afresh
     )
 
 
@@ -389,8 +390,16 @@ _NO_VOLTAGE = re.compile(
     r"|没电|没有电|无电压|没有电压|电压为零",
     re.IGNORECASE,
 )
+# a part named by its voltage or rated by its current: "12v fuse panel", "30 amp fuse", "50a service", "12 伏保险丝"
+_PART_AFTER = re.compile(
+    r"[\s-]*(?:fuses?|breakers?|panel|system|batter(?:y|ies)|circuits?|outlets?|sockets?|receptacles?|plugs?|cords?|service|"
+    r"pedestal|lights?|bulbs?|wires?|wiring|relay|предохранител\w*|автомат\w*|розетк\w*|fusibles?|"
+    r"enchufe|toma|保险丝?|插座|空开|熔断)(?![a-zа-яё])",
+    re.IGNORECASE,
+)
 _BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9.,])(\d{1,5}(?:[.,]\d{1,3})?)(?![\w.,]|[.,]\d)")
 _FEW_WORDS = 3
+_FEW_WORDS_DECIMAL = 7
 
 
 def _unit_kind(unit: str) -> tuple[str, str]:
@@ -435,6 +444,8 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
         unit = match.group(2)
         if unit in ("a", "а") and match.end(1) < match.start(2):
             continue  # "12 a bit low": a lower-case "a" after a space is a word, not amps
+        if _PART_AFTER.match(text, match.end()):
+            continue  # "the 12v fuse panel", "a new 30 amp fuse": a part's name or rating, not a reading
         kind, symbol = _unit_kind(unit)
         if kind:
             return Reading(kind, _number_value(match.group(1)), symbol)
@@ -444,7 +455,9 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
     rest = _BARE_NUMBER.sub(" ", text)
     words = re.findall(r"[^\W\d_]+", rest)
     cjk = len(re.findall(r"[\u4e00-\u9fff]", rest))
-    if expected and len(bare) == 1 and len(words) <= _FEW_WORDS and cjk <= 4:
+    # "about 118", or with a decimal part in a longer answer ("marca 12,6 con el botón apretado")
+    few = _FEW_WORDS if not bare or not re.search(r"[.,]\d", bare[0]) else _FEW_WORDS_DECIMAL
+    if expected and len(bare) == 1 and len(words) <= few and cjk <= 8:
         symbol = next((s for k, s, _ in _UNITS if k == expected), None)
         if symbol is None:
             return None

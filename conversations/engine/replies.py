@@ -395,6 +395,13 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
         if state.estimate.status == "draft":
             lines.append(_t(lang, "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.",
                             "已生成 {hours} 小时的工时估算草稿；无需确认即可继续。", hours=state.estimate.total_hours))
+    if outcome.reply_action == "estimate_skipped":
+        lines.append(_t(lang, "Labor estimate skipped: the report will leave labor out. Diagnostics go on.",
+                        "已跳过工时估算：报告中不写工时。诊断继续。"))
+    elif outcome.reply_action == "estimate_confirmed":
+        hours = state.estimate.confirmed_hours or state.estimate.total_hours
+        lines.append(_t(lang, "Labor estimate confirmed: {hours} h; the report will show it as confirmed.",
+                        "工时估算已确认：{hours} 小时；报告中将标注为已确认。", hours=f"{hours:g}"))
     return lines
 
 
@@ -697,6 +704,12 @@ _RU_ES: dict[str, dict[str, str]] = {
         "ru": "Новые данные меняют картину: прежний вывод отложен, переходим к соответствующим проверкам.",
         "es": "La nueva evidencia cambia el panorama: dejo de lado la conclusión anterior y paso a las comprobaciones correspondientes."},
     "Cause isolated: {finding}.": {"ru": "Причина найдена: {finding}.", "es": "Causa aislada: {finding}."},
+    "Labor estimate skipped: the report will leave labor out. Diagnostics go on.": {
+        "ru": "Смета пропущена: в отчёте работ не будет. Диагностика продолжается.",
+        "es": "Presupuesto omitido: el informe no incluirá mano de obra. El diagnóstico sigue."},
+    "Labor estimate confirmed: {hours} h; the report will show it as confirmed.": {
+        "ru": "Смета подтверждена: {hours} ч; в отчёте она будет отмечена как подтверждённая.",
+        "es": "Presupuesto confirmado: {hours} h; el informe lo mostrará como confirmado."},
     "Recommended correction: {items}.": {"ru": "Рекомендуемое исправление: {items}.", "es": "Corrección recomendada: {items}."},
     "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.": {
         "ru": "Готов черновик сметы работ на {hours} ч; подтверждать его не обязательно, можно продолжать.",

@@ -420,7 +420,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     if outcome.side_question is not None:
         kind = {"locate": "locate", "explain": "explain", "howto": "howto"}.get(outcome.side_question.submode, "knowledge")
         commands.append(Command("side_question", side_kind=kind, topic=outcome.side_question.topic))
-    if outcome.facts_added or outcome.meaning == EVIDENCE:
+    if outcome.facts_added or (outcome.meaning == EVIDENCE and outcome.reply_action != "no_procedure"):
         commands.append(Command("report_evidence", text=", ".join(outcome.facts_added) or state.latest_user_text))
     if outcome.meaning == CONFIRM:
         commands.append(Command("confirm"))

@@ -36,6 +36,7 @@ from .evidence import (
     reassess_hypotheses,
     replan_reason,
 )
+from .intents import DISPUTE
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
 from .procedure import (
     detect_procedure,
@@ -123,7 +124,7 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state.evolve(pending_clarification=pending, complaint=None)
     found = found or (diag.procedures[0] if len(diag.procedures) == 1 else None)
     if found is None:
-        question = localize(diag.system_question, t.language) or "Which system are we working on?"
+        question = system_question(config, t.language)
         rounds = (state.pending_clarification.rounds if state.pending_clarification else 0) + 1
         if rounds > config.max_clarify_rounds:
             t.decision, t.reply_action = ABORT, "abort"
@@ -188,6 +189,15 @@ def _system_chosen(text: str, diag, candidates: tuple[str, ...]):  # noqa: ANN00
     return best[1] if best else None
 
 
+def system_question(config: ConversationConfig, language: str) -> str:
+    """'Which system are we working on?', with the systems the plan can guide where it says {systems}."""
+    diag = config.diagnostic
+    assert diag is not None
+    systems = ", ".join(localize(p.label, language) for p in diag.procedures)
+    template = localize(diag.system_question, language) or "Which system are we working on? I can guide: {systems}."
+    return template.replace("{systems}", systems)
+
+
 def no_procedure_text(config: ConversationConfig, label, language: str) -> str:  # noqa: ANN001
     """'No guided procedure for {system}; I can guide {systems}' in the person's language."""
     diag = config.diagnostic
@@ -207,7 +217,7 @@ _NEGATION_BEFORE = re.compile(
     re.IGNORECASE,
 )
 # "the slide is stuck too", 还有热水器, ещё и генератор, también la nevera: another fault, not a switch
-_ALSO = re.compile(r"\b(?:also|too|as\s+well|another|besides)\b|还有|也|另外|тоже|также|ещ[её]\s+и|кроме\s+того|tambi[eé]n|adem[aá]s",
+_ALSO = re.compile(r"\b(?:also|too|as\s+well|another|besides)\b|还有|也|另外|тоже|также|ещ[её]\s+и|(?<!\w)а\s+ещ[её](?!\w)|кроме\s+того|tambi[eé]n|adem[aá]s",
                    re.IGNORECASE)
 _WRONG_SYSTEM = re.compile(
     r"\b(?:wrong|different|another|other)\s+(?:system|unit|appliance)\b|\bnot\s+(?:that|this)\s+(?:system|one)\b"
@@ -236,8 +246,9 @@ def _switch_to(state: ContextState, t: TurnWork, config: ConversationConfig, tar
                          step_repeat_counts=counts,
                          isolation_complete=False, isolation_finding=None, isolation_invalidated=False,
                          estimate=Estimate(), mode=diagnostic_mode(config))
-    # back to a system whose cause its own facts confirm: isolated again
-    return _isolation(state, t, config, tuple(h.id for h in hypotheses if h.status == CONFIRMED))
+    # back to a system whose cause its own facts confirm: isolated again (not a finding set aside by a replan)
+    return _isolation(state, t, config, tuple(h.id for h in hypotheses
+                                              if h.status == CONFIRMED and h.id not in state.previous_findings))
 
 
 def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
@@ -263,13 +274,15 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
             t.reply_action = "no_procedure"
             t.ask(t.notice, "system")
         else:
-            t.ask(said + " " + (localize(diag.system_question, t.language) or "Which system are we working on?"), "system")
+            t.ask(said + " " + system_question(config, t.language), "system")
             t.reply_action = "ask_system"
         t.trace.append(f"not {procedure.id}: the system is asked again, its facts stay with it")
         return dropped.evolve(pending_clarification=PendingClarification(
             intent=None, missing=("system",), rounds=0, last_question=t.question or "", asked_turn=t.turn, kind="system"))
     if match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language):
         return state
+    if others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(t.text):
+        return _switch_to(state, t, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
     if others and isinstance(others[0], ProcedureSpec) and _ALSO.search(t.text):
         t.notice = localize(ALSO_TEXT, t.language).replace("{other}", _system_label(others[0], t.language).removeprefix("the ")).replace(
             "{system}", _system_label(procedure, t.language).removeprefix("the "))
@@ -285,15 +298,13 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
     found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])
     if found is None:
         return state
-    if others and others[0].id == found.id and _SWITCH_WORDS.search(t.text):
-        return _switch_to(state, t, config, found)  # "switch to the fridge", "now the water heater"
     if state.isolation_complete or count_matches(t.text, found.patterns) <= count_matches(t.text, procedure.patterns):
         return state
     return _switch_to(state, t, config, found)
 
 
-_SWITCH_WORDS = re.compile(r"\b(?:switch|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
-                           r"|换到|改成|转到|其实是|实际上是|перейд|переключ|на\s+самом\s+деле|cambia|pasemos|en\s+realidad",
+_SWITCH_WORDS = re.compile(r"\b(?:switch|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
+                           r"|换到|改成|转到|其实是|实际上是|算了|先不管|перейд|переключ|на\s+самом\s+деле|забуд|cambia|pasemos|en\s+realidad|olv[ií]da",
                            re.IGNORECASE)
 
 
@@ -303,7 +314,7 @@ def _start_over(state: ContextState, t: TurnWork, config: ConversationConfig) ->
     if procedure is None or state.isolation_complete or config.diagnostic is None:
         return state
     ids = {s.id for s in procedure.steps}
-    t.ask(localize(config.diagnostic.system_question, t.language), "system")
+    t.ask(system_question(config, t.language), "system")
     t.reply_action = "ask_system"
     t.trace.append(f"diagnosis of {procedure.id} dropped")
     return state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
@@ -331,12 +342,24 @@ def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfi
     step = procedure.step(state.current_step_id) if procedure else None
     if step is None or t.meaning not in (ANSWER, CONFIRM, DISPUTE_MEANING, EVIDENCE):
         return None
+    if state.isolation_complete and _DISPUTES.search(t.text):
+        return None  # "不可能是减压阀", "no way, it's not a fuel problem": about the conclusion, not this check
     language = t.language if t.language in _YES else "en"
     if step.no and re.search(_NO[language], t.text.lower()):
         return step.no
     if step.yes and re.search(_YES[language], t.text.lower()):
         return step.yes
     return None
+
+
+# a dispute of the conclusion, in the words a technician uses (the router's DISPUTE covers the rest)
+_DISPUTES = re.compile(
+    r"\b(?:can'?t|cannot|couldn'?t)\s+be\b|\bno\s+way\b|\bthat'?s\s+not\s+it\b|\bnot\s+(?:a|the)\s+\w+\s+(?:problem|issue|fault)\b"
+    r"|\bi\s+(?:just\s+)?(?:replaced|changed|swapped)\b|不可能|不是[^，。,]{0,8}(?:的)?(?:问题|原因)|不对吧|刚换|新换"
+    r"|не\s+может\s+быть|не\s+в\s+\w+\s+дело|(?<!\w)не\s+то(?!\w)|только\s+что\s+(?:поменял|заменил)"
+    r"|no\s+puede\s+ser|imposible|no\s+es\s+(?:eso|el\s+problema)|acabo\s+de\s+cambiar",
+    re.IGNORECASE,
+)
 
 
 def _asks_back(text: str) -> bool:
@@ -381,6 +404,8 @@ def _reading_for_step(
         t.reading_needed, t.reading_got = ("answer" if step.expects == "any" else step.expects), None
         t.trace.append(f"an acknowledgement, not an answer: {step.id} stays open")
         return matches
+    if state.isolation_complete and t.meaning in (DISPUTE_MEANING, EVIDENCE) and not read_measurement(t.text):
+        return matches  # "that can't be it": about the conclusion, not the check in progress (a replan)
     if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
             or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
             or any(m.rule_id in (*step.answered_by, step.yes, step.no) for m in matches)):
@@ -422,6 +447,20 @@ def _reading_for_step(
 READING_KINDS_UNITS = {"capacitance": " µF", "voltage": " V", "current": " A", "resistance": " Ω"}
 
 
+def _own_reading(state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
+    """A bare reading ("0 volts") answers the check in progress: when it matches the evidence of several
+    checks (the board's 12 V and the outlet's 120 V), only the current check's own evidence is recorded."""
+    procedure = config.procedure(state.primary_system)
+    step = procedure.step(state.current_step_id) if procedure else None
+    if step is None or step.expects in ("any", "yes_no") or len(matches) < 2:
+        return matches
+    reading = read_measurement(t.text, step.expects)
+    if reading is None or reading.kind != step.expects or len(re.findall(r"[^\W\d_]{2,}", t.text)) > 4:
+        return matches
+    own = [m for m in matches if m.rule_id in step.answered_by]
+    return own or matches
+
+
 def _band(step, value: float) -> str | None:  # noqa: ANN001
     """The evidence of the step's band the value falls in (min inclusive, max exclusive)."""
     for band in step.bands:
@@ -459,6 +498,8 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     procedure = config.procedure(state.primary_system)
     rules = config.all_evidence(state.primary_system)
     before = state
+    if state.isolation_complete and t.meaning in (ANSWER, CONFIRM, EVIDENCE) and _DISPUTES.search(t.text):
+        t.meaning = DISPUTE_MEANING  # "no way, it's not a fuel problem": the conclusion is disputed
     reported = " ".join(c.text for c in t.commands if c.kind == "report_evidence" and c.text)
     matches = match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language)
     if not matches and not t.deferred and (said := _yes_no_evidence(state, t, config)):
@@ -466,6 +507,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]
     if matches:
         t.deferred = False  # "not sure, but it reads 0 V": the reading counts
+    matches = _own_reading(state, t, config, matches)
     matches = _reading_for_step(state, t, config, matches)
     state, update = add_facts(
         state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
@@ -489,7 +531,7 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         before,
         state,
         text=t.text,
-        intent=t.routed.intent,
+        intent=DISPUTE if t.meaning == DISPUTE_MEANING else t.routed.intent,
         new_fact_ids=update.added,
         specs=procedure.hypotheses if procedure else (),
         triggers=config.diagnostic.replan_triggers if config.diagnostic else {},
@@ -676,8 +718,8 @@ def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig
     if procedure is None:
         return state
     current = procedure.step(state.current_step_id)
-    step = current if current is not None and step_available(state, current, config.loop_guard) else next_step(
-        state, procedure, config.loop_guard)
+    open_now = current is not None and current.id not in state.completed_steps and current.id not in state.skipped_steps
+    step = current if open_now else next_step(state, procedure, config.loop_guard)  # asking is not a repeat
     t.reply_action = "ask_step"
     if step is None:
         label = localize(procedure.label, t.language)

@@ -180,9 +180,9 @@ _NEXT_STEP = re.compile(
     r"\b(?:what'?s|what\s+is|whats|wat'?s|which\s+is)\s+(?:the\s+)?next(?:\s+(?:step|check|test|thing))?\b"
     r"|\bwhat\s+(?:do|should|shall)\s+i\s+(?:check|test|do|look\s+at|measure)\s+next\b|\bnext\s+(?:step|check)\s*\?"
     r"|^\W*(?:ok(?:ay)?,?\s+|so,?\s+)?(?:now\s+what|what\s+now|what\s+next|next)\W*$"
-    r"|下一步|接下来(?:做|查|检查|干|要)?(?:什么|啥)|然后呢|现在(?:做|查)什么"
+    r"|下一步|接下来(?:做|查|检查|干|要)?(?:什么|啥)|然后呢|现在(?:该|要)?(?:做|查|检查|干)(?:什么|啥)"
     r"|что\s+(?:дальше|теперь|делать\s+дальше|проверить\s+дальше|проверять\s+дальше)|следующ\w+\s+(?:шаг|проверк)\w*"
-    r"|(?:cu[aá]l\s+es\s+)?el\s+siguiente\s+paso|(?:y\s+)?ahora\s+qu[eé]|qu[eé]\s+(?:hago|reviso|compruebo)\s+(?:ahora|despu[eé]s)",
+    r"|(?:cu[aá]l\s+es\s+)?el\s+siguiente\s+paso|(?:y\s+)?ahora\s+qu[eé]|^\W*(?:y\s+)?qu[eé]\s+sigue\W*$|qu[eé]\s+(?:hago|reviso|compruebo)\s+(?:ahora|despu[eé]s)",
     re.IGNORECASE,
 )
 
@@ -720,7 +720,9 @@ def track_topic(state: ContextState, t: TurnWork, config: ConversationConfig) ->
         state, returned = pop_all(state)
         t.returned_to_step = returned
         return state
-    topic = detect_topic(t.text, t.routed.intent, config.side_topics, t.language, state.topic_stack)
+    # the system being diagnosed answers first: its "igniter" before the water heater's
+    topics = sorted(config.side_topics, key=lambda topic: topic.system not in (None, state.primary_system))
+    topic = detect_topic(t.text, t.routed.intent, topics, t.language, state.topic_stack)
     submode = submode_for(t.routed.intent, config.modes.submodes)
     key = f"side:{topic}:{submode}"
     last = state.cooldowns.get(key)

@@ -25,10 +25,11 @@ REQUIRED_KEYS = {"source_id", "title", "doc_type", "source_type", "version", "lo
 PACK_FILES = sorted(PACKS_ROOT.glob("*/*.md"))
 
 
-def test_the_four_packs_ship_with_four_to_eight_files() -> None:
+def test_the_four_packs_ship_with_their_files() -> None:
+    """At least four documents each; the RV desk's has one or two per system it guides (issue 16)."""
     assert pack_names() == EXPECTED_PACKS
     for name in EXPECTED_PACKS:
-        assert 4 <= len(load_pack(name)) <= 8, name
+        assert 4 <= len(load_pack(name)) <= 24, name
 
 
 @pytest.mark.parametrize("path", PACK_FILES, ids=lambda p: f"{p.parent.name}/{p.name}")

@@ -13,17 +13,24 @@ CONFIG = ConversationConfig.from_dict(load_example("rv_diagnostic"))
 NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("text", [
-    "the propane fridge stopped getting cold",  # "cold"/"cooling" must not pull it into the roof AC
-    "fridge isnt cooling on propane",
-    "冰箱不制冷了",
-    "холодильник не охлаждает",
-    "la nevera no enfría",
-    "water heater wont light",
-    "my furnace won't ignite",
-    "slide out is stuck halfway",
-    "generator won't start",
+@pytest.mark.parametrize(("text", "system"), [
+    ("the propane fridge stopped getting cold", "refrigerator"),  # "cold"/"cooling" must not pull it into the roof AC
+    ("fridge isnt cooling on propane", "refrigerator"),
+    ("fridge works on gas but not on ac", "refrigerator"),  # "on ac" is the fridge's power mode
+    ("冰箱不制冷了", "refrigerator"),
+    ("холодильник не охлаждает", "refrigerator"),
+    ("la nevera no enfría", "refrigerator"),
+    ("slide out is stuck halfway", "slide_out"),
+    ("generator won't start", "generator"),
 ])
+def test_each_system_gets_its_own_checks_never_another_systems(text: str, system: str) -> None:
+    d = Dialogue(CONFIG, NOW)
+    out = d.say(text)
+    assert d.state.primary_system == system and out.next_step_id is not None
+    assert out.next_step_id in {step.id for step in CONFIG.procedure(system).steps}
+
+
+@pytest.mark.parametrize("text", ["the awning won't roll back in", "the leveling jacks won't retract", "stove top won't light"])
 def test_a_system_without_a_procedure_is_said_plainly_never_another_systems_checks(text: str) -> None:
     d = Dialogue(CONFIG, NOW)
     out = d.say(text)
@@ -37,7 +44,7 @@ def test_a_system_without_a_procedure_is_said_plainly_never_another_systems_chec
 def test_mid_diagnosis_another_system_keeps_the_check_or_switches() -> None:
     d = Dialogue(CONFIG, NOW)
     d.say("roof ac not cooling")
-    out = d.say("the water heater is also out")
+    out = d.say("the awning is also out")
     assert out.reply_action == "no_procedure" and out.next_step_id == "check_power"
     assert "check_power" not in d.state.completed_steps
     out = d.say("the roof vent fan also doesn't work now")  # another fault as well: noted, this one first

@@ -166,8 +166,8 @@ def test_the_answer_picks_the_first_named(answer: str, system: str) -> None:
 
 def test_a_symptom_word_is_not_a_second_system() -> None:
     d = Dialogue(CONFIG, NOW)
-    out = d.say("the propane fridge isn't cooling")  # "cooling" is no name: only the fridge, said plainly
-    assert out.reply_action == "no_procedure" and out.question_kind == "system"
+    out = d.say("the propane fridge isn't cooling")  # "cooling" is no name: only the fridge, not the roof AC
+    assert d.state.primary_system == "refrigerator" and out.reply_action != "ask_system"
 
 
 # -- the reply's fixed phrases in Russian and Spanish --------------------------------------------------
@@ -218,3 +218,17 @@ def test_ids_are_unique_across_procedures() -> None:
     fan["steps"][0]["id"] = "check_power"
     problems = validate_config(plan)
     assert any(path.endswith("steps[0].id") and "roof_ac" in message for path, message in problems)
+
+
+def test_a_side_topic_names_a_known_system() -> None:
+    plan = load_example("rv_diagnostic")
+    plan["side_topics"][0]["system"] = "dishwasher"
+    assert any(path == "$.side_topics[0].system" for path, _ in validate_config(plan))
+
+
+@pytest.mark.parametrize("text", ["checked the 12v fuse panel, the fan fuse is good", "put in a new 30 amp fuse",
+                                  "the 30A breaker tripped", "换了个12伏保险丝"])
+def test_a_part_named_by_its_voltage_or_rating_is_no_reading(text: str) -> None:
+    """"the 12v fuse panel" names a part and "a 30 amp fuse" rates one: neither is a measurement."""
+    reading = read_measurement(text, "voltage")
+    assert reading is None or reading.kind != "current" and reading.value not in (12, 30)
