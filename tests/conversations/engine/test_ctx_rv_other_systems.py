@@ -20,6 +20,11 @@ NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
     ("冰箱不制冷了", "refrigerator"),
     ("холодильник не охлаждает", "refrigerator"),
     ("la nevera no enfría", "refrigerator"),
+    ("water heater wont light", "water_heater"),
+    ("my furnace won't ignite", "furnace"),
+    ("furnace fan runs but it won't light", "furnace"),
+    ("lights dim and the 12 volt stuff cuts out when we're plugged in", "electrical_12v"),
+    ("water pump runs but nothing comes out of the faucets", "water_pump"),
     ("slide out is stuck halfway", "slide_out"),
     ("generator won't start", "generator"),
 ])
