@@ -15,6 +15,7 @@
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
@@ -347,6 +348,8 @@ class Reading(Serializable):
     @property
     def text(self) -> str:
         """The reading written plainly ("12.4 V", "11 in. WC", "38 °F"): what the plan's evidence patterns read."""
+        if math.isinf(self.value):
+            return "OL (open circuit)"
         number = f"{self.value:g}"
         return f"{number} {self.unit}"
 
@@ -396,6 +399,11 @@ _PART_AFTER = re.compile(
     r"pedestal|lights?|bulbs?|wires?|wiring|relay|предохранител\w*|автомат\w*|розетк\w*|fusibles?|"
     r"enchufe|toma|保险丝?|插座|空开|熔断)(?![a-zа-яё])",
     re.IGNORECASE,
+)
+# a meter's "OL", an open circuit: a resistance with no end ("reads OL", 万用表显示OL, обрыв, circuito abierto)
+_OPEN_CIRCUIT = re.compile(
+    r"(?<![A-Za-z])(?:OL|O\.L\.)(?![A-Za-z])|(?i:\bopen\s+(?:circuit|line|loop)\b|\binfinit[ey]\b|\bno\s+continuity\b"
+    r"|开路|断路|无穷大|(?<!\w)обрыв|бесконечн\w*|circuito\s+abierto|\binfinit[ao]\b|sin\s+continuidad)",
 )
 _BARE_NUMBER = re.compile(r"(?<![A-Za-z0-9.,])(\d{1,5}(?:[.,]\d{1,3})?)(?![\w.,]|[.,]\d)")
 _FEW_WORDS = 3
@@ -451,6 +459,8 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
             return Reading(kind, _number_value(match.group(1)), symbol)
     if _NO_VOLTAGE.search(text):
         return Reading("voltage", 0.0, "V")
+    if _OPEN_CIRCUIT.search(text):
+        return Reading("resistance", math.inf, "Ω")  # the meter shows OL: an open circuit, infinite ohms
     bare = _BARE_NUMBER.findall(text)
     rest = _BARE_NUMBER.sub(" ", text)
     words = re.findall(r"[^\W\d_]+", rest)

@@ -401,6 +401,14 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
         said = [f.value for f in state.facts if f.id in outcome.facts_added and f.key != "note"]
         if said:
             lines.append(_t(lang, "Noted: {facts}.", "已记录：{facts}。", facts=("；" if lang == "zh" else "; ").join(said)))
+    elif (state.isolation_complete and not outcome.isolation_completed and not outcome.replan and not outcome.next_step_question
+          and not outcome.notice and not outcome.question and outcome.side_question is None
+          and outcome.reply_action not in ("estimate_skipped", "estimate_confirmed", "final_report")):
+        # nothing new and nothing left to ask: say where the diagnosis stands and the ways on (never "I didn't understand")
+        hypothesis = state.hypothesis(state.isolation_finding or "")
+        lines.append(_t(lang, "The cause stays as isolated: {finding}. Tell me anything new you find, or write the report.",
+                        "原因仍为：{finding}。如有新的发现请告诉我，或者生成报告。",
+                        finding=hypothesis.description if hypothesis else state.isolation_finding))
     if outcome.reply_action == "estimate_skipped":
         lines.append(_t(lang, "Labor estimate skipped: the report will leave labor out. Diagnostics go on.",
                         "已跳过工时估算：报告中不写工时。诊断继续。"))
@@ -711,6 +719,9 @@ _RU_ES: dict[str, dict[str, str]] = {
         "es": "La nueva evidencia cambia el panorama: dejo de lado la conclusión anterior y paso a las comprobaciones correspondientes."},
     "Cause isolated: {finding}.": {"ru": "Причина найдена: {finding}.", "es": "Causa aislada: {finding}."},
     "Noted: {facts}.": {"ru": "Записано: {facts}.", "es": "Anotado: {facts}."},
+    "The cause stays as isolated: {finding}. Tell me anything new you find, or write the report.": {
+        "ru": "Причина по-прежнему: {finding}. Сообщите, если найдёте что-то новое, или составьте отчёт.",
+        "es": "La causa sigue siendo: {finding}. Dígame si encuentra algo nuevo, o redacte el informe."},
     "Labor estimate skipped: the report will leave labor out. Diagnostics go on.": {
         "ru": "Смета пропущена: в отчёте работ не будет. Диагностика продолжается.",
         "es": "Presupuesto omitido: el informe no incluirá mano de obra. El diagnóstico sigue."},

@@ -232,3 +232,10 @@ def test_a_part_named_by_its_voltage_or_rating_is_no_reading(text: str) -> None:
     """"the 12v fuse panel" names a part and "a 30 amp fuse" rates one: neither is a measurement."""
     reading = read_measurement(text, "voltage")
     assert reading is None or reading.kind != "current" and reading.value not in (12, 30)
+
+
+@pytest.mark.parametrize("text", ["meter reads OL", "万用表显示OL", "обрыв", "circuito abierto", "Infinite ohms"])
+def test_a_meters_ol_is_an_open_circuit(text: str) -> None:
+    """"OL" on the meter is a resistance reading with no end: a step's bands sort it like any other."""
+    reading = read_measurement(text, "resistance")
+    assert reading is not None and reading.kind == "resistance" and reading.value == float("inf")
