@@ -165,7 +165,8 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"哪边",
             r"什么位置",
             r"什么地方",
-            r"位置",
+            r"位置(?:在|是)?(?:哪|呢|吗|\?|？)",  # "正常位置" in an answer ("the valve is in its normal position") asks nothing
+            r"(?<!正常)(?<!原)(?<!工作)位置\s*[?？]?\s*$",
             r"找不到",
             r"怎么找",
             r"何处",

@@ -262,7 +262,10 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
     if diag is None or procedure is None or t.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
         return state
     others = [s for s in named_systems(t.text, diag) if s.id != procedure.id]
-    if negates_system(t.text, procedure) or (_WRONG_SYSTEM.search(t.text) and not others):
+    negated = negates_system(t.text, procedure)
+    if negated and not others and (said := detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])):
+        others = [said]  # "不是热水器，是暖风不出热风": the other system told by its symptoms
+    if negated or (_WRONG_SYSTEM.search(t.text) and not others):
         if others and isinstance(others[0], ProcedureSpec):
             return _switch_to(state, t, config, others[0])
         said = localize(WHICH_SYSTEM_TEXT, t.language).replace("{system}", _system_label(procedure, t.language).removeprefix("the "))
