@@ -2,16 +2,24 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 
-from ._text import compile_pattern, count_matches, iter_patterns
+from ._text import compile_pattern, count_matches, first_match, iter_patterns
 from .config import DiagnosticSpec, LoopGuardConfig, OtherSystemSpec, ProcedureSpec, StepSpec
 from .state import ACTIVE, ContextState
 
 
-def detect_procedure(text: str, procedures: Iterable[ProcedureSpec]) -> ProcedureSpec | None:
+def _in(patterns: Mapping[str, tuple[str, ...]], language: str | None) -> Mapping[str, tuple[str, ...]]:
+    """A system's patterns in the message's language, plus English (brands and shop words) and any-language
+    ones: a Russian message is never read with the Chinese words. All of them when the language is unknown."""
+    if language is None or language == "en":
+        return patterns if language is None else {k: v for k, v in patterns.items() if k in ("en", "any")}
+    return {k: v for k, v in patterns.items() if k in (language, "en", "any")}
+
+
+def detect_procedure(text: str, procedures: Iterable[ProcedureSpec], language: str | None = None) -> ProcedureSpec | None:
     """The procedure whose patterns match the message best (declaration order breaks ties)."""
-    scored = [(count_matches(text, p.patterns), i, p) for i, p in enumerate(procedures)]
+    scored = [(count_matches(text, _in(p.patterns, language)), i, p) for i, p in enumerate(procedures)]
     scored = [s for s in scored if s[0] > 0]
     if not scored:
         return None
@@ -19,32 +27,35 @@ def detect_procedure(text: str, procedures: Iterable[ProcedureSpec]) -> Procedur
 
 
 def named_other_system(
-    text: str, diag: DiagnosticSpec, procedure: ProcedureSpec | None
+    text: str, diag: DiagnosticSpec, procedure: ProcedureSpec | None, language: str | None = None
 ) -> OtherSystemSpec | None:
     """A system the plan has no procedure for, named at least as strongly as `procedure`.
 
     "the propane fridge isn't cooling" names the fridge; "cooling" alone must not pull it into
     the roof air conditioner's checks, so the named system wins a tie.
     """
-    scored = [(count_matches(text, o.patterns), -i, o) for i, o in enumerate(diag.other_systems)]
+    scored = [(count_matches(text, _in(o.patterns, language)), -i, o) for i, o in enumerate(diag.other_systems)]
     scored = [s for s in scored if s[0] > 0]
     if not scored:
         return None
     best = max(scored, key=lambda s: s[:2])
-    rival = count_matches(text, procedure.patterns) if procedure is not None else 0
+    rival = count_matches(text, _in(procedure.patterns, language)) if procedure is not None else 0
     return best[2] if best[0] >= rival else None
 
 
 def _first_at(text: str, patterns) -> int | None:  # noqa: ANN001
+    if not first_match(text, patterns):  # one combined scan rules out a system the message does not name
+        return None
     starts = [m.start() for _, p in iter_patterns(patterns) if (m := compile_pattern(p).search(text))]
     return min(starts) if starts else None
 
 
-def named_systems(text: str, diag: DiagnosticSpec) -> list[ProcedureSpec | OtherSystemSpec]:
+def named_systems(text: str, diag: DiagnosticSpec, language: str | None = None) -> list[ProcedureSpec | OtherSystemSpec]:
     """Every system the message names (by name, not by a symptom such as "cooling"), in the order named."""
-    found = [(at, i, s) for i, s in enumerate(diag.procedures) if (at := _first_at(text, s.name_patterns)) is not None]
+    found = [(at, i, s) for i, s in enumerate(diag.procedures)
+             if (at := _first_at(text, _in(s.name_patterns, language))) is not None]
     found += [(at, len(diag.procedures) + i, o) for i, o in enumerate(diag.other_systems)
-              if (at := _first_at(text, o.patterns)) is not None]
+              if (at := _first_at(text, _in(o.patterns, language))) is not None]
     return [s for _, _, s in sorted(found, key=lambda f: f[:2])]
 
 

@@ -88,9 +88,9 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     assert diag is not None
     if state.primary_system is not None:
         return state
-    found = detect_procedure(t.text, diag.procedures)
-    other = named_other_system(t.text, diag, found)
-    named = named_systems(t.text, diag)
+    found = detect_procedure(t.text, diag.procedures, t.language)
+    other = named_other_system(t.text, diag, found, t.language)
+    named = named_systems(t.text, diag, t.language)
     classified = _classified_by_model(t, diag)
     if classified is not None and len(named) < 2:
         # the model said which system the complaint is about (validated against the plan's systems)
@@ -261,11 +261,11 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
     procedure = config.procedure(state.primary_system)
     if diag is None or procedure is None or t.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
         return state
-    others = [s for s in named_systems(t.text, diag) if s.id != procedure.id]
-    negated = negates_system(t.text, procedure)
-    if negated and not others and (said := detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])):
+    negated, wrong = negates_system(t.text, procedure), _WRONG_SYSTEM.search(t.text)
+    others = [s for s in named_systems(t.text, diag, t.language) if s.id != procedure.id] if negated or wrong else []
+    if negated and not others and (said := detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id], t.language)):
         others = [said]  # "不是热水器，是暖风不出热风": the other system told by its symptoms
-    if negated or (_WRONG_SYSTEM.search(t.text) and not others):
+    if negated or (wrong and not others):
         if others and isinstance(others[0], ProcedureSpec):
             return _switch_to(state, t, config, others[0])
         said = localize(WHICH_SYSTEM_TEXT, t.language).replace("{system}", _system_label(procedure, t.language).removeprefix("the "))
@@ -282,23 +282,28 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
         t.trace.append(f"not {procedure.id}: the system is asked again, its facts stay with it")
         return dropped.evolve(pending_clarification=PendingClarification(
             intent=None, missing=("system",), rounds=0, last_question=t.question or "", asked_turn=t.turn, kind="system"))
-    if match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language):
-        return state
-    if others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(t.text):
+    seen = match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language)
+    if seen:
+        t.evidence_seen = seen  # read once: the evidence stage takes it as it is
+        return state  # evidence of this system: an answer, not another fault
+    others = [s for s in named_systems(t.text, diag, t.language) if s.id != procedure.id]
+    if not others:
+        return state  # no other system named: nothing below applies
+    if isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(t.text):
         return _switch_to(state, t, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
-    if others and isinstance(others[0], ProcedureSpec) and _ALSO.search(t.text):
+    if isinstance(others[0], ProcedureSpec) and _ALSO.search(t.text):
         t.notice = localize(ALSO_TEXT, t.language).replace("{other}", _system_label(others[0], t.language).removeprefix("the ")).replace(
             "{system}", _system_label(procedure, t.language).removeprefix("the "))
         t.trace.append(f"{others[0].id} noted; {procedure.id} first")
         t.reply_action = "no_procedure"  # answered like a fault with no procedure: the check in progress stays
         return state
-    other = named_other_system(t.text, diag, procedure)
+    other = named_other_system(t.text, diag, procedure, t.language)
     if other is not None:
         t.notice = no_procedure_text(config, other.label, t.language)
         t.reply_action = "no_procedure"
         t.trace.append(f"no procedure for {other.id}; the check in progress stays")
         return state
-    found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id])
+    found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id], t.language)
     if found is None:
         return state
     if state.isolation_complete or count_matches(t.text, found.patterns) <= count_matches(t.text, procedure.patterns):
@@ -507,7 +512,8 @@ def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     if state.isolation_complete and t.meaning in (ANSWER, CONFIRM, EVIDENCE) and _DISPUTES.search(t.text):
         t.meaning = DISPUTE_MEANING  # "no way, it's not a fuel problem": the conclusion is disputed
     reported = " ".join(c.text for c in t.commands if c.kind == "report_evidence" and c.text)
-    matches = match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language)
+    matches = (list(t.evidence_seen) if t.evidence_seen is not None and not reported
+               else match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language))
     if not matches and not t.deferred and (said := _yes_no_evidence(state, t, config)):
         rule = next(r for r in rules if r.id == said)
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]

@@ -220,6 +220,7 @@ class TurnWork:
     # a check expecting a measurement got none of its kind: it stays open (and, with no other
     # evidence, is asked again saying what reading it needs)
     step_unanswered: bool = False
+    evidence_seen: list | None = None  # this system's evidence in the message, when already read this turn
     reading_needed: str | None = None
     reading_got: Any = None  # the evidence.Reading of another kind, if any
     # the question the reply must ask
