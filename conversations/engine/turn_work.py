@@ -125,7 +125,7 @@ READING_KINDS = {  # kind -> (a reading of that kind, what a check of that kind 
     "answer": {
         "en": ("an answer", "what you found at this check"),
         "zh": ("回答", "这项检查的结果"),
-        "ru": ("ответ", "что вы обнаружили при этой проверке"),
+        "ru": ("ответ", "знать, что вы обнаружили при этой проверке"),
         "es": ("una respuesta", "lo que encontró en esta comprobación"),
     },
     "yes_no": {
