@@ -429,6 +429,9 @@ class FormQuestionSpec(Serializable):
     min_chars: int = 2
     required: bool = True
     label: Mapping[str, str] = field(default_factory=FrozenDict)  # a short name for replies ("goal", "目标")
+    # filled from an answer to another question that names exactly one of its choices
+    # ("It's a duplex" answers the building type and the dwelling type at once)
+    fill_from_answers: bool = False
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> FormQuestionSpec:
@@ -446,6 +449,7 @@ class FormQuestionSpec(Serializable):
             min_chars=int(data.get("min_chars", 2)),
             required=bool(data.get("required", True)),
             label=_loc(data.get("label")),
+            fill_from_answers=bool(data.get("fill_from_answers", False)),
         )
 
 

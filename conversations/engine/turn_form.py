@@ -133,11 +133,13 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
             value = _without_others(value, _other_raws(t, state, config, spec))
         state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form)
         t.form_answer_finalized = state.finalized(spec.id)
+        state = _fill_alongside(state, t, form)
         return _form_next(state, t, config, current_question(state, form))
     if (other := _answer_to_another(state, form, t, spec)) is not None:
         # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
         state = finalize_answer(state, other[0], other[1], turn=t.turn, locale=t.language, form=form)
         t.trace.append(f"answer for {other[0].id} given while {spec.id} was asked")
+        state = _fill_alongside(state, t, form)
         return _form_next(state, t, config, spec)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = clarify_prompt(spec, asked, t.language) if asked < form.max_clarify else None
@@ -242,6 +244,20 @@ def _answer_to_another(state: ContextState, form: FormSpec, t: TurnWork, asked: 
             if verdict.accepted and verdict.value:
                 return spec, verdict.value
     return None
+
+
+def _fill_alongside(state: ContextState, t: TurnWork, form: FormSpec) -> ContextState:
+    """Questions the plan lets other answers fill, answered by this message too when it names
+    exactly one of their choices ("It's a duplex where two families will live": residential, and a
+    two-family dwelling); the message's own negations hold ("not a duplex" names none)."""
+    for spec in form.questions:
+        if not spec.fill_from_answers or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
+            continue
+        verdict = evaluate_answer(t.text, spec, t.language)
+        if verdict.accepted and verdict.value:
+            state = finalize_answer(state, spec, verdict.value, turn=t.turn, locale=t.language, form=form)
+            t.trace.append(f"{spec.id} answered alongside: {verdict.value}")
+    return state
 
 
 def _t(lang: str, en: str, zh: str) -> str:

@@ -8,7 +8,7 @@ from workflows.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
 
-ANSWERS = ["residential", "2 storeys", "1450 sqft", "group c", "no", "8 people", "wood frame", "sprinklers"]
+ANSWERS = ["residential", "2 storeys", "1450 sqft", "a single family home", "group c", "no", "8 people", "wood frame", "sprinklers"]
 
 
 def _at_review(chat):  # noqa: ANN001, ANN202

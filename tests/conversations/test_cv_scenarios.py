@@ -283,7 +283,8 @@ def test_form_answers_are_corrected_in_place_and_said(chat) -> None:  # noqa: AN
     assert answers == {"3.1.1": "residential", "3.1.2": "3 storeys", "3.1.3": "1450 sq ft"}
     assert [a["question_id"] for a in r["form"]["finalized_answers"]] == ["3.1.1", "3.1.2", "3.1.3"]  # form order kept
     assert "from 1400 sq ft to 1450 sq ft" in r["reply"]["text"]
-    assert r["form"]["active_thread"] is None or r["form"]["active_thread"]["question_id"] == "3.2.1"
+    assert r["form"]["active_thread"] is None or r["form"]["active_thread"]["question_id"] == "3.1.4"
+    c.say("a single-family house")
     # a plain answer to the pending question that says "actually" is not a correction of the last one
     r = c.say("actually, it's offices, Group D")
     assert {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}["3.2.1"] == "Group D"

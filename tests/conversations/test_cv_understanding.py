@@ -77,8 +77,9 @@ def test_a_form_answer_from_the_model_is_applied_when_valid(chat, fake, demo) ->
     c = chat("permit_form")
     fake.script_commands(commands({"command": "answer", "question_id": "3.1.1", "value": "residential"}))
     r = c.say("it's a duplex where two families will live")
-    assert [a["question_id"] for a in r["form"]["finalized_answers"]] == ["3.1.1"]
-    assert r["form"]["finalized_answers"][0]["answer"] == "residential"
+    # the dwelling type is answered by the same words (issue 17: a duplex is a two-family dwelling)
+    assert {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]} == {
+        "3.1.1": "residential", "3.1.4": "two-family dwelling"}
     # an answer to a question that is not the pending one, or of the wrong type, is refused
     fake.script_commands(commands({"command": "answer", "question_id": "3.1.3", "value": "1450"}))
     r = c.say("hmm, I need to check the drawings")

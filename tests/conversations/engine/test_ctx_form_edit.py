@@ -22,7 +22,7 @@ from conversations.engine.turn import opening_question, record_reply
 PLAN = Path(__file__).resolve().parents[3] / "workflows" / "plans" / "permit_form.json"
 PERMIT = ConversationConfig.from_dict(json.loads(PLAN.read_text())["conversation"])
 NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
-ANSWERS = ["residential", "2 storeys", "1450 sq ft", "group c", "no", "8 people", "wood frame", "sprinklers and smoke alarms"]
+ANSWERS = ["residential", "2 storeys", "1450 sq ft", "just our family", "group c", "no", "8 people", "wood frame", "sprinklers and smoke alarms"]
 
 
 def at_review() -> Dialogue:
