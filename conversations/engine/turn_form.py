@@ -142,7 +142,7 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         state = _fill_alongside(state, t, form)
         return _form_next(state, t, config, spec)
     asked = len(state.active_thread.entries) if state.active_thread else 0
-    prompt = clarify_prompt(spec, asked, t.language) if asked < form.max_clarify else None
+    prompt = _clarify_next(spec, asked, verdict, t) if asked < form.max_clarify else None
     if verdict.reason == "non_answer" and defers_answer(t.text):
         # "not sure yet" / "还没想好" is never an answer: say that's fine and ask again, more simply
         prompt = _t(t.language, "That's fine if it isn't decided yet. ", "还没想好也没关系。") + (
@@ -168,6 +168,48 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
         t.form_answer_finalized = state.finalized(spec.id)
         return _form_next(state, t, config, current_question(state, form))
     return _form_reask(state, t, config, spec)
+
+
+def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, t: TurnWork) -> str | None:
+    """The next clarifying question, following from the person's last answer: what was wrong with
+    it when that can be said (a number in another unit, two choices named), else the question's own
+    prompts in turn, then what kind of answer fits; the thread grows up to the plan's `max_clarify`."""
+    lang = t.language
+    if verdict.reason == "wrong_unit" and spec.unit:
+        given = _given_unit(t.text, spec.unit, lang)
+        own = _UNIT_NAMES.get(spec.unit, (spec.unit, spec.unit))
+        return _t(lang, f"That is {given}, not {own[0]}. ", f"这是{given}，不是{own[1]}。") + (
+            clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else localize(spec.question, lang))
+    if verdict.reason == "several_choices":
+        named = [c for c in spec.choices if c.value in choices_named(t.text, spec, lang)] or list(spec.choices)
+        labels = [localize(c.label, lang) or c.value for c in named]
+        return _t(lang, f"Which one is it mainly: {', '.join(labels[:-1])} or {labels[-1]}?",
+                  f"主要是哪一种：{'、'.join(labels[:-1])}还是{labels[-1]}？")
+    if (own := clarify_prompt(spec, asked, lang)) is not None:
+        return own
+    if spec.answer_type == "choice" and spec.choices:
+        labels = [localize(c.label, lang) or c.value for c in spec.choices]
+        return _t(lang, f"Which of these is closest: {', '.join(labels[:-1])} or {labels[-1]}?",
+                  f"以下哪一项最接近：{'、'.join(labels[:-1])}还是{labels[-1]}？")
+    if spec.answer_type == "number":
+        unit = f" ({spec.unit})" if spec.unit else ""
+        return _t(lang, f"A rough number{unit} is enough: {localize(spec.question, lang)}",
+                  f"给一个大概的数字就可以：{localize(spec.question, lang)}")
+    if spec.answer_type == "yes_no":
+        return _t(lang, f"Yes or no is enough: {localize(spec.question, lang)}", f"回答“是”或“否”即可：{localize(spec.question, lang)}")
+    return _t(lang, f"A few words more, please: {localize(spec.question, lang)}", f"请再多说几个字：{localize(spec.question, lang)}")
+
+
+_UNIT_NAMES = {"storeys": ("a number of storeys", "层数"), "sq ft": ("a floor area", "面积"), "m2": ("a floor area", "面积"),
+               "persons": ("a number of people", "人数")}
+
+
+def _given_unit(text: str, own: str, lang: str) -> str:
+    """What the number of the message measures, in words ("a floor area" for "1,450 sq ft")."""
+    for key in _UNIT_NAMES:
+        if key != own and mentions_unit(text, key):
+            return _t(lang, *_UNIT_NAMES[key])
+    return _t(lang, "another unit", "别的单位")
 
 
 def _form_reask(
