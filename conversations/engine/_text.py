@@ -177,7 +177,8 @@ def clauses(text: str) -> list[str]:
 
 # A negation right before a word ("no retail", "not a shop", "不是零售", "без магазинов", "sin tiendas").
 _NEGATION_BEFORE = re.compile(
-    r"(?:\b(?:no|not|non|never|without|isn'?t|aren'?t|won'?t|wouldn'?t|neither|nor|zero)\b[\s-]*(?:\w+\s+){0,2}"
+    # "not a warehouse or a factory": the negation holds over a second thing joined by "or" / "nor"
+    r"(?:\b(?:no|not|non|never|without|isn'?t|aren'?t|won'?t|wouldn'?t|neither|nor|zero)\b[\s-]*(?:\w+\s+){0,2}(?:(?:or|nor)\s+(?:\w+\s+){0,2})?"
     r"|(?:不是|不会|不|没有|没|无|非|别)\s*\S{0,3}"
     r"|(?<!\w)(?:не|нет|без|никак\w*)\s+(?:\w+\s+){0,1}"
     r"|\b(?:no|sin|ning[uú]n[oa]?|nada\s+de)\s+(?:\w+\s+){0,1})$",
