@@ -508,7 +508,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     review = progress.review
     tool_result = runs.run_state_of(run).signals.get("tool_result") if tool_ran else None
     state = _remember_tool_result(state, tool_result, config)
-    citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang)
+    offered = _offered_action(run, plan, config, before_actions)
+    citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang, offered)
     view = _run_view(run, plan, lang, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW and not was_waiting,
                      previous_actions=before_actions, citations=citations,
                      entered=tuple(c.state.current_step for c in progress.auto_choices))
@@ -708,13 +709,23 @@ def _save_conversation(conversation: Conversation, state: ContextState, run: Run
     conversation.run = run
 
 
-def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, tool_result, lang: str) -> tuple[tuple, list]:  # noqa: ANN001
+def _offered_action(run: Run, plan: wf.Plan, config: ConversationConfig, before: set[str]):  # noqa: ANN202
+    """The action newly offered this turn (its guidance is cited), if any."""
+    if not config.actions:
+        return None
+    offered = _eligible_actions(runs.run_decision_point(run), plan) - before
+    return next((a for a in config.actions if a.id in offered), None)
+
+
+def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, tool_result, lang: str,  # noqa: ANN001
+                   offered_action=None) -> tuple[tuple, list]:  # noqa: ANN001
     """Citations for the reply: knowledge retrieval when the knowledge module is installed."""
     try:
         from .knowledge.answering import citations_for_turn
     except ImportError:
         return (), []
-    return citations_for_turn(outcome=outcome, plan=plan, state=state, tool_result=tool_result, lang=lang)
+    return citations_for_turn(outcome=outcome, plan=plan, state=state, tool_result=tool_result, lang=lang,
+                              offered_action=offered_action)
 
 
 # --- turns on a worker ---------------------------------------------------------------

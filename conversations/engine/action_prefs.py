@@ -32,7 +32,7 @@ _NOUNS = {
         "en": r"(?:phone\s+|video\s+|zoom\s+|teams\s+|quick\s+|short\s+)?calls?|(?:by\s+)?phone|meeting|"
               r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down|face[\s-]to[\s-]face|"
               r"(?:talk|speak|chat)\s+(?:to|with)\s+(?:him|her|them)|have\s+a\s+(?:word|chat)\s+with",
-        "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
+        "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|当面|面对面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
     },
 }
 # "no call no show" names the absence, never the action; so does what someone did not do ("she didn't call",
@@ -46,13 +46,15 @@ _NOT_AN_ACTION = re.compile(
 # Refusing: a negation just before the action's noun, in the same clause.
 _DECLINE = {
     "en": re.compile(
-        r"(?:\b(?:don'?t|do\s+not|doesn'?t|won'?t|wouldn'?t|not|no|never|without|skip|instead\s+of|rather\s+than|"
+        r"(?:\b(?:don'?t|do\s+not|doesn'?t|won'?t|wouldn'?t|not|no|never|without|skip|instead\s+of|rather\s+than|than|"
         r"rather\s+not|no\s+need\s+(?:for|to)|not\s+(?:really\s+)?(?:want|need))\b)"
         r"(?:\s+(?:\w+\s+){0,3}?)?(?:an?\s+|the\s+|any\s+|more\s+)?$",
         re.IGNORECASE,
     ),
-    "zh": re.compile(r"(?:不要|不用|不想|不需要|无需|不必|别|先不|不发|不写|不打|不开|不约|不是)[^，,。；;！!]{0,4}$"),
+    "zh": re.compile(r"(?:与其|不要|不用|不想|不需要|无需|不必|别|先不|不发|不写|不打|不开|不约|不是)[^，,。；;！!]{0,4}$"),
 }
+# "prefer a call over an email": 'over' refuses only after a preference ("over the phone" is a way to talk)
+_OVER = re.compile(r"\b(?:prefer\w*|rather|better)\b.*\bover\s+(?:\w+\s+){0,2}?(?:an?\s+|the\s+)?$", re.IGNORECASE)
 # Asking for it: a request in the clause, or the noun nearly alone ("a call, please").
 _WANT = {
     "en": re.compile(
@@ -112,7 +114,7 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
     """(the action asked for, the actions refused) in a message."""
     lang = _lang(language)
     cleaned = _NOT_AN_ACTION.sub(" ", text)
-    wanted: str | None = None
+    asked: list[str] = []
     declined: list[str] = []
     for clause in _clauses(cleaned):
         for action in actions:
@@ -122,13 +124,13 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
             bounded = rf"(?<![\w-])(?:{nouns})(?!\w)" if lang == "en" else nouns
             for match in re.finditer(bounded, clause, re.IGNORECASE):
                 before = clause[:match.start()]
-                if _DECLINE[lang].search(before):
+                if _DECLINE[lang].search(before) or (lang == "en" and _OVER.search(before)):
                     if action.id not in declined:
                         declined.append(action.id)
-                elif wanted is None and (_WANT[lang].search(clause) or _alone(clause, match, lang)):
-                    wanted = action.id
-    if wanted in declined:  # "a call, not an email" names both; the refused one is not wanted
-        wanted = None
+                elif _WANT[lang].search(clause) or _alone(clause, match, lang):
+                    asked.append(action.id)
+    # "I'd rather talk to her face to face than send an email" names both: the one refused is not the one wanted
+    wanted = next((a for a in asked if a not in declined), None)
     return wanted, tuple(declined)
 
 
