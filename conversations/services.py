@@ -239,13 +239,21 @@ def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict
         body = f"Hi {name},\n\nI'd like to follow up with you about what happened recently at work. {ask}\n\nBest regards,\n{owner_name}"
         subject, title = "Following up: a quick conversation", f"Call with {name}" if slots.get("employee_name") else "Call"
         description = title + (f" on {when}" if day else f" {when}" if when else " (time to be agreed)") + "."
-    invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": 30,
-                              "description": description, "when": when}
-    if day:
-        start = datetime.combine(date.fromisoformat(day), time.fromisoformat(at or "10:00"), tzinfo=ZoneInfo(settings.CONCIERGE_TIMEZONE))
+    minutes = int(slots.get("call_minutes") or 30)
+    zone = settings.CONCIERGE_TIMEZONE  # the manager's time zone: the day and time are theirs, said in their words
+    if when:
+        description = description.rstrip("。.") + (f"（{zone}），{minutes}分钟。" if zh else f" ({zone}), {minutes} minutes.")
+    invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": minutes,
+                              "description": description, "when": when, "timezone": zone}
+    if day or at:
+        local_now = _now().astimezone(ZoneInfo(zone))
+        on = date.fromisoformat(day) if day else local_now.date()
+        start = datetime.combine(on, time.fromisoformat(at or "10:00"), tzinfo=ZoneInfo(zone))
+        if not day and start <= local_now:  # "at 3pm" with no day: the next 3pm to come
+            start += timedelta(days=1)
         invite["start"] = start.isoformat()
-    return {"email_draft": {"to": f"{address or 'employee'}@example.com", "subject": subject, "body": body},
-            "calendar_invite": invite}
+    to = slots.get("employee_email") or f"{address or 'employee'}@example.com"
+    return {"email_draft": {"to": to, "subject": subject, "body": body}, "calendar_invite": invite}
 
 
 def _stay(state: ContextState) -> dict[str, str]:

@@ -629,7 +629,8 @@ def compose_reply(
     if config.actions:  # what the message said about the email / the call, in plain words
         moved = any(n in outcome.slots_changed for n in (CALL_DAY, CALL_TIME))
         if said := understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,
-                                   when_changed=moved, language=lang):
+                                   when_changed=moved, language=lang, changed=outcome.slots_changed,
+                                   corrected=outcome.slots_corrected):
             parts.append(said)
     if view.entered_steps and tool is None:
         parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("。" if lang == "zh" else "."))
