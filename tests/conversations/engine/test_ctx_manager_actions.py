@@ -8,7 +8,13 @@ import pytest
 
 from conversations.engine import ConversationConfig, load_example
 from conversations.engine.action_prefs import read_actions, read_length
-from conversations.engine.ask_then_act import ACTIVE, ActionContext, action_order, allowed_action, evaluate_actions
+from conversations.engine.ask_then_act import (
+    ACTIVE,
+    ActionContext,
+    action_order,
+    allowed_action,
+    evaluate_actions,
+)
 from conversations.engine.forms import evaluate_answer
 
 CONFIG = ConversationConfig.from_dict(load_example("manager_assistant"))
