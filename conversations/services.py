@@ -239,13 +239,21 @@ def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict
         body = f"Hi {name},\n\nI'd like to follow up with you about what happened recently at work. {ask}\n\nBest regards,\n{owner_name}"
         subject, title = "Following up: a quick conversation", f"Call with {name}" if slots.get("employee_name") else "Call"
         description = title + (f" on {when}" if day else f" {when}" if when else " (time to be agreed)") + "."
-    invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": 30,
-                              "description": description, "when": when}
-    if day:
-        start = datetime.combine(date.fromisoformat(day), time.fromisoformat(at or "10:00"), tzinfo=ZoneInfo(settings.CONCIERGE_TIMEZONE))
+    minutes = int(slots.get("call_minutes") or 30)
+    zone = settings.CONCIERGE_TIMEZONE  # the manager's time zone: the day and time are theirs, said in their words
+    if when:
+        description = description.rstrip("。.") + (f"（{zone}），{minutes}分钟。" if zh else f" ({zone}), {minutes} minutes.")
+    invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": minutes,
+                              "description": description, "when": when, "timezone": zone}
+    if day or at:
+        local_now = _now().astimezone(ZoneInfo(zone))
+        on = date.fromisoformat(day) if day else local_now.date()
+        start = datetime.combine(on, time.fromisoformat(at or "10:00"), tzinfo=ZoneInfo(zone))
+        if not day and start <= local_now:  # "at 3pm" with no day: the next 3pm to come
+            start += timedelta(days=1)
         invite["start"] = start.isoformat()
-    return {"email_draft": {"to": f"{address or 'employee'}@example.com", "subject": subject, "body": body},
-            "calendar_invite": invite}
+    to = slots.get("employee_email") or f"{address or 'employee'}@example.com"
+    return {"email_draft": {"to": to, "subject": subject, "body": body}, "calendar_invite": invite}
 
 
 def _stay(state: ContextState) -> dict[str, str]:
@@ -508,7 +516,8 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     review = progress.review
     tool_result = runs.run_state_of(run).signals.get("tool_result") if tool_ran else None
     state = _remember_tool_result(state, tool_result, config)
-    citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang)
+    offered = _offered_action(run, plan, config, before_actions)
+    citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang, offered)
     view = _run_view(run, plan, lang, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW and not was_waiting,
                      previous_actions=before_actions, citations=citations,
                      entered=tuple(c.state.current_step for c in progress.auto_choices))
@@ -708,13 +717,23 @@ def _save_conversation(conversation: Conversation, state: ContextState, run: Run
     conversation.run = run
 
 
-def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, tool_result, lang: str) -> tuple[tuple, list]:  # noqa: ANN001
+def _offered_action(run: Run, plan: wf.Plan, config: ConversationConfig, before: set[str]):  # noqa: ANN202
+    """The action newly offered this turn (its guidance is cited), if any."""
+    if not config.actions:
+        return None
+    offered = _eligible_actions(runs.run_decision_point(run), plan) - before
+    return next((a for a in config.actions if a.id in offered), None)
+
+
+def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, tool_result, lang: str,  # noqa: ANN001
+                   offered_action=None) -> tuple[tuple, list]:  # noqa: ANN001
     """Citations for the reply: knowledge retrieval when the knowledge module is installed."""
     try:
         from .knowledge.answering import citations_for_turn
     except ImportError:
         return (), []
-    return citations_for_turn(outcome=outcome, plan=plan, state=state, tool_result=tool_result, lang=lang)
+    return citations_for_turn(outcome=outcome, plan=plan, state=state, tool_result=tool_result, lang=lang,
+                              offered_action=offered_action)
 
 
 # --- turns on a worker ---------------------------------------------------------------

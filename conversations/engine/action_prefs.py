@@ -32,7 +32,7 @@ _NOUNS = {
         "en": r"(?:phone\s+|video\s+|zoom\s+|teams\s+|quick\s+|short\s+)?calls?|(?:by\s+)?phone|meeting|"
               r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down|face[\s-]to[\s-]face|"
               r"(?:talk|speak|chat)\s+(?:to|with)\s+(?:him|her|them)|have\s+a\s+(?:word|chat)\s+with",
-        "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
+        "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|当面|面对面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
     },
 }
 # "no call no show" names the absence, never the action; so does what someone did not do ("she didn't call",
@@ -46,13 +46,15 @@ _NOT_AN_ACTION = re.compile(
 # Refusing: a negation just before the action's noun, in the same clause.
 _DECLINE = {
     "en": re.compile(
-        r"(?:\b(?:don'?t|do\s+not|doesn'?t|won'?t|wouldn'?t|not|no|never|without|skip|instead\s+of|rather\s+than|"
+        r"(?:\b(?:don'?t|do\s+not|doesn'?t|won'?t|wouldn'?t|not|no|never|without|skip|instead\s+of|rather\s+than|than|"
         r"rather\s+not|no\s+need\s+(?:for|to)|not\s+(?:really\s+)?(?:want|need))\b)"
         r"(?:\s+(?:\w+\s+){0,3}?)?(?:an?\s+|the\s+|any\s+|more\s+)?$",
         re.IGNORECASE,
     ),
-    "zh": re.compile(r"(?:不要|不用|不想|不需要|无需|不必|别|先不|不发|不写|不打|不开|不约|不是)[^，,。；;！!]{0,4}$"),
+    "zh": re.compile(r"(?:与其|不要|不用|不想|不需要|无需|不必|别|先不|不发|不写|不打|不开|不约|不是)[^，,。；;！!]{0,4}$"),
 }
+# "prefer a call over an email": 'over' refuses only after a preference ("over the phone" is a way to talk)
+_OVER = re.compile(r"\b(?:prefer\w*|rather|better)\b.*\bover\s+(?:\w+\s+){0,2}?(?:an?\s+|the\s+)?$", re.IGNORECASE)
 # Asking for it: a request in the clause, or the noun nearly alone ("a call, please").
 _WANT = {
     "en": re.compile(
@@ -67,22 +69,65 @@ _CLAUSE = re.compile(r"[^,，.。;；!！?？\n]+|[,，.。;；!！?？\n]")
 _BUT = re.compile(r"\bbut\b|\band\b|而是|但是|可是", re.IGNORECASE)
 
 
+# the new wish replaces the earlier one rather than following it
+_SWITCH = {"en": re.compile(r"\b(?:instead|rather|switch|change\s+(?:it|that)?\s*to|actually|forget\s+the|scrap\s+the|not\s+the)\b", re.IGNORECASE),
+           "zh": re.compile(r"改成|换成|改为|还是|算了|不要|不用|别")}
 _LATER_IN_DAY = re.compile(r"\b(?:afternoon|evening|tonight|pm)\b|下午|晚上|傍晚", re.IGNORECASE)
 _BARE_HOUR = re.compile(r"\bat\s+(\d{1,2})(?::(\d{2}))?\b(?!\s*(?:%|percent|people|times|minutes|hours))", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
 class ActionRequest:
-    """What one message says about the actions: wanted (an action id), refused, and when."""
+    """What one message says about the actions: wanted (an action id), refused, when, how long, to whom."""
 
     wanted: str | None = None
     declined: tuple[str, ...] = ()
     day: str | None = None  # YYYY-MM-DD, the day named for the call
     at: str | None = None  # HH:MM, the time named for the call
+    minutes: str | None = None  # the call's length in minutes
+    address: str | None = None  # the email address the draft goes to
 
     @property
     def empty(self) -> bool:
-        return not (self.wanted or self.declined or self.day or self.at)
+        return not (self.wanted or self.declined or self.day or self.at or self.minutes or self.address)
+
+
+_ADDRESS = re.compile(r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,190}\.[A-Za-z]{2,24})(?![A-Za-z0-9-])")
+_ZH_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
+_LENGTH = {
+    "en": re.compile(r"\b(?:(?P<n>\d{1,3})\s*(?:-\s*)?(?:min(?:ute)?s?|mins?)\b|(?P<half>half\s+an?\s+hour|30\s*-?\s*min)"
+                     r"|(?P<hh>an?\s+hour\s+and\s+a\s+half|1\.5\s*h(?:ou)?rs?|90\s*min)|(?P<h>(?P<hn>an?|one|two|\d)\s+hours?\b))",
+                     re.IGNORECASE),
+    "zh": re.compile(r"(?P<n>\d{1,3}|[一两二三四五六七八九十]{1,3})\s*分钟|(?P<half>半(?:个)?小时)|(?P<hh>一个半小时)|(?P<h>(?P<hn>一|两|二|\d)个?(?:小时|钟头))"),
+}
+
+
+def _zh_number(text: str) -> int:
+    """一 .. 九十九 as a number ("四十五" is 45)."""
+    if text.isdigit():
+        return int(text)
+    if "十" in text:
+        tens, _, ones = text.partition("十")
+        return (_ZH_NUM.get(tens, 1) if tens else 1) * 10 + (_ZH_NUM.get(ones, 0) if ones else 0)
+    return _ZH_NUM.get(text, 0)
+
+
+def read_length(text: str, language: str) -> str | None:
+    """A call's length said in the message, in minutes ("45 minutes", "half an hour", "一个小时", "四十五分钟")."""
+    lang = _lang(language)
+    match = _LENGTH[lang].search(without_refused(text, lang))
+    if match is None:
+        return None
+    if match.group("hh"):
+        minutes = 90
+    elif match.group("half"):
+        minutes = 30
+    elif match.group("h"):
+        count = match.group("hn").lower()
+        minutes = 60 * ({"a": 1, "an": 1, "one": 1, "two": 2, "一": 1, "两": 2, "二": 2}.get(count) or int(count))
+    else:
+        minutes = _zh_number(match.group("n"))
+    return str(minutes) if 5 <= minutes <= 240 else None
 
 
 def _lang(language: str) -> str:
@@ -112,7 +157,7 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
     """(the action asked for, the actions refused) in a message."""
     lang = _lang(language)
     cleaned = _NOT_AN_ACTION.sub(" ", text)
-    wanted: str | None = None
+    asked: list[str] = []
     declined: list[str] = []
     for clause in _clauses(cleaned):
         for action in actions:
@@ -122,13 +167,13 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
             bounded = rf"(?<![\w-])(?:{nouns})(?!\w)" if lang == "en" else nouns
             for match in re.finditer(bounded, clause, re.IGNORECASE):
                 before = clause[:match.start()]
-                if _DECLINE[lang].search(before):
+                if _DECLINE[lang].search(before) or (lang == "en" and _OVER.search(before)):
                     if action.id not in declined:
                         declined.append(action.id)
-                elif wanted is None and (_WANT[lang].search(clause) or _alone(clause, match, lang)):
-                    wanted = action.id
-    if wanted in declined:  # "a call, not an email" names both; the refused one is not wanted
-        wanted = None
+                elif _WANT[lang].search(clause) or _alone(clause, match, lang):
+                    asked.append(action.id)
+    # "I'd rather talk to her face to face than send an email" names both: the one refused is not the one wanted
+    wanted = next((a for a in asked if a not in declined), None)
     return wanted, tuple(declined)
 
 
@@ -164,10 +209,13 @@ def read_action_request(text: str, language: str, actions: Sequence[ActionSpec],
     flows = {a.id: a.flow for a in actions}
     timed = flows.get(wanted or "") == "calendar" or (call_talked_about and wanted is None)
     day, at = read_when(text, language, now=now, timezone=timezone) if timed else (None, None)
-    return ActionRequest(wanted=wanted, declined=declined, day=day, at=at)
+    address = _ADDRESS.search(text)
+    return ActionRequest(wanted=wanted, declined=declined, day=day, at=at,
+                         minutes=read_length(text, language) if timed else None,
+                         address=address.group(1).lower() if address and "email" in flows.values() else None)
 
 
-CALL_DAY, CALL_TIME = "call_day", "call_time"
+CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL = "call_day", "call_time", "call_minutes", "employee_email"
 # a day said with its own anchor (next / this / tomorrow / a date), not a bare weekday
 _ANCHORED_DAY = re.compile(r"\b(?:next|this|coming|tomorrow|today|tonight)\b|\d{1,2}[/.-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)\b|下|这|本|明天|后天|今天|\d+[月日号]",
                            re.IGNORECASE)
@@ -175,20 +223,23 @@ _ANCHORED_DAY = re.compile(r"\b(?:next|this|coming|tomorrow|today|tonight)\b|\d{
 
 def action_slot_types(config: ConversationConfig) -> dict[str, str]:
     """The slots the actions keep (a call's day and time), by type, for the command contract."""
-    if not any(a.flow == "calendar" for a in config.actions):
-        return {}
-    return {CALL_DAY: "date", CALL_TIME: "clock_time"}
+    types = {EMPLOYEE_EMAIL: "email"} if any(a.flow == "email" for a in config.actions) else {}
+    if any(a.flow == "calendar" for a in config.actions):
+        types |= {CALL_DAY: "date", CALL_TIME: "clock_time", CALL_MINUTES: "duration_minutes"}
+    return types
 
 
 def _from_commands(request: ActionRequest, t: TurnWork) -> ActionRequest:
     """A generator's commands speak first: the action asked for, the call's day and time."""
     asked = t.command("request_action")
-    given = {c.slot: c.value for c in t.commands if c.kind in ("set_slot", "correct_slot") and c.slot in (CALL_DAY, CALL_TIME)}
+    given = {c.slot: c.value for c in t.commands
+             if c.kind in ("set_slot", "correct_slot") and c.slot in (CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL)}
     if asked is None and not given:
         return request
     wanted = asked.action_id if asked is not None else request.wanted
     return ActionRequest(wanted=wanted, declined=tuple(a for a in request.declined if a != wanted),
-                         day=given.get(CALL_DAY, request.day), at=given.get(CALL_TIME, request.at))
+                         day=given.get(CALL_DAY, request.day), at=given.get(CALL_TIME, request.at),
+                         minutes=given.get(CALL_MINUTES, request.minutes), address=given.get(EMPLOYEE_EMAIL, request.address))
 
 
 def apply_action_request(state: ContextState, t: TurnWork, config: ConversationConfig, *, now: datetime,
@@ -206,6 +257,13 @@ def apply_action_request(state: ContextState, t: TurnWork, config: ConversationC
     declined = tuple(a for a in state.declined_actions if a != request.wanted)
     declined += tuple(a for a in request.declined if a not in declined)
     preferred = request.wanted or (None if state.preferred_action in request.declined else state.preferred_action)
+    earlier = state.preferred_action
+    if request.wanted and earlier and earlier != request.wanted and earlier not in state.executed_actions \
+            and earlier not in request.declined and not _SWITCH[_lang(t.language)].search(t.text):
+        # "and send the email to marc@..." after a call was asked for: both are wanted, one per turn, the
+        # earlier first (the email is no longer refused and comes next); "instead" / "改成" switches
+        preferred = earlier
+        t.trace.append(f"actions: {request.wanted} wanted too, after {earlier}")
     t.action_requested, t.actions_declined = request.wanted, request.declined
     if request.wanted or request.declined:
         t.trace.append(f"actions: wanted {request.wanted or '-'}, refused {', '.join(request.declined) or '-'}")
@@ -218,7 +276,8 @@ def apply_action_request(state: ContextState, t: TurnWork, config: ConversationC
         if moved >= now.astimezone(ZoneInfo(timezone)).date():  # never into the past ("Monday" after a Thursday)
             request = ActionRequest(request.wanted, request.declined, moved.isoformat(), request.at)
     changed, corrected = list(t.slots_changed), list(t.slots_corrected)
-    for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at)):
+    for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at), (CALL_MINUTES, request.minutes),
+                        (EMPLOYEE_EMAIL, request.address)):
         before = slots.get(name)
         if value is None or (before is not None and before.value == value):
             continue
@@ -259,8 +318,23 @@ def action_noun(action: ActionSpec, language: str) -> str:
     return (zh if _lang(language) == "zh" else en) or label
 
 
+def _details_line(slots: dict[str, str], changed: Sequence[str], corrected: Sequence[str], zh: bool) -> str:
+    """A correction of the documents' details before consent: who they are for, the address, the call's length."""
+    pieces = []
+    if "employee_name" in corrected and slots.get("employee_name"):
+        pieces.append(f"邮件和邀请改为写给{slots['employee_name']}" if zh
+                      else f"the email and the invitation are now for {slots['employee_name']}")
+    if EMPLOYEE_EMAIL in changed and slots.get(EMPLOYEE_EMAIL):
+        pieces.append(f"邮件发往{slots[EMPLOYEE_EMAIL]}" if zh else f"the email goes to {slots[EMPLOYEE_EMAIL]}")
+    if CALL_MINUTES in changed and slots.get(CALL_MINUTES):
+        pieces.append(f"通话时长{slots[CALL_MINUTES]}分钟" if zh else f"the call lasts {slots[CALL_MINUTES]} minutes")
+    if not pieces:
+        return ""
+    return ("明白：" + "，".join(pieces) + "。") if zh else ("Understood: " + "; ".join(pieces) + ".")
+
+
 def understood_line(state: ContextState, config: ConversationConfig, *, wanted: str | None, declined: Sequence[str],
-                    when_changed: bool, language: str) -> str:
+                    when_changed: bool, language: str, changed: Sequence[str] = (), corrected: Sequence[str] = ()) -> str:
     """What the message said about the actions, in plain words (never the message itself)."""
     zh = _lang(language) == "zh"
     actions = {a.id: a for a in config.actions}
@@ -269,23 +343,27 @@ def understood_line(state: ContextState, config: ConversationConfig, *, wanted: 
     when = describe_when(slots.get(CALL_DAY), slots.get(CALL_TIME), language)
     refused = [action_noun(actions[a], language) for a in declined if a in actions]
     calendar = actions.get(wanted or "") is not None and actions[wanted or ""].flow == "calendar"
+    details = _details_line(slots, changed, corrected, zh)
+    earlier = state.preferred_action  # wanted too, after the one asked for first (one action per turn)
+    first = earlier if wanted and earlier in actions and earlier != wanted and earlier not in state.executed_actions else None
     if not refused and not wanted and not when_changed:
-        return ""
+        return details
     if zh:
         pieces = [f"不要{'、'.join(refused)}" for _ in refused[:1]]
         if wanted:
             what = f"与{name}通话" if calendar and name else action_noun(actions[wanted], language)
-            pieces.append(("改为" if refused else "") + what + (f"，时间：{when}" if calendar and when else ""))
+            pieces.append(("改为" if refused else "") + what + (f"，时间：{when}" if calendar and when else "")
+                          + (f"，在{action_noun(actions[first], language)}之后" if first else ""))
         elif when_changed and when:
             pieces.append(f"通话时间改为{when}")
-        return "明白：" + "，".join(pieces) + "。"
+        return "明白：" + "，".join(pieces) + "。" + details.removeprefix("明白：")
     pieces = [f"no {' or '.join(n.split(' ', 1)[-1] for n in refused)}" for _ in refused[:1]]
     if wanted:
         what = action_noun(actions[wanted], language)
         if calendar:
             what += f" with {name}" if name else ""
             what += f" on {when}" if slots.get(CALL_DAY) else (f" {when}" if when else "")
-        pieces.append(what + (" instead" if refused else ""))
+        pieces.append(what + (" instead" if refused else "") + (f" too, after {action_noun(actions[first], language)}" if first else ""))
     elif when_changed and when:
         pieces.append(f"the call is now on {when}" if slots.get(CALL_DAY) else f"the call is now {when}")
-    return "Understood: " + "; ".join(pieces) + "."
+    return "Understood: " + "; ".join(pieces) + "." + (" " + details[12].upper() + details[13:] if details else "")

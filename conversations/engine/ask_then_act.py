@@ -121,6 +121,7 @@ class ActionContext(Serializable):
     language: str = "en"
     preferred_action: str | None = None  # asked for by the person: considered first
     declined_actions: tuple[str, ...] = ()  # refused by the person: never offered
+    answers: tuple[tuple[str, str], ...] = ()  # slot values, for the actions the guidance recommends
 
     @classmethod
     def from_state(
@@ -147,6 +148,7 @@ class ActionContext(Serializable):
             language=state.locale,
             preferred_action=state.preferred_action,
             declined_actions=state.declined_actions,
+            answers=tuple((name, slot.value) for name, slot in state.slots.items() if slot.usable),
         )
 
 
@@ -194,12 +196,27 @@ def action_blockers(action: ActionSpec, ctx: ActionContext) -> list[str]:
     return blockers
 
 
+def recommended(action: ActionSpec, ctx: ActionContext) -> bool:
+    """The guidance recommends this action for what the person told (a call when they have not talked yet)."""
+    if not action.recommended_when:
+        return False
+    answers = dict(ctx.answers)
+    return all(answers.get(slot, "").casefold() in {v.casefold() for v in values}
+               for slot, values in action.recommended_when.items())
+
+
+def action_order(actions: Iterable[ActionSpec], ctx: ActionContext) -> list[ActionSpec]:
+    """The actions in the order they may be offered: the one the person asked for, then the one the guidance
+    recommends, then the plan's priority (email before calendar), which only breaks a tie."""
+    return sorted(actions, key=lambda a: (a.id != ctx.preferred_action, not recommended(a, ctx), a.priority))
+
+
 def evaluate_actions(actions: Iterable[ActionSpec], ctx: ActionContext) -> list[ActionDecision]:
-    """Decisions for all actions, by priority (the one the person asked for first): only the first
-    allowed one stays allowed."""
+    """Decisions for all actions, in `action_order`: only the first allowed one stays allowed; a refused
+    or finished one never holds back the next."""
     decisions: list[ActionDecision] = []
     winner: str | None = None
-    for action in sorted(actions, key=lambda a: (a.id != ctx.preferred_action, a.priority)):
+    for action in action_order(actions, ctx):
         blockers = action_blockers(action, ctx)
         if not blockers and winner is not None:
             blockers = [f"one_action_per_turn:{winner}"]

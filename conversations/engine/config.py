@@ -492,6 +492,10 @@ class ActionSpec(Serializable):
     keywords: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
     requires_slots: tuple[str, ...] = ()
     requires_completed_steps: tuple[str, ...] = ()
+    # the guidance recommends this action when every named slot holds one of its values ({"contacted": ["no"]})
+    recommended_when: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+    # what to look up in the workflow's knowledge to say why (how to open the conversation, what to document)
+    guidance: Mapping[str, str] = field(default_factory=FrozenDict)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ActionSpec:
@@ -508,6 +512,8 @@ class ActionSpec(Serializable):
             keywords=_pats(data.get("keywords")),
             requires_slots=_strs(data.get("requires_slots")),
             requires_completed_steps=_strs(data.get("requires_completed_steps")),
+            recommended_when=FrozenDict({str(k): _strs(v) for k, v in (data.get("recommended_when") or {}).items()}),
+            guidance=_loc(data.get("guidance")) if data.get("guidance") else FrozenDict(),
         )
 
 

@@ -138,6 +138,11 @@ def evaluate_answer(
             return FormEvaluation(False, reason="no_number")
         return FormEvaluation(True, number_answer(value, spec.unit))
     if spec.answer_type == "yes_no":
+        # a question's own ways of saying yes or no come first, in the plan's order ("straight to voicemail"
+        # is yes to "have you tried to reach him?", "还没找他聊过" is no)
+        for choice in spec.choices:
+            if any(compile_pattern(p).search(text) for _, p in iter_patterns(choice.patterns, language)):
+                return FormEvaluation(True, choice.value)
         for value, patterns in YES_NO.items():
             if first_match(text, patterns, language):
                 return FormEvaluation(True, value)

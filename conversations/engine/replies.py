@@ -536,6 +536,28 @@ def _options_line(view: RunView, lang: str) -> str:
     return line
 
 
+_GUIDANCE_STEP = {  # what the guidance leads to, by the offered action's flow
+    "calendar": ("So I'd start with a conversation{with_name}: one-to-one, by call or in person.",
+                 "所以建议先{with_name}一对一谈一谈（电话或当面）。"),
+    "email": ("So I'd put it in writing{to_name}: a short, factual email.", "所以建议{to_name}发一封简短、只写事实的邮件。"),
+}
+
+
+def _guidance(view: RunView, config: ConversationConfig, state: ContextState, lang: str) -> str:
+    """The guidance behind an offered action (seed 002): the cited passages, then what they lead to."""
+    offered = [o for o in view.options if o["option_id"] in view.new_actions and o.get("eligibility") == "eligible"]
+    action = next((a for a in config.actions if offered and a.id == offered[0]["option_id"]), None)
+    if action is None or not action.guidance or not view.citations:
+        return ""
+    name = state.slots["employee_name"].value if "employee_name" in state.slots else ""
+    en, zh = _GUIDANCE_STEP.get(action.flow, ("", ""))
+    zh_lang = lang == "zh"
+    step = _t(lang, en, zh, with_name=(f"和{name}" if zh_lang else f" with {name}") if name else "",
+              to_name=(f"给{name}" if zh_lang else f" to {name}") if name else "")
+    lines = [f"{c['snippet']} [{c['source_id']} v{c['version']}]" for c in view.citations]
+    return _t(lang, "From the team's guidance:", "根据团队的管理指南：") + "\n- " + "\n- ".join(lines) + ("\n\n" + step if step else "")
+
+
 def _action_offer(view: RunView, lang: str) -> str:
     offered = [o for o in view.options if o["option_id"] in view.new_actions and o.get("eligibility") == "eligible"]
     if not offered:
@@ -607,7 +629,8 @@ def compose_reply(
     if config.actions:  # what the message said about the email / the call, in plain words
         moved = any(n in outcome.slots_changed for n in (CALL_DAY, CALL_TIME))
         if said := understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,
-                                   when_changed=moved, language=lang):
+                                   when_changed=moved, language=lang, changed=outcome.slots_changed,
+                                   corrected=outcome.slots_corrected):
             parts.append(said)
     if view.entered_steps and tool is None:
         parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("。" if lang == "zh" else "."))
@@ -639,6 +662,8 @@ def compose_reply(
         question = None
     offer = _action_offer(view, lang)
     if offer and not question:
+        if config.actions and (guidance := _guidance(view, config, state, lang)):
+            parts.append(guidance)
         parts.append(offer)
     small_talk = (_small_talk_kind(state.latest_user_text or "") if (not question or chitchat_kind(state.latest_user_text or ""))
                   and tool is None and outcome.resolved_intent is None else None)

@@ -238,6 +238,12 @@ def _form_next(
     """Point at the next form question (or say the form is complete)."""
     form = config.form
     assert form is not None
+    if spec is not None and not spec.required and t.action_requested and not returning and state.form_editing is None:
+        # "called twice, no answer; can you draft an email to him?": the action asked for is not held up by an
+        # optional question next in line (seed 002: never ask and act at once)
+        state = state.evolve(skipped_steps=state.skipped_steps + (spec.id,))
+        t.trace.append(f"optional question {spec.id} skipped: the person asked for an action")
+        return _form_next(state, t, config, current_question(state, form), returning)
     done = form_complete(state, form) and state.form_editing is None  # not while an answer is being changed
     t.form_complete = done
     if spec is None:

@@ -14,11 +14,12 @@ from typing import Any
 
 from django.utils import timezone
 
-from .engine.packs import pack_names, pack_source_ids
-from .engine.search import RetrievalFilters
+from .engine.packs import load_pack, pack_names, pack_source_ids
+from .engine.search import RetrievalFilters, citation_for
 from .services import citation_dict, knowledge_retrieve
 
 ASKING_INTENTS = ("EXPLAIN", "HOWTO", "LOCATE")
+GUIDANCE_CHARS = 320  # a guidance passage is read as advice, not as a pointer to the source
 
 
 @lru_cache(maxsize=16)
@@ -55,9 +56,40 @@ def _tool_query(tool_result: dict[str, Any], text: str) -> tuple[str, RetrievalF
     return None
 
 
-def citations_for_turn(*, outcome, plan, state, tool_result, lang: str) -> tuple[tuple[dict[str, Any], ...], list[dict[str, Any]]]:  # noqa: ANN001
+@lru_cache(maxsize=16)
+def _pack_ids_in(workflow_id: str, lang: str) -> tuple[str, ...]:
+    """The pack's sources in the reply's language (all of them when it has none in that language)."""
+    if workflow_id not in pack_names():
+        return ()
+    records = [d.record for d in load_pack(workflow_id)]
+    local = tuple(r.source_id for r in records if (r.locale or "en").split("-")[0] == lang.split("-")[0])
+    return local or tuple(r.source_id for r in records)
+
+
+def guidance_for_action(*, plan, state, action, lang: str) -> tuple[tuple[dict[str, Any], ...], list[dict[str, Any]]]:  # noqa: ANN001
+    """The knowledge an offered action rests on (seed 002): passages of the workflow's pack found by the
+    action's guidance topics and the situation the manager described, each cited."""
+    query = (action.guidance.get(lang) or action.guidance.get("en") or "") if action is not None else ""
+    pack = _pack_ids_in(plan.workflow_id, lang)
+    if not query or not pack:
+        return (), []
+    situation = " ".join(a.answer for a in state.finalized_answers if a.question_id == "situation")
+    result = knowledge_retrieve(f"{situation} {query}".strip(), filters=RetrievalFilters(source_ids=pack), top_k=6)
+    hits = [{"source_id": h.chunk.source_id, "version": h.chunk.source_version, "chunk_id": h.chunk.chunk_id,
+             "score": round(float(h.score), 4)} for h in result.hits]
+    chosen: list[dict[str, Any]] = []
+    for hit in result.hits:  # one passage per source, said whole enough to act on; guidance asks nothing
+        citation = citation_dict(citation_for(hit, query, max_chars=GUIDANCE_CHARS))
+        if citation["source_id"] not in {c["source_id"] for c in chosen} and not re.search(r"[?？]", citation["snippet"]):
+            chosen.append(citation)
+    return tuple(chosen[:2]), hits
+
+
+def citations_for_turn(*, outcome, plan, state, tool_result, lang: str, offered_action=None) -> tuple[tuple[dict[str, Any], ...], list[dict[str, Any]]]:  # noqa: ANN001
     """(citations for the reply, retrieval hits for the execution path)."""
     text = state.latest_user_text or ""
+    if offered_action is not None and offered_action.guidance:
+        return guidance_for_action(plan=plan, state=state, action=offered_action, lang=lang)
     if tool_result:
         found = _tool_query(dict(tool_result), text)
         if found is None:
