@@ -20,6 +20,7 @@ from ._text import (
     defers_answer,
     first_match,
     is_non_answer,
+    is_vacuous,
     iter_patterns,
     localize,
     negated_at,
@@ -119,8 +120,8 @@ def evaluate_answer(
     text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None
 ) -> FormEvaluation:
     """Judge a reply against the question type; clarifying answers count as context."""
-    if is_non_answer(text) or defers_answer(text):
-        return FormEvaluation(False, reason="non_answer")
+    if is_non_answer(text) or defers_answer(text) or spec.answer_type == "text" and is_vacuous(text):
+        return FormEvaluation(False, reason="non_answer")  # "whatever", "随便" say nothing in words
     context = " ".join([e.answer for e in (thread.entries if thread else ()) if e.answer] + [text])
     if spec.answer_type == "choice":
         for candidate in (text, context):
@@ -388,7 +389,7 @@ def prefill_from_slots(
     done = []
     for spec in form.questions:
         slot = state.slots.get(spec.slot) if spec.slot else None
-        if slot is not None and slot.usable and state.finalized(spec.id) is None:
+        if slot is not None and slot.usable and state.finalized(spec.id) is None and not (spec.answer_type == "text" and is_vacuous(slot.value)):
             state = finalize_answer(state, spec, slot.value, turn=turn, locale=locale, form=form)
             done.append(spec.id)
     return state, tuple(done)

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ._serde import FrozenDict
-from ._text import asks_to_restart, chitchat_kind, defers_answer, localize
+from ._text import asks_to_restart, chitchat_kind, defers_answer, is_vacuous, localize
 from .action_prefs import action_slot_types
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
@@ -126,6 +126,8 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     state = open_thread(state, spec.id)
     state = answer_clarifying_question(state, t.text, turn=t.turn)
     given = _command_answer(t, spec)
+    if given and spec.answer_type == "text" and is_vacuous(given):
+        given = None  # a generator's "answer" of "whatever" / "随便" answers nothing
     verdict = FormEvaluation(True, given) if given else evaluate_answer(t.text, spec, t.language, state.active_thread)
     if verdict.accepted:
         value = verdict.value or t.text
@@ -144,6 +146,10 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     if verdict.reason == "non_answer" and defers_answer(t.text):
         # "not sure yet" / "还没想好" is never an answer: say that's fine and ask again, more simply
         prompt = _t(t.language, "That's fine if it isn't decided yet. ", "还没想好也没关系。") + (
+            prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, t.language))
+    elif verdict.reason == "non_answer" and spec.answer_type == "text" and is_vacuous(t.text):
+        # "whatever" / "随便" leaves nothing to plan from: never taken, however often it is said
+        prompt = _t(t.language, "I need a little more than that to go on. ", "这样还不够具体，我没法记下来。") + (
             prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, t.language))
     if prompt is not None:
         t.ask(prompt, "form_clarify")
