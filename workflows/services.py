@@ -374,6 +374,10 @@ def _review_title(tx: _RunTx, node) -> str:  # noqa: ANN001
     if subject.get("order_no"):
         return (f"Fee mismatch on {subject['order_no']}: order {subject.get('order_total_amount')} "
                 f"vs rule {subject.get('simulated_total_amount')}")
+    summary = next((str(tx.documents[key].get("summary")) for key in sorted(tx.state.documents)
+                    if tx.documents[key].get("summary")), "")  # what the person asked for, not a run number
+    if summary:
+        return f"{engine.localize(node.label)}: {summary[:120]}{'…' if len(summary) > 120 else ''}"
     return f"{engine.localize(node.label)} — {tx.plan.workflow_id} run {tx.run.pk}"
 
 
