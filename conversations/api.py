@@ -152,6 +152,7 @@ class SelectionOut(serializers.Serializer):
 class ReviewSummaryOut(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
+    title = serializers.CharField(help_text="What is under review, as the supervisor's queue shows it.")
     decided_option_id = serializers.CharField(allow_null=True)
     decided_label = serializers.CharField(allow_null=True)
     reason = serializers.CharField(allow_null=True)

@@ -916,7 +916,7 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
         "estimate": estimate,
         "options": [o.to_dict() for o in dp.options],
         "selection": dp.selection.to_dict(),
-        "review": {"id": review.pk, "status": review.status, "decided_option_id": review.decided_option_id or None,
+        "review": {"id": review.pk, "status": review.status, "title": review.title, "decided_option_id": review.decided_option_id or None,
                    "decided_label": next((o["label"] for o in review.options if o["option_id"] == review.decided_option_id), None),
                    "reason": review.reason or None} if review else None,
         "documents": sorted(run_state.documents),

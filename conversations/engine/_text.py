@@ -315,8 +315,8 @@ _INDIFFERENT = re.compile(
     r"anything (?:is fine|works|goes|really|at all)|(?:it )?(?:doesn'?t|does not) matter|(?:i )?don'?t (?:really )?(?:care|mind)|"
     r"no preference|(?:it'?s |that'?s )?up to you|you (?:decide|choose|pick|tell me)|surprise me|(?:no|not) (?:a )?clue|"
     r"idk|dunno|no idea(?: yet)?|(?:i )?haven'?t (?:a clue|thought about it)|whatever you (?:think|want|like|say|prefer)|"
-    r"(?:just )?something|stuff|things|"
-    r"随便|随便吧|随意|都行|都可以|都好|啥都行|什么都行|怎么都行|怎样都行|无所谓|没所谓|不在乎|看着办|你(?:们)?(?:定|决定|看着办)(?:吧)?|"
+    r"(?:just )?something|stuff|things|honestly|frankly|to be honest|tbh|well|"
+    r"随便|随便吧|随意|都行|都可以|都好|啥都行|什么都行|怎么都行|怎样都行|无所谓|没所谓|不在乎|看着办|(?:你|你们)?看着(?:办|来|弄|做)|你(?:们)?(?:定|决定)(?:吧)?|"
     r"没想法|没什么想法|没想过|说不上来|都一样|哪个都行)"
     r"(?: (?:really|then|i guess|i suppose|to be honest|tbh|for now|yet))?(?:吧|啊|呀|了|的)?)$",
     re.IGNORECASE,

@@ -127,7 +127,7 @@ _MONEY = re.compile(
     r"(?:[$€£¥]\s?\d[\d,.]*\s*(?:k|m|grand|thousand|million)?|\d[\d,.]*\s*(?:k|m)?\s*(?:grand|thousand|million)?\s*"
     r"(?:dollars|usd|euros?|eur|pounds|gbp|rmb|yuan|chf|bucks)\b|\d[\d,.]*\s*(?:k|grand)\b(?!\s*(?:users|people))"
     r"|(?:\d[\d,.]*|[〇一二两三四五六七八九十百千]+)\s*(?:万|千)?\s*(?:元|块|人民币|美元|欧元|美金)"
-    r"|(?:预算|经费|费用|成本)[^。；，,]{0,8}?(?:\d[\d,.]*|[一二两三四五六七八九十百千]+)\s*(?:万|千)?)",
+    r"|(?:预算|经费|费用|成本)[^。；，,]{0,8}?(?:\d[\d,.]*|[一二两三四五六七八九十百千]+)\s*(?:万|千)?\s*(?:元|块|人民币|美元|欧元)?)",
     re.IGNORECASE,
 )
 _NO_BUDGET = re.compile(r"\bno\s+(?:\w+\s+)?budget|没有?(?:什么)?预算|不设预算|预算不限", re.IGNORECASE)
