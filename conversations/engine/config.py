@@ -429,6 +429,7 @@ class FormQuestionSpec(Serializable):
     min_chars: int = 2
     required: bool = True
     label: Mapping[str, str] = field(default_factory=FrozenDict)  # a short name for replies ("goal", "目标")
+    accumulate: bool = False  # a free-text answer that gathers (constraints): a new value said later adds to it
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> FormQuestionSpec:
@@ -446,6 +447,7 @@ class FormQuestionSpec(Serializable):
             min_chars=int(data.get("min_chars", 2)),
             required=bool(data.get("required", True)),
             label=_loc(data.get("label")),
+            accumulate=bool(data.get("accumulate", False)),
         )
 
 

@@ -196,6 +196,11 @@ _CORRECTION = re.compile(
     r"|не\s+так|я\s+имел\s+в\s+виду|опечат\w*|исправ\w*|поменя\w*|quise\s+decir|corrig\w*|cambi[ae]\w*",
     re.IGNORECASE,
 )
+def is_correction(text: str) -> bool:
+    """The message corrects something said before ("actually", "no, I meant", 不对, 改成)."""
+    return _CORRECTION.search(text) is not None
+
+
 _STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have", "from", "with", "your", "many", "much", "does", "building"])
 
 

@@ -605,7 +605,8 @@ def compose_reply(
     if outcome.notice:
         parts.append(outcome.notice)
     parts += _form_lines(outcome, config, lang)
-    if view.stale_documents and outcome.form_changed_question:  # the answer changed under a document built on it
+    changed = outcome.form_changed_question or any(a.turn == outcome.turn_index for a in outcome.state.finalized_answers)
+    if view.stale_documents and changed:  # an answer changed under a document built on it
         names = "、".join(view.stale_documents) if lang == "zh" else " and ".join(d[:1].lower() + d[1:] for d in view.stale_documents)
         parts.append(_t(lang, f"The {names} was built on the earlier answers, so it is out of date until you regenerate it.",
                         f"{names}是依据之前的回答生成的，重新生成之前已过期。"))

@@ -20,6 +20,7 @@ from .forms import (
     finalize_answer,
     find_correction,
     form_complete,
+    is_correction,
     mentions_unit,
     names_question,
     number_answer,
@@ -266,12 +267,42 @@ def _follow_slot_corrections(state: ContextState, t: TurnWork, config: Conversat
             continue
         if spec.answer_type == "text" and text_length(slot.value.strip()) < spec.min_chars:
             continue
-        state = finalize_answer(state, spec, slot.value, turn=t.turn, locale=t.language, form=form)
+        if spec.accumulate and not is_correction(t.text) and _replace_part(final.answer, slot.value, whole=False) is None:
+            # "must launch before June" after "our budget is 15k": another constraint, not a new account of the budget
+            if slot.value.casefold() not in final.answer.casefold():
+                joint = "；" if t.language.startswith("zh") else "; "
+                state = finalize_answer(state, spec, f"{final.answer}{joint}{slot.value}", turn=t.turn, locale=t.language, form=form)
+                t.trace.append(f"form answer {spec.id} gathers: {slot.value}")
+                moved = True
+            continue
+        value = _replace_part(final.answer, slot.value) if spec.accumulate else slot.value
+        state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form)
         if not moved:
-            t.form_changed_question, t.form_changed_from, t.form_changed_to = spec.id, final.answer, slot.value
+            t.form_changed_question, t.form_changed_from, t.form_changed_to = spec.id, final.answer, value
         t.trace.append(f"form answer {spec.id} follows its corrected slot: {final.answer} -> {slot.value}")
         moved = True
     return state, moved
+
+
+def _words(text: str) -> set[str]:
+    """Latin words of three letters or more and Chinese character pairs: what two phrases may share."""
+    lowered = text.lower()
+    return set(re.findall(r"[a-z]{3,}", lowered)) | {lowered[i:i + 2] for i in range(len(lowered) - 1)
+                                                     if re.fullmatch(r"[\u4e00-\u9fff]{2}", lowered[i:i + 2])}
+
+
+def _replace_part(gathered: str, new: str, *, whole: bool = True) -> str | None:
+    """A new account of one part of a gathered answer changes that part ("the budget is 18k" replaces the
+    budget, the deadline stays); one about none of them replaces the whole answer (None without `whole`)."""
+    joint = "；" if "；" in gathered else "; "
+    parts = [p for p in re.split(r"; |；", gathered) if p]
+    shared = [len(_words(p) & _words(new) - {"the", "and", "our", "its"}) for p in parts]
+    if max(shared, default=0) == 0 or shared.count(max(shared)) > 1:
+        return new if whole else None
+    if len(parts) < 2:
+        return new
+    best = shared.index(max(shared))
+    return joint.join(new if i == best else p for i, p in enumerate(parts))
 
 
 def _other_raws(t: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> list[str]:
