@@ -294,6 +294,8 @@ def _words(text: str) -> set[str]:
 def _replace_part(gathered: str, new: str, *, whole: bool = True) -> str | None:
     """A new account of one part of a gathered answer changes that part ("the budget is 18k" replaces the
     budget, the deadline stays); one about none of them replaces the whole answer (None without `whole`)."""
+    if re.search(r"; |；", new):
+        return new  # a whole gathered answer (a generator's reading of it): it is the answer
     joint = "；" if "；" in gathered else "; "
     parts = [p for p in re.split(r"; |；", gathered) if p]
     shared = [len(_words(p) & _words(new) - {"the", "and", "our", "its"}) for p in parts]
