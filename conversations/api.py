@@ -152,6 +152,7 @@ class SelectionOut(serializers.Serializer):
 class ReviewSummaryOut(serializers.Serializer):
     id = serializers.IntegerField()
     status = serializers.CharField()
+    title = serializers.CharField(help_text="What is under review, as the supervisor's queue shows it.")
     decided_option_id = serializers.CharField(allow_null=True)
     decided_label = serializers.CharField(allow_null=True)
     reason = serializers.CharField(allow_null=True)
@@ -220,6 +221,10 @@ class ConversationStateOut(serializers.Serializer):
     selection = SelectionOut()
     review = ReviewSummaryOut(allow_null=True, help_text="The run's latest supervisor review, if any.")
     documents = serializers.ListField(child=serializers.CharField())
+    stale_documents = serializers.DictField(
+        child=serializers.CharField(), help_text="Documents out of date until regenerated (built on an older version of what they use), with the reason.")
+    gate_signals = serializers.DictField(
+        help_text="The classification signals a gate decides on (qa_pass, confidence, intent_class, missing_critical...), as they stand.")
     form = FormOut()
     isolation = IsolationOut()
     handoff = HandoffStateOut(allow_null=True, help_text="Open while a member of staff has the conversation (the concierge stays quiet).")

@@ -28,8 +28,9 @@ def available(conversation: Conversation) -> list[dict[str, Any]]:
     latest: dict[str, RunDocument] = {}
     for doc in RunDocument.objects.filter(run_id=conversation.run_id).order_by("key", "version"):
         latest[doc.key] = doc
+    out_of_date = stale(conversation) if latest else {}
     return [
-        {"key": key, "version": doc.version, "label": LABELS.get(key, (key, key))[lang]}
+        {"key": key, "version": doc.version, "label": LABELS.get(key, (key, key))[lang], "stale": out_of_date.get(key)}
         for key, doc in sorted(latest.items()) if key != "diagnosis"
     ]
 
@@ -169,6 +170,28 @@ def _ics(content: dict[str, Any], uid: str) -> str:
     ])
 
 
+def stale(conversation: Conversation) -> dict[str, str]:
+    """The run's documents that are out of date, with the reason (a newer upstream version)."""
+    from workflows.engine import stale_documents
+    from workflows.services import run_state_of
+
+    return stale_documents(run_state_of(conversation.run).documents)
+
+
+def _project_plan(conversation: Conversation, doc: RunDocument) -> str:
+    """The plan; an older version, or one built on an older intake, says it is out of date."""
+    from workflows.services import run_state_of
+
+    from .engine.project_plan import render_project_plan
+
+    documents = run_state_of(conversation.run).documents
+    intake = documents.get("intake_document")
+    current = intake.version if intake else None
+    used = (doc.upstream_versions or {}).get("intake_document")
+    reason = "stale" if current is not None and used is not None and used < current else None
+    return render_project_plan(doc.content or {}, stale_reason=reason, current_intake=current)
+
+
 def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]:
     """(body, content type, file name) of a document."""
     content = doc.content or {}
@@ -183,6 +206,8 @@ def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]
         return _eml(content), "message/rfc822", f"{base}.eml"
     if doc.key == "calendar_invite":
         return _ics(content, base), "text/calendar; charset=utf-8", f"{base}.ics"
+    if doc.key == "project_plan" and content.get("phases"):
+        return _project_plan(conversation, doc), "text/markdown; charset=utf-8", f"{base}.md"
     lang = 1 if conversation.locale.startswith("zh") else 0
     title = LABELS.get(doc.key, (doc.key, doc.key))[lang]
     return _markdown_lines(title, content, lang), "text/markdown; charset=utf-8", f"{base}.md"

@@ -27,9 +27,11 @@ from workflows import engine as wf
 from workflows import services as runs
 from workflows.access import is_supervisor
 from workflows.audit import audit_record, audit_write
+from workflows.engine.gates import GATE_SIGNALS
 from workflows.models import Review, Run
 from workflows.services import Actor
 
+from .documents import LABELS
 from .engine import (
     ActionContext,
     ContextState,
@@ -353,6 +355,7 @@ def _run_view(run: Run, plan: wf.Plan, lang: str, *, tool_ran: bool = False, rev
         review_pending=run.status == Run.Status.WAITING_REVIEW,
         new_actions=tuple(sorted(eligible_actions - (previous_actions or set()))), citations=citations,
         entered_steps=tuple(wf.localize(plan.node(step).label, lang) for step in entered),
+        stale_documents=tuple(LABELS.get(key, (key, key))[lang == "zh"] for key in sorted(dp.stale)),
     )
 
 
@@ -932,10 +935,12 @@ def conversation_state(conversation: Conversation, *, lang: str | None = None, s
         "estimate": estimate,
         "options": [o.to_dict() for o in dp.options],
         "selection": dp.selection.to_dict(),
-        "review": {"id": review.pk, "status": review.status, "decided_option_id": review.decided_option_id or None,
+        "review": {"id": review.pk, "status": review.status, "title": review.title, "decided_option_id": review.decided_option_id or None,
                    "decided_label": next((o["label"] for o in review.options if o["option_id"] == review.decided_option_id), None),
                    "reason": review.reason or None} if review else None,
         "documents": sorted(run_state.documents),
+        "stale_documents": dict(dp.stale),
+        "gate_signals": {k: run_state.signals[k] for k in GATE_SIGNALS if k in run_state.signals},
         "form": {
             "finalized_answers": [a.to_dict() for a in state.finalized_answers],
             "active_thread": state.active_thread.to_dict() if state.active_thread else None,

@@ -36,6 +36,38 @@ def _pretty(value) -> str:  # noqa: ANN001
     return format_html("<pre class='json-pretty'>{}</pre>", json.dumps(value, indent=2, ensure_ascii=False))
 
 
+def _value_html(value) -> str:  # noqa: ANN001
+    """One field of a document as a reader sees it: text, a list, or nested fields."""
+    if isinstance(value, list):
+        return format_html("<ul>{}</ul>", format_html_join("", "<li>{}</li>", ((_value_html(v),) for v in value)))
+    if isinstance(value, dict):
+        return format_html_join("; ", "{}: {}", ((k.replace("_", " "), _value_html(v)) for k, v in value.items() if v not in (None, "")))
+    return "—" if value in (None, "") else str(value)
+
+
+def review_documents(review: Review) -> list[RunDocument]:
+    """The newest version of each document the run held when the review opened (what the gate decided on)."""
+    if not review.run_id:
+        return []
+    latest: dict[str, RunDocument] = {}
+    for doc in RunDocument.objects.filter(run_id=review.run_id, created_at__lte=review.created_at).order_by("key", "version"):
+        latest[doc.key] = doc
+    return [latest[key] for key in sorted(latest) if key != "diagnosis"]
+
+
+def documents_html(docs: list[RunDocument]) -> str:
+    """Each document with its fields, in the order it was written."""
+    if not docs:
+        return "—"
+    return format_html_join("", "<section class='review-document'><h3>{} <span class='quiet'>v{}</span></h3><table>{}</table></section>", (
+        (doc.key.replace("_", " ").capitalize(), doc.version, format_html_join(
+            "", "<tr><th scope='row'>{}</th><td>{}</td></tr>",
+            ((key.replace("_", " ").capitalize(), _value_html(value)) for key, value in (doc.content or {}).items()),
+        ))
+        for doc in docs
+    ))
+
+
 class ReadOnlyAdminMixin:
     """State is never assigned in admin: these screens only read."""
 
@@ -96,7 +128,7 @@ class ReviewAdmin(admin.ModelAdmin):
     search_fields = ["title", "workflow_id", "step_id", "reason"]
     actions = ["approve_selected", "reject_selected"]
     readonly_fields = [
-        "kind", "status", "workflow_id", "step_id", "title", "conversation_link", "subject_pretty",
+        "kind", "status", "workflow_id", "step_id", "title", "conversation_link", "documents_shown", "subject_pretty",
         "recommendation", "options_table", "signals_pretty", "decided_option_id", "decided_by", "decided_at", "reason", "created_at",
     ]
     fields = readonly_fields
@@ -145,6 +177,10 @@ class ReviewAdmin(admin.ModelAdmin):
             return "—"
         url = reverse("admin:conversations_conversation_change", args=[conversation.pk])
         return format_html("<a href='{}'>{}</a>", url, conversation)
+
+    @admin.display(description="documents under review")
+    def documents_shown(self, obj: Review) -> str:
+        return documents_html(review_documents(obj))
 
     @admin.display(description="subject")
     def subject_pretty(self, obj: Review) -> str:
@@ -209,6 +245,7 @@ class ReviewAdmin(admin.ModelAdmin):
             "recommendation": self.recommendation(review),
             "signals": self.signals_pretty(review),
             "subject": self.subject_pretty(review),
+            "documents": self.documents_shown(review),
             "conversation_link": self.conversation_link(review) if review.run_id else "",
         }
         return TemplateResponse(request, "admin/workflows/review/decide.html", context)

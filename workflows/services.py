@@ -374,6 +374,10 @@ def _review_title(tx: _RunTx, node) -> str:  # noqa: ANN001
     if subject.get("order_no"):
         return (f"Fee mismatch on {subject['order_no']}: order {subject.get('order_total_amount')} "
                 f"vs rule {subject.get('simulated_total_amount')}")
+    summary = next((str(tx.documents[key].get("summary")) for key in sorted(tx.state.documents)
+                    if tx.documents[key].get("summary")), "")  # what the person asked for, not a run number
+    if summary:
+        return f"{engine.localize(node.label)}: {summary[:120]}{'…' if len(summary) > 120 else ''}"
     return f"{engine.localize(node.label)} — {tx.plan.workflow_id} run {tx.run.pk}"
 
 
@@ -457,12 +461,29 @@ def run_signals_update(
     with transaction.atomic(savepoint=False):
         tx = _RunTx(run_id, locked=locked, audit=audit)
         tx.state = tx.state.with_signals(**signals)
+        _refresh_documents(tx, actor)
         dp = _settle(tx, actor, transient or {}, locale)
         settled = tx.state is tx.decided_on
         tx.save(batch)
     if settled and not transient:
         _remember_decision_point(tx.run, dp, locale)
     return RunOutcome(tx.run, auto_choices=tx.auto_choices, review=tx.review, decision=dp)
+
+
+def _refresh_documents(tx: _RunTx, actor: Actor) -> None:
+    """Redraft a document its node builds from the signals when they changed after it was written,
+    at the steps the node names (`refresh_at`): what was built on the old version becomes stale."""
+    for node in tx.plan.nodes.values():
+        if not node.produces or node.produces not in tx.state.documents or tx.state.current_step not in (node.settings.get("refresh_at") or ()):
+            continue
+        handler = handler_for(node)
+        content = handler(tx._context(node.id)).documents.get(node.produces) if handler is not None else None
+        if content is None or dict(content) == dict(tx.documents[node.produces]):
+            continue
+        tx.add_document(node.produces, content, node.depends_on)
+        audit_record("document_version", run=tx.run, actor=actor.user, actor_label=actor.label, buffer=tx.audit,
+                     payload={"key": node.produces, "version": tx.state.documents[node.produces].version,
+                              "stale_documents": engine.stale_documents(tx.state.documents), "refreshed_at": tx.state.current_step})
 
 
 def run_state_of(run: Run) -> RunState:

@@ -310,6 +310,30 @@ def is_non_answer(text: str) -> bool:
     return bool(_NON_ANSWER.match(core))
 
 
+# Leaving it to someone else, or to chance: "whatever", "anything really", "up to you", 随便, 都行, 无所谓.
+_INDIFFERENT = re.compile(
+    r"^(?:(?:oh |well |um |uh |just |honestly |really )*(?:whatever|anything|any|something|whichever|"
+    r"anything (?:is fine|works|goes|really|at all)|(?:it )?(?:doesn'?t|does not) matter|(?:i )?don'?t (?:really )?(?:care|mind)|"
+    r"no preference|(?:it'?s |that'?s )?up to you|you (?:decide|choose|pick|tell me)|surprise me|(?:no|not) (?:a )?clue|"
+    r"idk|dunno|no idea(?: yet)?|(?:i )?haven'?t (?:a clue|thought about it)|whatever you (?:think|want|like|say|prefer)|"
+    r"(?:just )?something|stuff|things|honestly|frankly|to be honest|tbh|well|"
+    r"随便|随便吧|随意|都行|都可以|都好|啥都行|什么都行|怎么都行|怎样都行|无所谓|没所谓|不在乎|看着办|(?:你|你们)?看着(?:办|来|弄|做)|你(?:们)?(?:定|决定)(?:吧)?|"
+    r"没想法|没什么想法|没想过|说不上来|都一样|哪个都行)"
+    r"(?: (?:really|then|i guess|i suppose|to be honest|tbh|for now|yet))?(?:吧|啊|呀|了|的)?)$",
+    re.IGNORECASE,
+)
+_VACUOUS_SPLIT = re.compile(r"[,;.!?…，；。！？、\n]+|\s+(?:and|but|so|or)\s+|但是|不过|反正")
+
+
+def is_vacuous(text: str) -> bool:
+    """A message that gives nothing to go on: every part of it is a filler, an "I don't know" or a
+    "whatever" ("不知道，随便", "dunno, anything really", "no idea yet"); "not sure, maybe nurses" is not."""
+    parts = [p for p in (_STRIP_PUNCT.sub(" ", piece.lower().replace("’", "'")).strip() for piece in _VACUOUS_SPLIT.split(text)) if p]
+    return bool(parts) and all(
+        is_non_answer(p) or _INDIFFERENT.match(re.sub(r"\s+", " ", p)) or _DEFERRAL.fullmatch(p) for p in parts
+    )
+
+
 def asks_question(text: str) -> bool:
     """Conservative: a reply asks a question if it has a question mark or a clarification phrase."""
     if "?" in text or "？" in text or "¿" in text:

@@ -432,6 +432,7 @@ class FormQuestionSpec(Serializable):
     # filled from an answer to another question that names exactly one of its choices
     # ("It's a duplex" answers the building type and the dwelling type at once)
     fill_from_answers: bool = False
+    accumulate: bool = False  # a free-text answer that gathers (constraints): a new value said later adds to it
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> FormQuestionSpec:
@@ -450,6 +451,7 @@ class FormQuestionSpec(Serializable):
             required=bool(data.get("required", True)),
             label=_loc(data.get("label")),
             fill_from_answers=bool(data.get("fill_from_answers", False)),
+            accumulate=bool(data.get("accumulate", False)),
         )
 
 

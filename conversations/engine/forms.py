@@ -20,6 +20,7 @@ from ._text import (
     defers_answer,
     first_match,
     is_non_answer,
+    is_vacuous,
     iter_patterns,
     localize,
     negated_at,
@@ -119,8 +120,8 @@ def evaluate_answer(
     text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None
 ) -> FormEvaluation:
     """Judge a reply against the question type; clarifying answers count as context."""
-    if is_non_answer(text) or defers_answer(text):
-        return FormEvaluation(False, reason="non_answer")
+    if is_non_answer(text) or defers_answer(text) or spec.answer_type == "text" and is_vacuous(text):
+        return FormEvaluation(False, reason="non_answer")  # "whatever", "随便" say nothing in words
     context = " ".join([e.answer for e in (thread.entries if thread else ()) if e.answer] + [text])
     if spec.answer_type == "choice":
         for candidate in (text, context):
@@ -200,6 +201,11 @@ _CORRECTION = re.compile(
     r"|не\s+так|я\s+имел\s+в\s+виду|опечат\w*|исправ\w*|поменя\w*|quise\s+decir|corrig\w*|cambi[ae]\w*",
     re.IGNORECASE,
 )
+def is_correction(text: str) -> bool:
+    """The message corrects something said before ("actually", "no, I meant", 不对, 改成)."""
+    return _CORRECTION.search(text) is not None
+
+
 _STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have", "from", "with", "your", "many", "much", "does", "building"])
 
 
@@ -393,7 +399,7 @@ def prefill_from_slots(
     done = []
     for spec in form.questions:
         slot = state.slots.get(spec.slot) if spec.slot else None
-        if slot is not None and slot.usable and state.finalized(spec.id) is None:
+        if slot is not None and slot.usable and state.finalized(spec.id) is None and not (spec.answer_type == "text" and is_vacuous(slot.value)):
             state = finalize_answer(state, spec, slot.value, turn=turn, locale=locale, form=form)
             done.append(spec.id)
     return state, tuple(done)

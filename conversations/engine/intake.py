@@ -10,6 +10,8 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ._text import is_vacuous
+
 FAMILIES: dict[str, tuple[str, ...]] = {
     "web_app": (r"\bweb\s*(?:site|app|shop|store|portal)?\b", r"\bonline\s+(?:shop|store|booking|portal)\b", r"\be-?commerce\b", r"网站", r"网店", r"在线商城", r"网页"),
     "mobile_app": (r"\bmobile\b", r"\b(?:ios|android)\b", r"\bphone\s+app\b", r"手机", r"移动应用", r"小程序", r"\bapp\b"),
@@ -32,14 +34,16 @@ class IntakeSignals:
 
 
 def classify_intake(answers: Mapping[str, str | None], critical: tuple[str, ...] = ("summary", "goal", "users")) -> IntakeSignals:
-    """Classify a project from its intake answers."""
-    text = " ".join(str(answers.get(f) or "") for f in FIELDS)
+    """Classify a project from its intake answers (a vacuous answer counts as missing)."""
+    given = {f: (answers.get(f) or "").strip() for f in FIELDS}
+    given = {f: v for f, v in given.items() if v and not is_vacuous(v)}  # "随便", "no idea yet" say nothing
+    text = " ".join(given.values())
     scores = {name: sum(1 for p in pats if p.search(text)) for name, pats in _COMPILED.items()}
     ranked = sorted(scores.items(), key=lambda kv: (-kv[1], kv[0]))
     best, best_score = ranked[0]
     runner_up = ranked[1][1]
-    filled = sum(1 for f in FIELDS if (answers.get(f) or "").strip())
-    missing = any(not (answers.get(f) or "").strip() for f in critical)
+    filled = len(given)
+    missing = any(f not in given for f in critical)
     if best_score == 0:
         return IntakeSignals("unknown", round(0.3 + 0.05 * filled, 2), missing)
     if runner_up == best_score:

@@ -42,6 +42,7 @@ class RunView:
     citations: tuple[Mapping[str, Any], ...] = ()
     entered_steps: tuple[str, ...] = ()
     new_actions: tuple[str, ...] = ()  # action options that became eligible this turn
+    stale_documents: tuple[str, ...] = ()  # labels of the run's documents built on an older version of what they use
 
 
 @dataclass(frozen=True)
@@ -626,6 +627,11 @@ def compose_reply(
     if outcome.notice:
         parts.append(outcome.notice)
     parts += _form_lines(outcome, config, lang)
+    changed = outcome.form_changed_question or any(a.turn == outcome.turn_index for a in outcome.state.finalized_answers)
+    if view.stale_documents and changed:  # an answer changed under a document built on it
+        names = "、".join(view.stale_documents) if lang == "zh" else " and ".join(d[:1].lower() + d[1:] for d in view.stale_documents)
+        parts.append(_t(lang, f"The {names} was built on the earlier answers, so it is out of date until you regenerate it.",
+                        f"{names}是依据之前的回答生成的，重新生成之前已过期。"))
     if config.actions:  # what the message said about the email / the call, in plain words
         moved = any(n in outcome.slots_changed for n in (CALL_DAY, CALL_TIME))
         if said := understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 
 from ._serde import FrozenDict
-from ._text import asks_to_restart, chitchat_kind, defers_answer, localize
+from ._text import asks_to_restart, chitchat_kind, defers_answer, is_vacuous, localize
 from .action_prefs import action_slot_types
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
@@ -20,6 +20,7 @@ from .forms import (
     finalize_answer,
     find_correction,
     form_complete,
+    is_correction,
     mentions_unit,
     names_question,
     number_answer,
@@ -126,6 +127,8 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     state = open_thread(state, spec.id)
     state = answer_clarifying_question(state, t.text, turn=t.turn)
     given = _command_answer(t, spec)
+    if given and spec.answer_type == "text" and is_vacuous(given):
+        given = None  # a generator's "answer" of "whatever" / "随便" answers nothing
     verdict = FormEvaluation(True, given) if given else evaluate_answer(t.text, spec, t.language, state.active_thread)
     if verdict.accepted:
         value = verdict.value or t.text
@@ -146,6 +149,10 @@ def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> C
     if verdict.reason == "non_answer" and defers_answer(t.text):
         # "not sure yet" / "还没想好" is never an answer: say that's fine and ask again, more simply
         prompt = _t(t.language, "That's fine if it isn't decided yet. ", "还没想好也没关系。") + (
+            prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, t.language))
+    elif verdict.reason == "non_answer" and spec.answer_type == "text" and is_vacuous(t.text):
+        # "whatever" / "随便" leaves nothing to plan from: never taken, however often it is said
+        prompt = _t(t.language, "I need a little more than that to go on. ", "这样还不够具体，我没法记下来。") + (
             prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, t.language))
     if prompt is not None:
         t.ask(prompt, "form_clarify")
@@ -324,12 +331,44 @@ def _follow_slot_corrections(state: ContextState, t: TurnWork, config: Conversat
             continue
         if spec.answer_type == "text" and text_length(slot.value.strip()) < spec.min_chars:
             continue
-        state = finalize_answer(state, spec, slot.value, turn=t.turn, locale=t.language, form=form)
+        if spec.accumulate and not is_correction(t.text) and _replace_part(final.answer, slot.value, whole=False) is None:
+            # "must launch before June" after "our budget is 15k": another constraint, not a new account of the budget
+            if slot.value.casefold() not in final.answer.casefold():
+                joint = "；" if t.language.startswith("zh") else "; "
+                state = finalize_answer(state, spec, f"{final.answer}{joint}{slot.value}", turn=t.turn, locale=t.language, form=form)
+                t.trace.append(f"form answer {spec.id} gathers: {slot.value}")
+                moved = True
+            continue
+        value = _replace_part(final.answer, slot.value) if spec.accumulate else slot.value
+        state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form)
         if not moved:
-            t.form_changed_question, t.form_changed_from, t.form_changed_to = spec.id, final.answer, slot.value
+            t.form_changed_question, t.form_changed_from, t.form_changed_to = spec.id, final.answer, value
         t.trace.append(f"form answer {spec.id} follows its corrected slot: {final.answer} -> {slot.value}")
         moved = True
     return state, moved
+
+
+def _words(text: str) -> set[str]:
+    """Latin words of three letters or more and Chinese character pairs: what two phrases may share."""
+    lowered = text.lower()
+    return set(re.findall(r"[a-z]{3,}", lowered)) | {lowered[i:i + 2] for i in range(len(lowered) - 1)
+                                                     if re.fullmatch(r"[\u4e00-\u9fff]{2}", lowered[i:i + 2])}
+
+
+def _replace_part(gathered: str, new: str, *, whole: bool = True) -> str | None:
+    """A new account of one part of a gathered answer changes that part ("the budget is 18k" replaces the
+    budget, the deadline stays); one about none of them replaces the whole answer (None without `whole`)."""
+    if re.search(r"; |；", new):
+        return new  # a whole gathered answer (a generator's reading of it): it is the answer
+    joint = "；" if "；" in gathered else "; "
+    parts = [p for p in re.split(r"; |；", gathered) if p]
+    shared = [len(_words(p) & _words(new) - {"the", "and", "our", "its"}) for p in parts]
+    if max(shared, default=0) == 0 or shared.count(max(shared)) > 1:
+        return new if whole else None
+    if len(parts) < 2:
+        return new
+    best = shared.index(max(shared))
+    return joint.join(new if i == best else p for i, p in enumerate(parts))
 
 
 def _other_raws(t: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> list[str]:

@@ -1,0 +1,53 @@
+"""The project plan drafted from an intake (templates, no model), vacuous answers and intake signals."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.engine._text import is_vacuous
+from conversations.engine.intake import classify_intake
+from conversations.engine.project_plan import draft_project_plan, render_project_plan
+
+INTAKE = {"summary": "A web portal where customers track parcels", "goal": "cut support calls by half",
+          "users": "our customers, about 4,000 people", "constraints": "budget is 60k euros; must be live by the end of March"}
+
+
+def test_the_plan_follows_the_intake() -> None:
+    plan = draft_project_plan(INTAKE, intent_class="web_app", language="en", intake_version=3)
+    assert [p["name"] for p in plan["phases"]] == ["Discovery", "Design", "Build", "Testing", "Launch"]
+    assert plan["milestones"][-1] == {"week": "week 13", "name": "Live", "due": "by the end of March"}
+    assert any(r.startswith("Budget (60k euros)") for r in plan["risks"])
+    assert any(r.startswith("Load: about 4,000 users") for r in plan["risks"])
+    assert plan["open_questions"] == [] and plan["intake_version"] == 3
+
+
+def test_what_the_intake_leaves_out_becomes_open_questions() -> None:
+    plan = draft_project_plan({"summary": "Renovate the staff kitchen", "goal": "a nicer lunch place", "users": "office staff"},
+                              intent_class="unknown", language="en", intake_version=1)
+    assert plan["open_questions"] == ["What budget is available?", "Is there a date it must be live by?",
+                                      "About how many people will use it?", "How will you measure that the goal is reached?",
+                                      "What kind of solution do you have in mind: a website, a mobile app, an internal tool, reports, an automation?"]
+
+
+def test_a_chinese_plan_and_its_stale_banner() -> None:
+    plan = draft_project_plan({"summary": "社区团购小程序", "goal": "团长少跑一半的路", "users": "小区居民和团长，大约两千人",
+                               "constraints": "预算大概20万元，明年三月前上线"}, intent_class="mobile_app", language="zh-hans", intake_version=1)
+    text = render_project_plan(plan, stale_reason="stale", current_intake=2)
+    assert text.startswith("# 项目计划\n\n> **已过期：** 本计划依据受理文档第 1 版生成，受理信息已更新为第 2 版。")
+    assert "负载：约 2,000 名用户" in text and "预算（预算大概20万元）" in text and "正式发布 — 明年三月前上线" in text
+
+
+@pytest.mark.parametrize("text", ["不知道，随便", "no idea yet", "whatever", "dunno, anything really", "都行", "你们定吧", "idk, you decide"])
+def test_vacuous(text: str) -> None:
+    assert is_vacuous(text)
+
+
+@pytest.mark.parametrize("text", ["not sure, maybe nurses", "none", "没有", "nurses", "A booking app", "无预算限制"])
+def test_not_vacuous(text: str) -> None:
+    assert not is_vacuous(text)
+
+
+def test_a_vacuous_answer_counts_as_missing() -> None:
+    signals = classify_intake({"summary": "随便", "goal": "不知道", "users": "都行"})
+    assert signals.missing_critical and signals.intent_class == "unknown"
+    assert not classify_intake({"summary": "a web shop for our bakery", "goal": "sell cakes online", "users": "customers"}).missing_critical
