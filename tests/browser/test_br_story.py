@@ -97,5 +97,5 @@ def test_chinese_chat_displays_and_no_js_fallback(person_factory, browser, demo_
     page.locator("button[data-workflow=permit_form]").click()
     page.get_by_label("Your message").fill("residential")
     page.get_by_role("button", name="Send").click()
-    assert "Noted: residential" in page.locator("#transcript").inner_text()
+    assert "Noted the building type: residential" in page.locator("#transcript").inner_text()
     context.close()
