@@ -201,11 +201,7 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
         report = final_report_for(state, config, locale=lang)
         if report is not None:
             prepared["final_report"] = report.to_dict()
-        estimate = state.estimate
-        prepared["labor_estimate"] = {  # what a person reads: no hypothesis ids, no turn numbers
-            "status": estimate.status, "lines": [{"label": line.label, "hours": line.hours} for line in estimate.lines],
-            "total_hours": estimate.confirmed_hours if estimate.status == "confirmed" and estimate.confirmed_hours
-            else estimate.total_hours, "language": lang}
+        prepared["labor_estimate"] = _labor_estimate(state, lang)
         prepared["diagnosis"] = {"system": state.primary_system, "finding": state.isolation_finding,
                                  "facts": [f.value for f in state.facts if f.current]}
     if config.form is not None:
@@ -505,9 +501,9 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
         run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
         if outcome.replan and outcome.isolation_completed and config.estimate_enabled:  # the estimate of the new cause
-            run = _estimate_document(run, state, config, lang, user, actor)
+            run = _estimate_document(run, state, lang, actor)
     elif outcome.reply_action in ("estimate_confirmed", "estimate_skipped") and state.primary_system:
-        run = _estimate_document(run, state, config, lang, user, actor)  # confirmed or skipped in words
+        run = _estimate_document(run, state, lang, actor)  # confirmed or skipped in words
     before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
     was_waiting = run.status == Run.Status.WAITING_REVIEW  # a review opened by an earlier turn
     signals = _signals_for(outcome, state, config, lang, user.get_username())
@@ -577,10 +573,17 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
     return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn)
 
 
-def _estimate_document(run: Run, state: ContextState, config: ConversationConfig, lang: str, user, actor: Actor) -> Run:  # noqa: ANN001
+def _labor_estimate(state: ContextState, lang: str) -> dict[str, Any]:
+    """The labor estimate as a person reads it: no hypothesis ids, no turn numbers."""
+    estimate = state.estimate
+    confirmed = estimate.status == "confirmed" and estimate.confirmed_hours
+    return {"status": estimate.status, "lines": [{"label": line.label, "hours": line.hours} for line in estimate.lines],
+            "total_hours": estimate.confirmed_hours if confirmed else estimate.total_hours, "language": lang}
+
+
+def _estimate_document(run: Run, state: ContextState, lang: str, actor: Actor) -> Run:
     """A new version of the labor estimate document, as the estimate now stands."""
-    estimate = _prepared_documents(state, config, lang, user.get_username())["labor_estimate"]
-    return runs.run_document_add(run_id=run.pk, key="labor_estimate", content=estimate, actor=actor).run
+    return runs.run_document_add(run_id=run.pk, key="labor_estimate", content=_labor_estimate(state, lang), actor=actor).run
 
 
 def _remember_tool_result(state: ContextState, tool_result: dict[str, Any] | None, config: ConversationConfig) -> ContextState:

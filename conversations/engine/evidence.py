@@ -410,6 +410,11 @@ _FEW_WORDS = 3
 _FEW_WORDS_DECIMAL = 7
 
 
+def kind_unit(kind: str) -> str | None:
+    """The unit a reading of this kind is written in ("V", "µF", "in. WC"), None for a kind with no unit."""
+    return next((symbol for k, symbol, _ in _UNITS if k == kind), None)
+
+
 def _unit_kind(unit: str) -> tuple[str, str]:
     for kind, symbol, pattern in _UNITS:
         if re.fullmatch(pattern, unit.strip(), re.IGNORECASE):
@@ -468,7 +473,7 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
     # "about 118", or with a decimal part in a longer answer ("marca 12,6 con el botón apretado")
     few = _FEW_WORDS if not bare or not re.search(r"[.,]\d", bare[0]) else _FEW_WORDS_DECIMAL
     if expected and len(bare) == 1 and len(words) <= few and cjk <= 8:
-        symbol = next((s for k, s, _ in _UNITS if k == expected), None)
+        symbol = kind_unit(expected)
         if symbol is None:
             return None
         return Reading(expected, _number_value(bare[0]), symbol)

@@ -30,6 +30,7 @@ from .evidence import (
     apply_replan,
     assess,
     complete_isolation,
+    kind_unit,
     match_evidence,
     read_against_rating,
     read_measurement,
@@ -433,8 +434,8 @@ def _reading_for_step(
         rule = next((r for r in config.all_evidence(state.primary_system) if r.id == rule_id), None)
         if rule is not None:
             t.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
-            unit = READING_KINDS_UNITS.get(step.expects, "")
-            value = f"{localize(rule.label, t.language)}: {measured:g} / {rated:g}{unit}"
+            unit = kind_unit(step.expects)
+            value = f"{localize(rule.label, t.language)}: {measured:g} / {rated:g}" + (f" {unit}" if unit else "")
             return matches + [EvidenceMatch(rule.id, rule.type, value, t.text.strip()[:80])]
     reading = read_measurement(t.text, step.expects)
     if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(t.language))):
@@ -453,9 +454,6 @@ def _reading_for_step(
         t.reading_needed, t.reading_got = step.expects, reading
         t.trace.append(f"no {step.expects} reading for {step.id}: the check stays open")
     return matches
-
-
-READING_KINDS_UNITS = {"capacitance": " µF", "voltage": " V", "current": " A", "resistance": " Ω"}
 
 
 def _own_reading(state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
@@ -710,8 +708,7 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         if t.reply_action == "acknowledge":
             t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
         if t.reply_action == "no_more_steps" and not t.notice:
-            label = localize(procedure.label, t.language)
-            t.notice = localize(NO_MORE_STEPS_TEXT, t.language).replace("{system}", label.lower() if t.language in ("en", "es") else label)
+            t.notice = _with_system(NO_MORE_STEPS_TEXT, procedure, t.language)
         return state.evolve(current_step_id=None)
     t.next_step_id = step.id
     t.next_step_question = localize(step.question, t.language)
@@ -724,6 +721,12 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     return state.evolve(current_step_id=step.id)
 
 
+def _with_system(text: Mapping[str, str], procedure: ProcedureSpec, language: str) -> str:
+    """A fixed phrase with the system named inside a sentence (lower case in English and Spanish)."""
+    label = localize(procedure.label, language)
+    return localize(text, language).replace("{system}", label.lower() if language in ("en", "es") else label)
+
+
 def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
     """'what's the next step?': the check to do now (the one in progress, else the next open one)."""
     procedure = config.procedure(state.primary_system)
@@ -734,9 +737,7 @@ def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig
     step = current if open_now else next_step(state, procedure, config.loop_guard)  # asking is not a repeat
     t.reply_action = "ask_step"
     if step is None:
-        label = localize(procedure.label, t.language)
-        t.notice = localize(NOTHING_LEFT_TEXT if state.isolation_complete else NO_MORE_STEPS_TEXT, t.language).replace(
-            "{system}", label.lower() if t.language in ("en", "es") else label)
+        t.notice = _with_system(NOTHING_LEFT_TEXT if state.isolation_complete else NO_MORE_STEPS_TEXT, procedure, t.language)
         t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
         t.ready_for_report = state.isolation_complete
         return state.evolve(current_step_id=None)
