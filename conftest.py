@@ -70,9 +70,9 @@ def supervisor_api(supervisor):  # noqa: ANN001, ANN201
 def _fresh_plan_caches():  # noqa: ANN202
     """Stored plan versions never change in production, so processes cache them by id; a
     test database reuses ids after each rollback, so tests start with empty caches."""
-    from conversations import services as conversation_services
-    from workflows import services as workflow_services
+    from conversations.selectors import config_cache_clear
+    from workflows.selectors import plans_cache_clear
 
-    workflow_services.plans_cache_clear()
-    conversation_services._CONFIGS.clear()
+    plans_cache_clear()
+    config_cache_clear()
     yield

@@ -16,7 +16,7 @@ from django.utils import timezone
 from config.errors import ApplicationError
 from workflows.handlers import StepContext, StepEffect, edge_effect, step_handler
 from workflows.models import Review
-from workflows.services import review_applier
+from workflows.services.reviews import review_applier
 
 from . import services
 from .models import City, Lot, ParkingOrder

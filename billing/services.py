@@ -22,7 +22,6 @@ from django.utils.dateparse import parse_datetime
 from billing.engine import FeeResult, quantize_money, simulate_fee, validate_rule_payload
 from billing.engine.orders import order_standing, ranges_overlap
 from config.errors import ApplicationError, Conflict, NotFound
-from config.queries import compiled_rows
 from workflows.audit import audit_record
 from workflows.models import Review
 
@@ -169,7 +168,7 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
     """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
     # Runs on most parking turns: its SQL is compiled once per connection (config.queries).
     if rule_code:
-        candidates = compiled_rows("rule versions in force by code", _versions_by_code, str(rule_code), at)
+        candidates = list(_versions_by_code(str(rule_code), at))
         if not candidates:
             if not BillingRule.objects.filter(rule_code=rule_code).exists():
                 raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
@@ -178,7 +177,7 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
     if not city_code:
         raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
     scored = []
-    for version in compiled_rows("active rule versions in force by city", _active_versions_by_city, str(city_code), at):
+    for version in list(_active_versions_by_city(str(city_code), at)):
         lots = version.rule.lot_codes
         if lot_code and lots and lot_code not in lots:
             continue
@@ -321,8 +320,8 @@ def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[Parking
     """Orders of a plate (and city) that still owe money, oldest first; "ABC-1234" and "abc 1234" are one plate."""
     plate_no = plate_key(plate_no)
     if city_code:  # the plate-check tool runs this on many turns: its SQL is compiled once
-        return compiled_rows("arrears by plate and city", _arrears_in_city, plate_no, str(city_code))
-    return compiled_rows("arrears by plate", _arrears, plate_no)
+        return list(_arrears_in_city(plate_no, str(city_code)))
+    return list(_arrears(plate_no))
 
 
 def _arrears(plate_no: str) -> models.QuerySet:
@@ -370,7 +369,7 @@ def parking_order_verify(*, order_no: str, user=None, open_review: bool = True) 
 
 
 def _verification_inputs(order_no: str) -> tuple[ParkingOrder, BillingRuleVersion, Any]:
-    found = compiled_rows("parking order for update", _order_for_update, str(order_no))
+    found = list(_order_for_update(str(order_no)))
     order = found[0] if found else None
     if order is None:
         raise NotFound(f"Order {order_no} not found.", code="order_not_found")

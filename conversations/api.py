@@ -18,7 +18,7 @@ from workflows.access import is_supervisor
 from workflows.api import AUDIT_RESPONSES, ExportQueryIn, audit_response
 from workflows.models import AuditEvent
 
-from . import services
+from . import selectors, services
 from .access import posts_for_another
 from .models import Conversation, Message
 
@@ -300,7 +300,7 @@ def message_out(message: Message) -> dict[str, Any]:
 
 def turn_response(result: services.TurnResult) -> dict[str, Any]:
     """The body of a turn: the reply and the new state (also under "state")."""
-    state = services.conversation_state(result.conversation)
+    state = selectors.conversation_state(result.conversation, review=result.review, decision=result.decision)
     reply = {
         **result.reply.to_dict(),
         "intent": result.outcome.resolved_intent or result.outcome.intent,
@@ -316,14 +316,14 @@ def turn_response(result: services.TurnResult) -> dict[str, Any]:
 
 def start_response(conversation: Conversation) -> dict[str, Any]:
     """The body of a new conversation: its state and the greeting."""
-    body = services.conversation_state(conversation)
-    body["messages"] = [message_out(m) for m in services.conversation_messages(conversation)]
+    body = selectors.conversation_state(conversation)
+    body["messages"] = [message_out(m) for m in selectors.conversation_messages(conversation)]
     return body
 
 
 def choice_response(conversation: Conversation) -> dict[str, Any]:
     """The body of a choice: the new state and the note the choice added to the transcript."""
-    body = services.conversation_state(conversation)
+    body = selectors.conversation_state(conversation)
     body["messages"] = [message_out(conversation.messages.order_by("-id").first())]
     return body
 
@@ -349,7 +349,7 @@ class ConversationListApi(APIView):
 class ConversationDetailApi(APIView):
     @extend_schema(responses=ConversationStateOut, summary="A conversation's state")
     def get(self, request: Request, conversation_id: int) -> Response:
-        return Response(services.conversation_state(services.access_conversation(request.user, conversation_id)))
+        return Response(selectors.conversation_state(selectors.access_conversation(request.user, conversation_id)))
 
 
 class MessageApi(APIView):
@@ -357,9 +357,9 @@ class MessageApi(APIView):
 
     @extend_schema(parameters=[MessageQueryIn], responses=MessageListOut, summary="The transcript")
     def get(self, request: Request, conversation_id: int) -> Response:
-        conversation = services.access_conversation(request.user, conversation_id)
+        conversation = selectors.access_conversation(request.user, conversation_id)
         after = validated_query(MessageQueryIn, request.query_params).get("after")
-        messages = services.conversation_messages(conversation, after)
+        messages = selectors.conversation_messages(conversation, after)
         return Response({"count": len(messages), "results": [message_out(m) for m in messages]})
 
     @extend_schema(
@@ -404,7 +404,7 @@ class ChooseApi(APIView):
 class AuditApi(APIView):
     @extend_schema(parameters=[ExportQueryIn], responses=AUDIT_RESPONSES, summary="The conversation's audit trail (?export=csv)")
     def get(self, request: Request, conversation_id: int) -> Response:
-        conversation = services.access_conversation(request.user, conversation_id)
+        conversation = selectors.access_conversation(request.user, conversation_id)
         export = validated_query(ExportQueryIn, request.query_params)["export"]
         events = AuditEvent.objects.filter(run_id=conversation.run_id).select_related("actor").order_by("id")
         return audit_response(events, export, f"conversation-{conversation_id}-audit")

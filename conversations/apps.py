@@ -8,7 +8,9 @@ class ConversationsConfig(AppConfig):
 
     def ready(self) -> None:
         from billing.handlers import register_lookups
-        from workflows.services import on_event, register_plan_section, register_run_parent_lock
+        from workflows.services.plans import register_plan_section
+        from workflows.services.runs import register_run_parent_lock
+        from workflows.signals import review_decided
 
         from . import handlers  # noqa: F401  registers the conversation-fed step handlers
         from .engine.config import validate_config
@@ -16,7 +18,7 @@ class ConversationsConfig(AppConfig):
         from .services import lock_conversation_of_run, on_review_decided
 
         register_lookups()
-        on_event(on_review_decided)
+        review_decided.connect(on_review_decided, dispatch_uid="conversation-review-decided")
         register_run_parent_lock(lock_conversation_of_run)  # lock order: conversation, then run
         register_plan_section("conversation", validate_config)
         connect()  # billing rule versions regenerate their knowledge explanations

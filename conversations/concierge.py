@@ -1,7 +1,7 @@
 """The concierge: one interface, two backends, and the contract checks between them.
 
 `rules` (the default) is the deterministic reply the context engine composed. `openai`
-(when OPENAI_API_KEY is set) sends the seed-003 context package to any OpenAI-compatible
+(when OPENAI_API_KEY is set) sends the context package to any OpenAI-compatible
 endpoint and asks for one JSON object. Whatever the model says is checked before it
 counts: an option not offered, a blocked or consent-requiring option, malformed JSON, a
 reply that asks a question while triggering an action, a completed step asked again, or
@@ -16,7 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows.audit import audit_record
+from workflows.audit import audit_row
 
 from .engine import ResponseContext, build_context_package, validate_response
 from .engine.replies import ComposedReply
@@ -39,6 +39,7 @@ class Decision:
     option_id: str | None = None
     backend: str = "rules"
     violations: list[str] = field(default_factory=list)
+    audit: list = field(default_factory=list)  # unsaved audit rows of what the model did
 
 
 def _completed_questions(state, config) -> list[str]:  # noqa: ANN001
@@ -83,11 +84,11 @@ def _extra_violations(data: dict[str, Any], *, view, state, config, draft: Compo
 
 
 def concierge_reply(*, conversation, run, plan, config, state, outcome, view, draft: ComposedReply, lang: str, user_text: str,  # noqa: ANN001
-                    audit: list | None = None, model=None) -> Decision:  # noqa: ANN001
+                    model=None) -> Decision:  # noqa: ANN001
     """The reply that counts for this turn: the model's when it keeps every contract, else the rules'.
 
-    Called with no transaction open (the model may take seconds). Audit rows go to `audit`
-    when given (the caller writes them when it applies the decision).
+    Called with no transaction open (the model may take seconds): the audit rows of what the
+    model did ride on the decision, and the caller writes them when it applies it.
     """
     model = model or model_from_settings()
     if model is None:
@@ -104,11 +105,10 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
     except ModelUnavailable as error:
         # Garbage is a broken contract; a timeout or an error is an outage. Both fall back.
         broken = error.broken_contract
-        audit_record("contract_violation" if broken else "model_fallback", run=run, conversation=conversation,
-                     actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
-                     payload={"kind": error.kind, "detail": error.detail[:500], "violations": [f"{error.kind}: {error.detail[:200]}"]},
-                     buffer=audit)
-        return Decision(draft, backend="rules", violations=[f"{error.kind}"])
+        row = audit_row("contract_violation" if broken else "model_fallback", run=run, conversation=conversation,
+                        actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
+                        payload={"kind": error.kind, "detail": error.detail[:500], "violations": [f"{error.kind}: {error.detail[:200]}"]})
+        return Decision(draft, backend="rules", violations=[f"{error.kind}"], audit=[row])
     ctx = ResponseContext.from_options(
         view.options, form=config.form is not None, current_question_id=outcome.form_question_id,
         knowledge_ids=[c["source_id"] for c in view.citations],
@@ -119,10 +119,10 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
     if checked.ok or not violations:
         violations += _extra_violations(raw, view=view, state=state, config=config, draft=draft, outcome=outcome)
     if violations:
-        audit_record("contract_violation", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
-                     decision=None, chosen_option_id=str(raw.get("option_id") or "")[:64], outcome="fallback_to_rules",
-                     payload={"violations": violations, "model_answer": raw}, buffer=audit)
-        return Decision(draft, backend="rules", violations=violations)
+        row = audit_row("contract_violation", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
+                        chosen_option_id=str(raw.get("option_id") or "")[:64], outcome="fallback_to_rules",
+                        payload={"violations": violations, "model_answer": raw})
+        return Decision(draft, backend="rules", violations=violations, audit=[row])
     reply_text = str(raw["reply"]).strip()
     if draft.sources:
         reply_text += ("\n\n来源：" if lang == "zh" else "\n\nSources: ") + ", ".join(draft.sources)

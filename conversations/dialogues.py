@@ -121,7 +121,7 @@ def _setup(setup: dict[str, Any]) -> None:
 
 
 def _run_one(dialogue: dict[str, Any], user, model: ModelScript | None = None) -> list[str]:  # noqa: ANN001
-    from . import services
+    from . import selectors, services
 
     _setup(dialogue.get("setup", {}))
     conversation = services.conversation_start(user=user, workflow_id=dialogue["workflow"], locale=dialogue.get("locale", "en"))
@@ -135,9 +135,9 @@ def _run_one(dialogue: dict[str, Any], user, model: ModelScript | None = None) -
             label = "staff"
         else:
             if model is not None:
-                model.before(said, turn, services.conversation_state(conversation))
+                model.before(said, turn, selectors.conversation_state(conversation))
             _, result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
-            state = services.conversation_state(result.conversation)
+            state = selectors.conversation_state(result.conversation, review=result.review, decision=result.decision)
             problems = check_turn(turn.get("expect", {}), result, state)
             if model is not None:
                 problems += model.after(said, turn, result)
@@ -243,7 +243,7 @@ def _staff(conversation_id: int, turn: dict[str, Any]) -> list[str]:
 
     from workflows.roles import SUPERVISOR, role_grant
 
-    from . import services
+    from . import selectors
     from .handoffs import handoff_close, handoff_reply, open_handoff_id
     from .models import Conversation
 
@@ -257,13 +257,13 @@ def _staff(conversation_id: int, turn: dict[str, Any]) -> list[str]:
     if turn.get("hand_back"):
         handoff_close(handoff_id=handoff_id, user=staff)
     conversation = Conversation.objects.select_related("run").get(pk=conversation_id)
-    return _check_state(turn.get("expect", {}), services.conversation_state(conversation))
+    return _check_state(turn.get("expect", {}), selectors.conversation_state(conversation))
 
 
 def _choose(user, conversation_id: int, turn: dict[str, Any]) -> list[str]:  # noqa: ANN001
     from config.errors import ApplicationError
 
-    from . import services
+    from . import selectors, services
     from .models import Conversation
 
     expect = turn.get("expect", {})
@@ -277,7 +277,7 @@ def _choose(user, conversation_id: int, turn: dict[str, Any]) -> list[str]:  # n
     if "error" in expect:
         return [f"expected the refusal {expect['error']}, the choice was taken"]
     conversation = Conversation.objects.select_related("run").get(pk=conversation_id)
-    state = services.conversation_state(conversation)
+    state = selectors.conversation_state(conversation)
     note = conversation.messages.order_by("-id").first()
     problems = _check_state(expect, state)
     text = note.text if note is not None else ""

@@ -173,18 +173,15 @@ def _ics(content: dict[str, Any], uid: str) -> str:
 def stale(conversation: Conversation) -> dict[str, str]:
     """The run's documents that are out of date, with the reason (a newer upstream version)."""
     from workflows.engine import stale_documents
-    from workflows.services import run_state_of
 
-    return stale_documents(run_state_of(conversation.run).documents)
+    return stale_documents(conversation.run.engine_state.documents)
 
 
 def _project_plan(conversation: Conversation, doc: RunDocument) -> str:
     """The plan; an older version, or one built on an older intake, says it is out of date."""
-    from workflows.services import run_state_of
-
     from .engine.project_plan import render_project_plan
 
-    documents = run_state_of(conversation.run).documents
+    documents = conversation.run.engine_state.documents
     intake = documents.get("intake_document")
     current = intake.version if intake else None
     used = (doc.upstream_versions or {}).get("intake_document")

@@ -26,13 +26,13 @@ HANDED_BACK = (
 )
 
 
-def handoff_open(conversation: Conversation, *, user, reason: str, audit: list | None = None) -> Handoff:  # noqa: ANN001
+def handoff_open(conversation: Conversation, *, user, reason: str) -> Handoff:  # noqa: ANN001
     """Open a handoff inside the caller's transaction (the conversation is locked); an open one is kept."""
     handoff = Handoff.objects.filter(conversation=conversation, status=Handoff.Status.OPEN).first()
     if handoff is None:
         handoff = Handoff.objects.create(conversation=conversation, reason=reason[:2000])
         audit_record("handoff_opened", run=conversation.run, conversation=conversation, actor=user,
-                     payload={"handoff_id": handoff.pk, "reason": reason[:500]}, buffer=audit)
+                     payload={"handoff_id": handoff.pk, "reason": reason[:500]})
     return handoff
 
 

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from django.conf import settings
 from django.db import models
+from django.utils.functional import cached_property
 
 from config.fields import JSONField, ValuesInsertJSONField
+
+from .engine.state import ContextState
 
 
 class Conversation(models.Model):
@@ -35,6 +40,17 @@ class Conversation(models.Model):
 
     def __str__(self) -> str:
         return self.title or f"Conversation {self.pk}"
+
+    def refresh_from_db(self, *args: object, **kwargs: object) -> None:
+        super().refresh_from_db(*args, **kwargs)
+        with suppress(AttributeError):
+            del self.context_state  # parsed from the old `context`
+
+    @cached_property
+    def context_state(self) -> ContextState:
+        """The stored context as the engine reads it, parsed once per instance; the services
+        that write `context` set it along."""
+        return ContextState.from_dict(self.context)
 
 
 class Message(models.Model):

@@ -20,16 +20,14 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import ApplicationError, Conflict, NotFound, error_body
-from config.queries import compiled_rows
-from config.writes import WriteBatch, versioned_update
+from config.errors import ApplicationError, Conflict, error_body
 from workflows import engine as wf
-from workflows import services as runs
 from workflows.access import is_supervisor
-from workflows.audit import audit_record, audit_write
-from workflows.engine.gates import GATE_SIGNALS
+from workflows.audit import audit_record, audit_row, audit_write
 from workflows.models import Review, Run
-from workflows.services import Actor
+from workflows.selectors import plan_by_id, run_decision_point
+from workflows.services import runs
+from workflows.services.runs import Actor
 
 from .documents import LABELS
 from .engine import (
@@ -49,7 +47,6 @@ from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
-from .engine.state import SlotValue
 from .engine.timeparse import is_weekend
 from .engine.turn import (
     commands_understood,
@@ -59,9 +56,10 @@ from .engine.turn import (
     opening_question,
 )
 from .engine.turn_form import edit_prompt
-from .handoffs import handoff_open, open_handoff_id
+from .handoffs import handoff_open
 from .idempotency import idempotency_await, idempotency_claim, idempotency_known
 from .models import Conversation, Message
+from .selectors import UNKNOWN, access_conversation, conversation_config, latest_review, reply_lang
 from .understanding import Understanding, understand
 
 MAX_TEXT = 4000
@@ -83,48 +81,9 @@ def register_finder(fn: Finder) -> None:
         FINDERS.append(fn)
 
 
-_CONFIGS: dict[tuple[str, int, str], ConversationConfig] = {}
-
-
-def conversation_config(plan: wf.Plan) -> ConversationConfig:
-    """The plan's conversation config, parsed once per stored plan version."""
-    key = (plan.workflow_id, plan.version or 0, plan.fingerprint)
-    config = _CONFIGS.get(key)
-    if config is None:
-        config = ConversationConfig.from_dict(plan.conversation)
-        if len(_CONFIGS) > 256:
-            _CONFIGS.clear()
-        _CONFIGS[key] = config
-    return config
-
-
-def access_conversation(user, conversation_id: int, *, for_update: bool = False) -> Conversation:  # noqa: ANN001
-    """The conversation if the user owns it or supervises; 404 otherwise (no existence leak)."""
-    try:
-        pk = int(conversation_id)
-    except (TypeError, ValueError):
-        pk = 0
-    conversation = None
-    if 0 < pk < 2**63:  # a key beyond the column's range finds nothing (the database would refuse it)
-        key = "conversation+run for update" if for_update else "conversation+run"
-        found = compiled_rows(key, _conversation_with_run(for_update), pk)  # every turn: compiled once
-        conversation = found[0] if found else None
-    if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
-        raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
-    return conversation
-
-
 def lock_conversation_of_run(run_id: int) -> None:
     """Row-lock the conversation a run belongs to (registered as the run's parent lock)."""
     list(Conversation.objects.select_for_update().filter(run_id=run_id).values_list("pk", flat=True))
-
-
-def _conversation_with_run(for_update: bool) -> Callable[[int], Any]:
-    def build(pk: int) -> Any:
-        rows = Conversation.objects.select_related("run").order_by()
-        return (rows.select_for_update() if for_update else rows).filter(pk=pk)
-
-    return build
 
 
 def _locale(value: str | None) -> str:
@@ -134,11 +93,6 @@ def _locale(value: str | None) -> str:
     if value[:2] in ("en", "ru", "es"):
         return value[:2]
     raise ApplicationError("locale must be en, zh-hans, ru or es.", code="invalid_locale", details={"locale": ["unsupported"]})
-
-
-def _reply_lang(locale: str) -> str:
-    """The language replies and plan texts are given in: zh, ru, es or en."""
-    return "zh" if locale.startswith("zh") else locale[:2] if locale[:2] in ("ru", "es") else "en"
 
 
 def _now() -> datetime:
@@ -151,10 +105,10 @@ def _now() -> datetime:
 def conversation_start(*, user, workflow_id: str, locale: str | None = None) -> Conversation:  # noqa: ANN001
     """Start a conversation on the newest plan of a workflow, with the concierge's greeting."""
     locale = _locale(locale)
-    lang = _reply_lang(locale)
+    lang = reply_lang(locale)
     with transaction.atomic():
         started = runs.run_start(workflow_id=workflow_id, owner=user, locale=lang)
-        plan = runs.plan_by_id(started.run.plan_id)
+        plan = plan_by_id(started.run.plan_id)
         config = conversation_config(plan)
         state = initial_state(config, locale=lang)
         opening = opening_question(state, config)
@@ -338,10 +292,9 @@ def _entered_tool(outcome: runs.RunOutcome, plan: wf.Plan) -> bool:
     return any(plan.node(c.state.current_step).type == "task" for c in outcome.auto_choices)
 
 
-def _run_view(run: Run, plan: wf.Plan, lang: str, *, tool_ran: bool = False, review_opened: bool = False,
+def _run_view(run: Run, plan: wf.Plan, lang: str, dp: wf.DecisionPoint, *, tool_ran: bool = False, review_opened: bool = False,
               previous_actions: set[str] | None = None, citations: tuple = (), entered: tuple[str, ...] = ()) -> RunView:  # noqa: ANN001
-    state = runs.run_state_of(run)
-    dp = runs.run_decision_point(run, locale=lang)
+    state = run.engine_state
     options = tuple(o.to_dict() for o in dp.options)
     eligible_actions = _eligible_actions(dp, plan)
     return RunView(
@@ -389,6 +342,8 @@ class TurnResult:
     execution_path: dict[str, Any] = field(default_factory=dict)
     model_violations: list[str] = field(default_factory=list)
     model_turn: ModelTurn | None = None
+    review: Review | None | object = UNKNOWN  # the run's newest review after the turn, when the turn looked it up
+    decision: wf.DecisionPoint | None = None  # the run's options after the turn, in the reply's language
 
 
 def _clean_text(text: str | None) -> str:
@@ -439,7 +394,7 @@ def conversation_turn(
             if conversation.status == Conversation.Status.COMPLETED:
                 raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
             words_by_model = model is not None and not (understood is not None and understood.model_down)
-            result = _turn_in(conversation, user, text, pending=pending, with_model=words_by_model, understood=understood)
+            result = _apply_turn(conversation, user, text, pending=pending, with_model=words_by_model, understood=understood)
             response = respond(result) if respond else result
             claim.store(201, response, final=result.model_turn is None)
     if claim.in_progress:  # the same request is still waiting for its model answer elsewhere
@@ -457,11 +412,11 @@ def _understand(user, conversation_id: int, text: str, model) -> Understanding |
     """The interpret phase: the model's commands for this message, read from a snapshot (no lock).
     None while a member of staff has the conversation: the model is not asked."""
     conversation = access_conversation(user, conversation_id)
-    state = ContextState.from_dict(conversation.context)
+    state = conversation.context_state
     if state.handed_off:
         return None
     run = conversation.run
-    plan = runs.plan_by_id(run.plan_id)
+    plan = plan_by_id(run.plan_id)
     lang = "zh" if conversation.locale.startswith("zh") else (state.locale or "en")
     return understand(conversation=conversation, run=run, plan=plan, config=conversation_config(plan), state=state,
                       text=text, model=model, lookups=LOOKUPS, lang=lang)
@@ -475,49 +430,47 @@ def _pending_message(conversation: Conversation, pending_id: int | None) -> Mess
     return message if message is not None and message.payload.get("kind") == "pending" else None
 
 
-def _turn_in(conversation: Conversation, user, text: str, pending: Message | None = None,  # noqa: ANN001
-             with_model: bool = False, understood: Understanding | None = None) -> TurnResult:
+def _apply_turn(conversation: Conversation, user, text: str, pending: Message | None = None,  # noqa: ANN001
+                with_model: bool = False, understood: Understanding | None = None) -> TurnResult:
     """The apply phase of a turn, inside the caller's transaction (conversation locked): the
     understood commands and the rules, the workflow's signals and tools, the rules reply."""
     run = conversation.run
-    plan = runs.plan_by_id(run.plan_id)
+    plan = plan_by_id(run.plan_id)
     config = conversation_config(plan)
-    state = ContextState.from_dict(conversation.context)
+    state = conversation.context_state
     turn_index = conversation.turn_count + 1
     if state.handed_off:
         return _held_turn(conversation, user, text, state, turn_index, pending)
-    audit_rows: list = []  # the run's decisions and this turn's row, written in one insert
-    commands = _commands_for(conversation, understood, audit_rows)
+    commands = _commands_for(conversation, understood)
     outcome = advance_context(state, text, now=_now(), timezone=settings.CONCIERGE_TIMEZONE, config=config, lookups=LOOKUPS,
                               commands=commands, finders=FINDERS)
     lang = lang_of(outcome, conversation.locale)
     state = outcome.state
     if outcome.handoff_requested:
-        handoff_open(conversation, user=user, reason=text, audit=audit_rows)
+        handoff_open(conversation, user=user, reason=text)
         state = state.evolve(handed_off=True)
         with_model = False  # the concierge steps aside: nothing for the model to word
     actor = Actor.of(user, label=f"{'supervisor' if is_supervisor(user) else 'participant'}:{user.username}")
     if (outcome.isolation_completed or outcome.replan) and state.primary_system:
         diagnosis = {"system": state.primary_system, "finding": state.isolation_finding, "replan": outcome.replan}
-        run = runs.run_document_add(run_id=run.pk, key="diagnosis", content=diagnosis, actor=actor).run
+        run = runs.run_document_add(run=run, key="diagnosis", content=diagnosis, actor=actor).run
         if outcome.replan and outcome.isolation_completed and config.estimate_enabled:  # the estimate of the new cause
             run = _estimate_document(run, state, lang, actor)
     elif outcome.reply_action in ("estimate_confirmed", "estimate_skipped") and state.primary_system:
         run = _estimate_document(run, state, lang, actor)  # confirmed or skipped in words
-    before_actions = _eligible_actions(runs.run_decision_point(run), plan) if config.actions else set()
+    before_actions = _eligible_actions(run_decision_point(run), plan) if config.actions else set()
     was_waiting = run.status == Run.Status.WAITING_REVIEW  # a review opened by an earlier turn
     signals = _signals_for(outcome, state, config, lang, user.get_username())
-    writes = WriteBatch()  # the turn's updates and inserts, sent together at the end
-    progress = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run,
-                                       audit=audit_rows, batch=writes)
+    progress = runs.run_signals_update(run=run, signals=signals, actor=actor, locale=lang)
     run = progress.run
+    options = progress.options_now(lang)
     tool_ran = _entered_tool(progress, plan)
     review = progress.review
-    tool_result = runs.run_state_of(run).signals.get("tool_result") if tool_ran else None
+    tool_result = run.engine_state.signals.get("tool_result") if tool_ran else None
     state = _remember_tool_result(state, tool_result, config)
-    offered = _offered_action(run, plan, config, before_actions)
+    offered = _offered_action(options, plan, config, before_actions)
     citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang, offered)
-    view = _run_view(run, plan, lang, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW and not was_waiting,
+    view = _run_view(run, plan, lang, options, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW and not was_waiting,
                      previous_actions=before_actions, citations=citations,
                      entered=tuple(c.state.current_step for c in progress.auto_choices))
     reply = compose_reply(outcome, view, config, locale=lang)
@@ -545,32 +498,29 @@ def _turn_in(conversation: Conversation, user, text: str, pending: Message | Non
                      payload=_answer_payload(reply, outcome, path))
     if pending is not None:  # queued by the page: the person's message is already shown
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
-        writes.insert([answer])
+        Message.objects.bulk_create([answer])
     else:
-        writes.insert([Message(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index), answer])
-    _save_conversation(conversation, state, run, turn_index, batch=writes)
+        Message.objects.bulk_create([Message(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index), answer])
+    _save_conversation(conversation, state, run, turn_index)
     audit_record("turn", run=run, conversation=conversation, actor=user, step_id=run.current_step,
-                 outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind},
-                 buffer=audit_rows)
-    audit_write(audit_rows, writes)
-    writes.flush()
-    conversation._parsed_context, conversation._latest_review = state, review
+                 outcome=outcome.decision, payload={"turn": turn_index, "execution_path": path, "reply_kind": reply.kind})
     chosen = next((c.option_id for c in commands if c.kind == "choose_option"), None) or edit_in_words
     if chosen is None and outcome.reply_action == "final_report":
         chosen = WRITE_REPORT  # "please just generate the final report": asked in words, written at once
     if chosen and any(o["option_id"] == chosen and o["eligibility"] == "eligible" and not o.get("requires_consent")
                       for o in view.options):
         # The person picked an offered option in words: it counts as their choice.
-        picked = runs.run_option_choose(run_id=run.pk, option_id=chosen, locked=run, raise_refusal=False, locale=lang,
+        picked = runs.run_option_choose(run=run, option_id=chosen, raise_refusal=False, locale=lang,
                                         actor=Actor.of(user, label=f"{actor.label} (in words)"), selection_mode="user_confirmed")
-        run = picked.run
-        conversation.run = run
+        run, options = picked.run, None
+        review = picked.review or review
         _save_conversation(conversation, state, run)
     model_turn = None
     if with_model:
         model_turn = ModelTurn(run=run, plan=plan, config=config, state_before_reply=state_before_reply, outcome=outcome,
                                view=view, draft=reply, lang=lang, text=text, answer_id=answer.pk, version=conversation.version)
-    return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn)
+    return TurnResult(conversation, reply, outcome, "rules", path, list(path["contract_violations"]), model_turn,
+                      review=review, decision=options if lang == reply_lang(conversation.locale) else None)
 
 
 def _labor_estimate(state: ContextState, lang: str) -> dict[str, Any]:
@@ -583,7 +533,7 @@ def _labor_estimate(state: ContextState, lang: str) -> dict[str, Any]:
 
 def _estimate_document(run: Run, state: ContextState, lang: str, actor: Actor) -> Run:
     """A new version of the labor estimate document, as the estimate now stands."""
-    return runs.run_document_add(run_id=run.pk, key="labor_estimate", content=_labor_estimate(state, lang), actor=actor).run
+    return runs.run_document_add(run=run, key="labor_estimate", content=_labor_estimate(state, lang), actor=actor).run
 
 
 def _remember_tool_result(state: ContextState, tool_result: dict[str, Any] | None, config: ConversationConfig) -> ContextState:
@@ -633,16 +583,17 @@ HANDOFF_HELD = {
 }
 
 
-def _commands_for(conversation: Conversation, understood: Understanding | None, audit_rows: list) -> tuple:
-    """The understood commands, if they were read from the version now locked (else the rules alone)."""
+def _commands_for(conversation: Conversation, understood: Understanding | None) -> tuple:
+    """The understood commands, if they were read from the version now locked (else the rules alone).
+    What the model did while understanding is audited here, in the turn's transaction."""
     if understood is None:
         return ()
-    audit_rows.extend(understood.audit)
+    rows = list(understood.audit)
     if understood.version != conversation.version:
-        audit_record("commands_discarded", run=conversation.run, conversation=conversation, actor_label="concierge",
-                     outcome="stale", payload={"read_at_version": understood.version, "now": conversation.version},
-                     buffer=audit_rows)
+        rows.append(audit_row("commands_discarded", run=conversation.run, conversation=conversation, actor_label="concierge",
+                              outcome="stale", payload={"read_at_version": understood.version, "now": conversation.version}))
         understood.accepted = ()
+    audit_write(rows)
     return understood.accepted
 
 
@@ -657,32 +608,31 @@ def _model_phase(result: TurnResult, *, user, model) -> TurnResult:  # noqa: ANN
 
     turn = result.model_turn
     conversation = result.conversation
-    audit_rows: list = []
     try:
         decided = concierge_reply(conversation=conversation, run=turn.run, plan=turn.plan, config=turn.config,
                                   state=turn.state_before_reply, outcome=turn.outcome, view=turn.view, draft=turn.draft,
-                                  lang=turn.lang, user_text=turn.text, audit=audit_rows, model=model)
+                                  lang=turn.lang, user_text=turn.text, model=model)
     except Exception as error:  # noqa: BLE001 - the turn is stored already: any fault here keeps the rules reply
         logger.exception("model phase failed; the rules reply stands")
-        audit_rows.clear()
-        audit_record("model_fallback", run=turn.run, conversation=conversation, actor_label="concierge",
-                     outcome="fallback_to_rules", payload={"kind": "internal_error", "detail": f"{type(error).__name__}"[:200]},
-                     buffer=audit_rows)
-        decided = Decision(turn.draft, backend="rules", violations=["internal_error"])
+        row = audit_row("model_fallback", run=turn.run, conversation=conversation, actor_label="concierge",
+                        outcome="fallback_to_rules", payload={"kind": "internal_error", "detail": f"{type(error).__name__}"[:200]})
+        decided = Decision(turn.draft, backend="rules", violations=["internal_error"], audit=[row])
+    audit_rows = decided.audit
     with transaction.atomic():
         current = access_conversation(user, conversation.pk, for_update=True)
         if current.version != turn.version:
             # Someone moved the conversation while the model was thinking: the rules reply stands.
-            audit_record("model_answer_discarded", run=current.run, conversation=current,
-                         actor_label=f"concierge:{decided.backend}", outcome="stale",
-                         payload={"expected_version": turn.version, "found_version": current.version}, buffer=audit_rows)
+            audit_rows.append(audit_row("model_answer_discarded", run=current.run, conversation=current,
+                                        actor_label=f"concierge:{decided.backend}", outcome="stale",
+                                        payload={"expected_version": turn.version, "found_version": current.version}))
             audit_write(audit_rows)
-            return replace(result, model_turn=None, model_violations=decided.violations)
+            return replace(result, model_turn=None, model_violations=decided.violations, review=UNKNOWN, decision=None,
+                           conversation=current)
         path = {**result.execution_path, "backend": decided.backend, "contract_violations": decided.violations}
-        run, review = current.run, getattr(conversation, "_latest_review", None)
+        run, review = current.run, result.review
         if decided.option_id:
             audit_write(audit_rows)  # the choice's own rows come after this phase's rows
-            chosen = runs.run_option_choose(run_id=run.pk, option_id=decided.option_id, locked=run, raise_refusal=False,
+            chosen = runs.run_option_choose(run=run, option_id=decided.option_id, raise_refusal=False,
                                             actor=Actor(user=None, role="engine", label=f"concierge:{decided.backend}"),
                                             selection_mode="recommended", locale=turn.lang)
             run, review = chosen.run, chosen.review or review
@@ -694,40 +644,31 @@ def _model_phase(result: TurnResult, *, user, model) -> TurnResult:  # noqa: ANN
                                                          payload=_answer_payload(decided.reply, turn.outcome, path))
         audit_write(audit_rows)
         _save_conversation(current, state, run)
-        current._parsed_context, current._latest_review = state, review
-    return TurnResult(current, decided.reply, turn.outcome, decided.backend, path, decided.violations, None)
+    return TurnResult(current, decided.reply, turn.outcome, decided.backend, path, decided.violations, None,
+                      review=review, decision=result.decision if not decided.option_id else None)
 
 
-def latest_review(run: Run, plan: wf.Plan) -> Review | None:
-    """The run's newest review; a run whose state counts none opened costs no query."""
-    state = runs.run_state_of(run)
-    if state.reviews_opened == 0:
-        return None
-    if state.reviews_opened is None and not any(step in plan.nodes and plan.node(step).gate is not None for step in state.visits):
-        return None  # stored before reviews were counted, and never at a gate
-    return Review.objects.filter(run=run).order_by("-created_at", "-pk").first()
-
-
-def _save_conversation(conversation: Conversation, state: ContextState, run: Run, turn_index: int | None = None,
-                       batch: WriteBatch | None = None) -> None:
-    """Write the context back if the conversation still has the version it was read at (with a batch: at its flush)."""
+def _save_conversation(conversation: Conversation, state: ContextState, run: Run, turn_index: int | None = None) -> None:
+    """Write the context back if the conversation still has the version it was read at."""
     status = {Run.Status.WAITING_REVIEW: Conversation.Status.WAITING_REVIEW, Run.Status.COMPLETED: Conversation.Status.COMPLETED}.get(
         run.status, Conversation.Status.ACTIVE)
     updates = {"context": state.to_dict(), "status": status, "version": conversation.version + 1, "updated_at": timezone.now()}
     if turn_index is not None:
         updates["turn_count"] = turn_index
-    versioned_update(Conversation, conversation.pk, version=conversation.version, values=updates, batch=batch,
-                     stale=Conflict("The conversation changed meanwhile; send the message again.", code="concurrent_update"))
+    written = Conversation.objects.filter(pk=conversation.pk, version=conversation.version).update(**updates)
+    if written != 1:
+        raise Conflict("The conversation changed meanwhile; send the message again.", code="concurrent_update")
     for name, value in updates.items():
         setattr(conversation, name, value)
+    conversation.context_state = state
     conversation.run = run
 
 
-def _offered_action(run: Run, plan: wf.Plan, config: ConversationConfig, before: set[str]):  # noqa: ANN202
+def _offered_action(options: wf.DecisionPoint, plan: wf.Plan, config: ConversationConfig, before: set[str]):  # noqa: ANN202
     """The action newly offered this turn (its guidance is cited), if any."""
     if not config.actions:
         return None
-    offered = _eligible_actions(runs.run_decision_point(run), plan) - before
+    offered = _eligible_actions(options, plan) - before
     return next((a for a in config.actions if a.id in offered), None)
 
 
@@ -819,20 +760,20 @@ def conversation_choose(
 def _choose_locked(conversation: Conversation, user, option_id: str, consent: bool) -> ApplicationError | None:  # noqa: ANN001
     """The choice itself, inside the caller's transaction with the conversation (and its run) locked."""
     run = conversation.run
-    plan = runs.plan_by_id(run.plan_id)
+    plan = plan_by_id(run.plan_id)
     config = conversation_config(plan)
-    lang = _reply_lang(conversation.locale)
-    if ContextState.from_dict(conversation.context).handed_off:
+    lang = reply_lang(conversation.locale)
+    if conversation.context_state.handed_off:
         return Conflict("A member of staff has this conversation; options wait until it is handed back.",
                         code="conversation_handed_off")
-    stored = _context_before_option(ContextState.from_dict(conversation.context), option_id)
+    stored = _context_before_option(conversation.context_state, option_id)
     actor = Actor.of(user)
     signals = {"prepared": _prepared_documents(stored, config, lang, user.get_username())}
     if stored.form_editing is not None:
         signals["form_complete"] = False  # the review waits while an answer is being changed
-    run = runs.run_signals_update(run_id=run.pk, signals=signals, actor=actor, locale=lang, locked=run).run
-    outcome = runs.run_option_choose(run_id=run.pk, option_id=option_id, actor=actor, consent=consent, locale=lang,
-                                     locked=run, raise_refusal=False)
+    run = runs.run_signals_update(run=run, signals=signals, actor=actor, locale=lang).run
+    outcome = runs.run_option_choose(run=run, option_id=option_id, actor=actor, consent=consent, locale=lang,
+                                     raise_refusal=False)
     refusal = runs.choice_refusal(outcome)
     if refusal is not None:
         return refusal
@@ -851,8 +792,8 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     state = record_reply(state, text=note, asks_question=state.form_editing is not None)
     run = outcome.run
     if config.actions:  # an executed action is never offered again
-        run = runs.run_signals_update(run_id=run.pk, signals={"action_blockers": action_blockers_for(state, config, "")},
-                                      actor=actor, locale=lang, locked=run).run
+        run = runs.run_signals_update(run=run, signals={"action_blockers": action_blockers_for(state, config, "")},
+                                      actor=actor, locale=lang).run
     _save_conversation(conversation, state, run)
     return None
 
@@ -895,89 +836,14 @@ def _choice_note(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> str:
     return note
 
 
-# --- what clients see --------------------------------------------------------------
-
-
-def conversation_state(conversation: Conversation, *, lang: str | None = None, state: ContextState | None = None) -> dict[str, Any]:
-    """The conversation's state in the SPEC's shape (pass the parsed context when you have it).
-
-    After a turn, the parsed context and the run's newest review ride on the conversation.
-    """
-    state = state or getattr(conversation, "_parsed_context", None) or ContextState.from_dict(conversation.context)
-    run = conversation.run
-    plan = runs.plan_by_id(run.plan_id)
-    run_state = runs.run_state_of(run)
-    lang = lang or _reply_lang(conversation.locale)
-    dp = runs.run_decision_point(run, locale=lang)
-    done = set(run_state.completed_steps)
-    steps = [
-        {"id": sid, "label": wf.localize(plan.node(sid).label, lang), "type": plan.node(sid).type,
-         "status": "current" if sid == run.current_step and run.status != Run.Status.COMPLETED else ("done" if sid in done else "ahead")}
-        for sid in plan.step_order()
-    ]
-    review = conversation._latest_review if hasattr(conversation, "_latest_review") else latest_review(run, plan)
-    estimate = state.estimate.to_dict() | {"total_hours": state.estimate.total_hours}
-    return {
-        "id": conversation.pk,
-        "workflow_id": conversation.workflow_id,
-        "plan_version": plan.version,
-        "locale": conversation.locale,
-        "status": conversation.status,
-        "mode": state.mode,
-        "submode": state.submode,
-        "current_step": run.current_step,
-        "current_step_label": wf.localize(plan.node(run.current_step).label, lang),
-        "procedure_step": state.current_step_id,
-        "slots": {name: _slot_view(s) for name, s in state.slots.items()},
-        "facts": [f.to_dict() for f in state.facts],
-        "hypotheses": [h.to_dict() for h in state.hypotheses],
-        "contradictions": [c.to_dict() for c in state.contradictions],
-        "topic_stack": [t.to_dict() for t in state.topic_stack],
-        "completed_steps": list(dict.fromkeys([*run_state.completed_steps, *state.completed_steps])),
-        "plan_steps": steps,
-        "estimate": estimate,
-        "options": [o.to_dict() for o in dp.options],
-        "selection": dp.selection.to_dict(),
-        "review": {"id": review.pk, "status": review.status, "title": review.title, "decided_option_id": review.decided_option_id or None,
-                   "decided_label": next((o["label"] for o in review.options if o["option_id"] == review.decided_option_id), None),
-                   "reason": review.reason or None} if review else None,
-        "documents": sorted(run_state.documents),
-        "stale_documents": dict(dp.stale),
-        "gate_signals": {k: run_state.signals[k] for k in GATE_SIGNALS if k in run_state.signals},
-        "form": {
-            "finalized_answers": [a.to_dict() for a in state.finalized_answers],
-            "active_thread": state.active_thread.to_dict() if state.active_thread else None,
-            "archived_threads": [t.to_dict() for t in state.archived_threads],
-        },
-        "isolation": {"complete": state.isolation_complete, "finding": state.isolation_finding,
-                      "invalidated": state.isolation_invalidated, "previous_findings": list(state.previous_findings)},
-        "handoff": {"status": "open", "id": open_handoff_id(conversation)} if state.handed_off else None,
-        "turn_count": conversation.turn_count,
-        "updated_at": conversation.updated_at.isoformat(),
-    }
-
-
-def _slot_view(slot: SlotValue) -> dict[str, Any]:
-    """A slot and where it came from: the turn, and the person's words or the tool and record it was read from."""
-    view = {"value": slot.value, "source_turn": slot.source_turn, "status": slot.status, "raw": slot.raw, "source": slot.source}
-    if slot.learned:
-        view.update(tool=slot.tool, record=slot.record)
-    return view
-
-
-def conversation_messages(conversation: Conversation, after: int | None = None) -> list[Message]:
-    rows = conversation.messages.order_by("id")
-    if after:
-        rows = rows.filter(pk__gt=after)
-    return list(rows)
-
-
 # --- events: a decided review reaches the conversation that asked ------------------
 
 
-def on_review_decided(event: str, review: Review) -> None:
-    """Post the supervisor's decision into the conversation, so the person sees it."""
-    if event != "review.decided" or review.run_id is None:
+def on_review_decided(sender: str, subject: Review, **kwargs: Any) -> None:
+    """Post the supervisor's decision into the conversation, so the person sees it (a
+    `review_decided` receiver)."""
+    review = subject
+    if review.run_id is None:
         return
     from .engine.replies import fee_decision_text
 
@@ -986,8 +852,8 @@ def on_review_decided(event: str, review: Review) -> None:
         if conversation is None:
             return
         run = conversation.run
-        lang = _reply_lang(conversation.locale)
-        signals = runs.run_state_of(run).signals
+        lang = reply_lang(conversation.locale)
+        signals = run.engine_state.signals
         decision = signals.get("fee_decision")
         option = next((o for o in review.options if o["option_id"] == review.decided_option_id), {})
         if decision and decision.get("outcome") == option.get("outcome"):
@@ -998,4 +864,4 @@ def on_review_decided(event: str, review: Review) -> None:
             text = f"A supervisor decided: {option.get('label', review.decided_option_id)}. Reason: {review.reason}"
         Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=text, turn_index=conversation.turn_count,
                                payload={"kind": "review_decided", "review_id": review.pk})
-        _save_conversation(conversation, ContextState.from_dict(conversation.context), run)
+        _save_conversation(conversation, conversation.context_state, run)

@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from workflows import services as runs
-from workflows.audit import audit_record
+from workflows.audit import audit_row
+from workflows.selectors import run_decision_point
 
 from .engine import ContextState, ConversationConfig
 from .engine._serde import FrozenDict
@@ -83,7 +83,7 @@ class Understanding:
 def command_context(*, run, plan, config: ConversationConfig, state: ContextState,  # noqa: ANN001
                     lookups: Mapping[str, Callable[..., Any]], lang: str) -> CommandContext:
     """What a command may name on this turn: the plan's intents, slots and questions, the options on offer."""
-    dp = runs.run_decision_point(run, locale=lang)
+    dp = run_decision_point(run, locale=lang)
     eligible = [o for o in dp.options if o.eligible and not o.non_advancing]
     slot_names = list(config.slots) + [n for i in config.intents for n in (*i.required_slots, *i.optional_slots)]
     slot_types = {n: config.slot_spec(n).extractor for n in dict.fromkeys(slot_names)} | action_slot_types(config)
@@ -148,15 +148,16 @@ def understand(*, conversation, run, plan, config: ConversationConfig, state: Co
                                   schema=command_schema(ctx), schema_name="commands")
     except ModelUnavailable as error:
         result.failure = error
-        audit_record("contract_violation" if error.broken_contract else "model_fallback", run=run, conversation=conversation,
-                     actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
-                     payload={"phase": "understanding", "kind": error.kind, "detail": error.detail},
-                     buffer=result.audit)
+        result.audit.append(audit_row(
+            "contract_violation" if error.broken_contract else "model_fallback", run=run, conversation=conversation,
+            actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
+            payload={"phase": "understanding", "kind": error.kind, "detail": error.detail}))
         return result
     commands, malformed = commands_from_json(raw)
     checked = validate_commands(commands, ctx)
     result.accepted, result.refused = checked.accepted, tuple(malformed) + checked.refused
     if result.refused:
-        audit_record("command_refused", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
-                     outcome="refused", payload={"phase": "understanding", **result.summary()}, buffer=result.audit)
+        result.audit.append(audit_row(
+            "command_refused", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
+            outcome="refused", payload={"phase": "understanding", **result.summary()}))
     return result

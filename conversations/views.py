@@ -18,9 +18,9 @@ from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import ApplicationError
 from workflows.models import RunDocument
-from workflows.services import plans_latest
+from workflows.selectors import plans_latest
 
-from . import documents, services
+from . import documents, selectors, services
 from .models import Conversation
 
 
@@ -72,11 +72,11 @@ def start(request: HttpRequest, workflow_id: str) -> HttpResponse:
 
 
 def _page_context(request: HttpRequest, conversation: Conversation, error: str | None = None) -> dict:
-    state = services.conversation_state(conversation)
+    state = selectors.conversation_state(conversation)
     return {
         "conversation": conversation,
         "state": state,
-        "transcript": services.conversation_messages(conversation),
+        "transcript": selectors.conversation_messages(conversation),
         "last_message_id": conversation.messages.order_by("-id").values_list("id", flat=True).first() or 0,
         # People choose among user choices; automatic routes and the "keep talking" option need no button.
         "options": [o for o in state["options"] if not o["non_advancing"] and not o["automatic"]],
@@ -98,7 +98,7 @@ def chat(request: HttpRequest, conversation_id: int) -> HttpResponse:
 
 def _access(request: HttpRequest, conversation_id: int) -> Conversation:
     try:
-        return services.access_conversation(request.user, conversation_id)
+        return selectors.access_conversation(request.user, conversation_id)
     except ApplicationError as error:
         raise Http404(error.message) from error
 

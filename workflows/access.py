@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
-from django.contrib.auth.models import AbstractBaseUser, AnonymousUser, Permission
+from django.contrib.auth.models import AbstractBaseUser, AnonymousUser
 
 from config.errors import Forbidden, NotFound
 
-from .authentication import holds_decide_review
+from .authentication import DECIDE_REVIEW_PERM
 from .models import Review, Run
 from .roles import SUPERVISORS_GROUP  # noqa: F401  (its old home; workflows/roles.py defines the groups)
 
@@ -14,16 +14,15 @@ from .roles import SUPERVISORS_GROUP  # noqa: F401  (its old home; workflows/rol
 def is_supervisor(user: AbstractBaseUser | AnonymousUser | None) -> bool:
     """Supervisors hold the decide_review permission (directly or through the group).
 
-    Answered with one query and remembered on the user object for the request (the same
-    lifetime as Django's own permission cache); token authentication answers it for free.
+    Token authentication reads it with the user (the `holds_decide_review` annotation);
+    otherwise Django's permission check answers, cached on the user for the request.
     """
     if not (user and user.is_authenticated and user.is_active):
         return False
-    known = getattr(user, "_is_supervisor", None)
-    if known is None:
-        known = user.is_superuser or Permission.objects.filter(holds_decide_review(user_ref=user.pk)).exists()
-        user._is_supervisor = known
-    return known
+    if user.is_superuser:
+        return True
+    annotated = getattr(user, "holds_decide_review", None)
+    return bool(annotated) if annotated is not None else user.has_perm(DECIDE_REVIEW_PERM)
 
 
 def role_of(user: AbstractBaseUser) -> str:

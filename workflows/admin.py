@@ -17,7 +17,6 @@ from django.utils.html import format_html, format_html_join
 
 from config.errors import ApplicationError
 
-from . import services
 from .access import is_supervisor
 from .api import audit_response
 from .models import (
@@ -30,6 +29,7 @@ from .models import (
     WebhookEndpoint,
     WorkflowPlan,
 )
+from .services import plans, reviews
 
 
 def _pretty(value) -> str:  # noqa: ANN001
@@ -226,7 +226,7 @@ class ReviewAdmin(admin.ModelAdmin):
         form = DecisionForm(request.POST or None, review=review)
         if request.method == "POST" and form.is_valid():
             try:
-                services.review_decide(
+                reviews.review_decide(
                     review_id=review.pk, user=request.user, outcome=form.cleaned_data["outcome"],
                     reason=form.cleaned_data["reason"], option_id=form.cleaned_data["option_id"] or None,
                 )
@@ -261,7 +261,7 @@ class ReviewAdmin(admin.ModelAdmin):
             done = 0
             for review in queryset.filter(status=Review.Status.PENDING):
                 try:
-                    services.review_decide(review_id=review.pk, outcome=outcome, reason=reason, user=request.user)
+                    reviews.review_decide(review_id=review.pk, outcome=outcome, reason=reason, user=request.user)
                     done += 1
                 except ApplicationError as error:
                     self.message_user(request, f"Review {review.pk}: {error.message}", messages.ERROR)
@@ -374,7 +374,7 @@ class PlanUploadForm(forms.ModelForm):
             document = json.loads(self.cleaned_data["document"])
         except json.JSONDecodeError as error:
             raise forms.ValidationError(f"Not valid JSON: {error}") from error
-        problems = services.plan_problems(document)
+        problems = plans.plan_problems(document)
         if problems:
             raise forms.ValidationError([f"{p.path}: {p.message}" for p in problems])
         return document
@@ -405,7 +405,7 @@ class WorkflowPlanAdmin(admin.ModelAdmin):
         return False
 
     def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201
-        row, created = services.plan_upload(document=form.cleaned_data["document"], user=request.user)
+        row, created = plans.plan_upload(document=form.cleaned_data["document"], user=request.user)
         obj.pk = row.pk
         obj.__dict__.update({k: v for k, v in row.__dict__.items() if not k.startswith("_")})
         if not created:

@@ -19,7 +19,7 @@ from config.errors import NotFound, validated_input, validated_query
 from config.schema import conflict
 from config.serializers import IdField, JSONInput
 
-from . import services
+from . import selectors
 from .access import access_review, is_supervisor
 from .models import AuditEvent, Review, WebhookDelivery, WebhookEndpoint, WorkflowPlan
 from .permissions import HoldsRequiredPerms, IsSupervisor
@@ -32,6 +32,7 @@ from .serializers import (
     WorkflowPlanSummarySerializer,
     audit_rows,
 )
+from .services import plans, reviews
 
 
 class WorkflowPlanListOut(serializers.Serializer):
@@ -46,7 +47,7 @@ class WorkflowPlanListApi(APIView):
 
     @extend_schema(responses=WorkflowPlanListOut, summary="List workflows (newest versions)")
     def get(self, request: Request) -> Response:
-        return Response({"results": WorkflowPlanSummarySerializer(services.plans_latest(), many=True).data})
+        return Response({"results": WorkflowPlanSummarySerializer(selectors.plans_latest(), many=True).data})
 
     @extend_schema(
         request=OpenApiTypes.OBJECT,
@@ -57,7 +58,7 @@ class WorkflowPlanListApi(APIView):
         summary="Upload a plan (validated; a new version when it changed)",
     )
     def post(self, request: Request) -> Response:
-        row, created = services.plan_upload(document=request.data, user=request.user)
+        row, created = plans.plan_upload(document=request.data, user=request.user)
         return Response(WorkflowPlanSerializer(row).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -78,7 +79,7 @@ class WorkflowPlanDetailApi(APIView):
             if row is None:
                 raise NotFound(f"Workflow '{workflow_id}' has no version {version}.", code="workflow_not_found")
         else:
-            row = services.plan_latest(workflow_id)
+            row = selectors.plan_latest(workflow_id)
         return Response(WorkflowPlanSerializer(row).data)
 
 
@@ -122,7 +123,7 @@ class ReviewDecisionApi(APIView):
     )
     def post(self, request: Request, review_id: int) -> Response:
         data = validated_input(ReviewDecisionInputSerializer, request.data)
-        review = services.review_decide(review_id=review_id, user=request.user, **data)
+        review = reviews.review_decide(review_id=review_id, user=request.user, **data)
         return Response(ReviewSerializer(review).data)
 
 

@@ -7,15 +7,15 @@ class WorkflowsConfig(AppConfig):
     verbose_name = "Workflows and governance"
 
     def ready(self) -> None:
-        from django.db.backends.signals import connection_created
-
-        from config.database import use_c_timestamp_loader
-
         from . import handlers  # noqa: F401  registers the built-in step handlers
+        from .signals import EVENTS
 
-        connection_created.connect(use_c_timestamp_loader, dispatch_uid="c-timestamp-loader")
-        from .services import on_event
-        from .webhooks import webhook_emit
+        for event, signal in EVENTS.items():
+            signal.connect(_send_webhooks, dispatch_uid=f"webhooks-{event}")
 
-        # Domain events become signed webhooks; "run.completed" is a conversation completing.
-        on_event(lambda event, subject: webhook_emit("conversation.completed" if event == "run.completed" else event, subject))
+
+def _send_webhooks(sender: str, subject: object, **kwargs: object) -> None:
+    """Every workflow event becomes signed webhooks; "run.completed" is a conversation completing."""
+    from .webhooks import webhook_emit
+
+    webhook_emit("conversation.completed" if sender == "run.completed" else sender, subject)

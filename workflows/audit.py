@@ -4,8 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from config.writes import WriteBatch
-
 from .engine import DecisionPoint
 from .models import AuditEvent
 
@@ -25,7 +23,7 @@ def _jsonable(value: Any) -> Any:
     return str(value)
 
 
-def audit_record(
+def audit_row(
     event_type: str,
     *,
     run=None,  # noqa: ANN001
@@ -39,12 +37,8 @@ def audit_record(
     actor_label: str = "",
     payload: dict[str, Any] | None = None,
     step_id: str = "",
-    buffer: list[AuditEvent] | None = None,
 ) -> AuditEvent:
-    """Append one audit row; a decision point contributes its full snapshot and signals.
-
-    With a buffer the row is collected instead, for one bulk insert in the same transaction.
-    """
+    """One audit row, not yet saved; a decision point contributes its full snapshot and signals."""
     body = dict(payload or {})
     signals: dict[str, Any] = {}
     snapshot: list[dict[str, Any]] = []
@@ -62,7 +56,7 @@ def audit_record(
         body.setdefault("consent_required", [o.option_id for o in decision.options if o.requires_consent])
     if conversation is None and run is not None:
         conversation = conversation_of(run)
-    event = AuditEvent(
+    return AuditEvent(
         event_type=event_type,
         run=run,
         conversation=conversation,
@@ -77,33 +71,27 @@ def audit_record(
         actor_label=actor_label or (getattr(actor, "username", "") or "system"),
         payload=_jsonable(body),
     )
-    if buffer is not None:
-        buffer.append(event)
-    else:
-        event.save()
+
+
+def audit_record(event_type: str, **fields: Any) -> AuditEvent:
+    """Write one audit row now (the arguments are `audit_row`'s)."""
+    event = audit_row(event_type, **fields)
+    event.save()
     return event
 
 
-def audit_write(rows: list[AuditEvent], batch: WriteBatch | None = None) -> None:
-    """Write buffered rows in one insert, in the order they were recorded, and empty the buffer.
-
-    With a batch the insert joins the batch's other writes, sent at its flush.
-    """
+def audit_write(rows: list[AuditEvent]) -> None:
+    """Write collected rows in one insert, in the order they were made, and empty the list."""
     if rows:
-        if batch is not None:
-            batch.insert(rows)
-        else:
-            AuditEvent.objects.bulk_create(rows)
+        AuditEvent.objects.bulk_create(rows)
         rows.clear()
 
 
 def conversation_of(run):  # noqa: ANN001, ANN202
-    """The run's conversation, looked up once per run instance (cached on it, even when absent)."""
+    """The run's conversation, or None (Django keeps the answer, found or not, on the run)."""
     from django.core.exceptions import ObjectDoesNotExist
 
-    if not hasattr(run, "_audit_conversation"):
-        try:
-            run._audit_conversation = run.conversation
-        except ObjectDoesNotExist:
-            run._audit_conversation = None
-    return run._audit_conversation
+    try:
+        return run.conversation
+    except ObjectDoesNotExist:
+        return None

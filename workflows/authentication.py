@@ -1,6 +1,6 @@
 """API token authentication that also tells, in the same query, whether the user supervises.
 
-Kept free of the project's apps (config.queries only): DRF imports it while its settings load.
+Kept free of the project's apps: DRF imports it while its settings load.
 """
 
 from __future__ import annotations
@@ -12,8 +12,6 @@ from django.utils.translation import gettext_lazy as _
 from rest_framework import authentication, exceptions
 from rest_framework.authtoken.models import Token
 
-from config.queries import compiled_rows
-
 DECIDE_REVIEW_PERM = "workflows.decide_review"
 
 
@@ -23,7 +21,8 @@ def holds_decide_review(*, user_ref) -> Q:  # noqa: ANN001 - a primary key or an
 
 
 def _user_by_token(key: str) -> QuerySet:
-    """The user of a token, annotated with whether they hold decide_review (directly or through a group)."""
+    """The user of a token, annotated with whether they hold decide_review (directly or through a
+    group): `is_supervisor` reads the annotation instead of asking again."""
     holds = Exists(Permission.objects.filter(holds_decide_review(user_ref=OuterRef("pk"))))
     return get_user_model().objects.annotate(holds_decide_review=holds).filter(auth_token__key=key)
 
@@ -32,12 +31,9 @@ class TokenAuthentication(authentication.TokenAuthentication):
     """DRF's token authentication, answering "is this user a supervisor?" in the same query."""
 
     def authenticate_credentials(self, key: str) -> tuple[AbstractBaseUser, Token]:
-        # Every API request runs this: its SQL is compiled once per connection.
-        found = compiled_rows("user by token", _user_by_token, str(key))
-        user = found[0] if found else None
+        user = _user_by_token(str(key)).first()
         if user is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))
         if not user.is_active:
             raise exceptions.AuthenticationFailed(_("User inactive or deleted."))
-        user._is_supervisor = user.is_superuser or bool(user.holds_decide_review)
         return user, Token(key=key, user=user)

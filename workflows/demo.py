@@ -9,7 +9,7 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from . import roles
-from .services import PlanInvalid, plan_upload
+from .services.plans import PlanInvalid, plan_upload
 
 PLANS_DIR = Path(__file__).resolve().parent / "plans"
 SHIPPED_WORKFLOWS = ("parking_help_desk", "rv_diagnostic", "manager_assistant", "permit_form", "project_intake")

@@ -2,10 +2,15 @@
 
 from __future__ import annotations
 
+from contextlib import suppress
+
 from django.conf import settings
 from django.db import models
+from django.utils.functional import cached_property
 
 from config.fields import JSONField, ValuesInsertJSONField
+
+from .engine import RunState
 
 
 class WorkflowPlan(models.Model):
@@ -51,6 +56,17 @@ class Run(models.Model):
 
     def __str__(self) -> str:
         return f"Run {self.pk} of {self.plan}"
+
+    def refresh_from_db(self, *args: object, **kwargs: object) -> None:
+        super().refresh_from_db(*args, **kwargs)
+        with suppress(AttributeError):
+            del self.engine_state  # parsed from the old `state`
+
+    @cached_property
+    def engine_state(self) -> RunState:
+        """The stored state as the engine reads it, parsed once per instance (a turn reads it
+        several times); the services that write `state` set it along."""
+        return RunState.from_dict(self.state)
 
 
 class RunDocument(models.Model):

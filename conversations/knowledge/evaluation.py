@@ -239,13 +239,13 @@ def _turn_problems(expect: dict[str, Any], result, state: dict[str, Any]) -> lis
 
 
 def _memory_case(case: dict[str, Any], user, report: MemoryReport) -> None:  # noqa: ANN001
-    from conversations import services
+    from conversations import selectors, services
 
     conversation_id = _start(user, case.get("lang"))
     failed = []
     for number, turn in enumerate(case["turns"], start=1):
         _, result = services.conversation_turn(user=user, conversation_id=conversation_id, text=turn["user"])
-        problems = _turn_problems(turn.get("expect", {}), result, services.conversation_state(result.conversation))
+        problems = _turn_problems(turn.get("expect", {}), result, selectors.conversation_state(result.conversation))
         report.turns += 1
         report.turns_passed += not problems
         failed += [f"{case['id']} turn {number} ({turn['user']!r}): {p}" for p in problems]

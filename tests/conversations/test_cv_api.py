@@ -105,11 +105,11 @@ def test_state_resumes_exactly_from_storage(chat) -> None:  # noqa: ANN001
     c = chat("rv_diagnostic")
     c.say("Roof AC isn't cooling")
     before = c.get()
-    from conversations import services
-    from workflows import services as runs
+    from conversations.selectors import config_cache_clear
+    from workflows.selectors import plans_cache_clear
 
-    services._CONFIGS.clear()  # a restart: nothing but the database survives
-    runs.plans_cache_clear()
+    config_cache_clear()  # a restart: nothing but the database survives
+    plans_cache_clear()
     after = c.get()
     assert before == after
     assert c.say("118 V at the supply")["procedure_step"] == "compressor_start"
@@ -146,7 +146,7 @@ def test_concurrent_turns_are_serialised(api, demo) -> None:  # noqa: ANN001
 def test_workflow_changes_only_through_an_offered_option(chat, api) -> None:  # noqa: ANN001
     from conversations.models import Conversation
     from tests.support.helpers import plan_document
-    from workflows.services import plan_upload
+    from workflows.services.plans import plan_upload
 
     doc = plan_document("manager_assistant")
     doc["edges"].append({"option_id": "switch_to_intake", "from": "guidance", "to": "done", "change_workflow": "project_intake",

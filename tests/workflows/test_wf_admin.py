@@ -7,9 +7,9 @@ import json
 import pytest
 
 from tests.support.helpers import plan_document
-from workflows import services
-from workflows.models import AuditEvent, Review, WorkflowPlan
-from workflows.services import Actor
+from workflows.models import AuditEvent, Review, Run, WorkflowPlan
+from workflows.services import reviews, runs
+from workflows.services.runs import Actor
 
 pytestmark = pytest.mark.django_db
 
@@ -21,9 +21,9 @@ def admin_client_sup(client, supervisor):  # noqa: ANN001, ANN201
 
 
 def _pending(owner) -> Review:  # noqa: ANN001
-    run = services.run_start(workflow_id="project_intake", owner=owner).run
-    services.run_signals_update(
-        run_id=run.pk, actor=Actor.of(owner),
+    run = runs.run_start(workflow_id="project_intake", owner=owner).run
+    runs.run_signals_update(
+        run=Run.objects.get(pk=run.pk), actor=Actor.of(owner),
         signals={"slots": {"summary": "s", "goal": "g", "users": "u"}, "intake_ready": True, "confidence": 0.5, "intent_class": "web_app"},
     )
     return Review.objects.get(run=run)
@@ -31,7 +31,7 @@ def _pending(owner) -> Review:  # noqa: ANN001
 
 def test_queue_lists_pending_first_with_counts(admin_client_sup, person, supervisor, plans) -> None:  # noqa: ANN001
     first = _pending(person)
-    services.review_decide(review_id=first.pk, outcome="reject", reason="no", user=supervisor)
+    reviews.review_decide(review_id=first.pk, outcome="reject", reason="no", user=supervisor)
     second = _pending(person)
     page = admin_client_sup.get("/admin/workflows/review/")
     html = page.content.decode()

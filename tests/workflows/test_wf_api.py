@@ -8,9 +8,9 @@ import pytest
 from rest_framework.test import APIClient
 
 from tests.support.helpers import plan_document
-from workflows import services
-from workflows.models import Review, WorkflowPlan
-from workflows.services import Actor
+from workflows.models import Review, Run, WorkflowPlan
+from workflows.services import runs
+from workflows.services.runs import Actor
 
 pytestmark = pytest.mark.django_db
 
@@ -85,9 +85,9 @@ def test_malformed_json_and_unauthenticated_requests_have_the_error_shape(api, s
 
 
 def _pending_review(owner) -> Review:  # noqa: ANN001
-    run = services.run_start(workflow_id="project_intake", owner=owner).run
-    services.run_signals_update(
-        run_id=run.pk, actor=Actor.of(owner),
+    run = runs.run_start(workflow_id="project_intake", owner=owner).run
+    runs.run_signals_update(
+        run=Run.objects.get(pk=run.pk), actor=Actor.of(owner),
         signals={"slots": {"summary": "s", "goal": "g", "users": "u"}, "intake_ready": True, "confidence": 0.4, "intent_class": "unknown"},
     )
     return Review.objects.get(run=run)

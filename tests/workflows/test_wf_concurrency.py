@@ -7,14 +7,14 @@ by default, PostgreSQL when DATABASE_URL points there (.ci/run does both).
 from __future__ import annotations
 
 import pytest
-from django.db import connection
+from django.db import connection, transaction
 
 from config.errors import ApplicationError
 from tests.support.helpers import run_together
-from workflows import services
 from workflows.demo import load_shipped_plans
 from workflows.models import AuditEvent, Review, Run
-from workflows.services import Actor
+from workflows.services import reviews, runs
+from workflows.services.runs import Actor
 
 THREADS = 8
 
@@ -41,9 +41,9 @@ def test_concurrent_decisions_leave_exactly_one(person, django_user_model) -> No
         user = django_user_model.objects.create_user(username=f"sup{i}", password="x")
         make_supervisor(user)
         supervisors.append(django_user_model.objects.get(pk=user.pk))
-    run = services.run_start(workflow_id="project_intake", owner=person).run
-    services.run_signals_update(
-        run_id=run.pk, actor=Actor.of(person),
+    run = runs.run_start(workflow_id="project_intake", owner=person).run
+    runs.run_signals_update(
+        run=Run.objects.get(pk=run.pk), actor=Actor.of(person),
         signals={"slots": {"summary": "s", "goal": "g", "users": "u"}, "intake_ready": True, "confidence": 0.3, "intent_class": "web_app"},
     )
     review = Review.objects.get(run=run)
@@ -51,7 +51,7 @@ def test_concurrent_decisions_leave_exactly_one(person, django_user_model) -> No
 
     def decide(i: int) -> str:
         extra = {"option_id": "qualify"} if outcomes[i % 3] == "override" else {}
-        decided = services.review_decide(
+        decided = reviews.review_decide(
             review_id=review.pk, outcome=outcomes[i % 3], reason=f"supervisor {i}", user=supervisors[i], **extra
         )
         return decided.status
@@ -74,11 +74,13 @@ def test_concurrent_decisions_leave_exactly_one(person, django_user_model) -> No
 @pytest.mark.django_db(transaction=True)
 def test_concurrent_choices_on_one_run_advance_it_once(person) -> None:  # noqa: ANN001
     load_shipped_plans()
-    run = services.run_start(workflow_id="manager_assistant", owner=person).run
+    run = runs.run_start(workflow_id="manager_assistant", owner=person).run
     actor = Actor.of(person)
 
     def finish(_: int) -> str:
-        return services.run_option_choose(run_id=run.pk, option_id="finish", actor=actor).run.current_step
+        with transaction.atomic():
+            locked = runs.run_for_update(run.pk)
+            return runs.run_option_choose(run=locked, option_id="finish", actor=actor).run.current_step
 
     results = _race(finish, 6)
     assert [r for r in results if r[0] == "ok"] == [("ok", "done")], results

@@ -28,12 +28,12 @@ def test_api_errors_are_json_even_with_debug(client, settings) -> None:  # noqa:
 
 
 def test_an_unexpected_api_failure_is_a_json_500(api, monkeypatch, plans) -> None:  # noqa: ANN001
-    from workflows import services
+    from workflows import selectors
 
     def boom() -> None:
         raise RuntimeError("database on fire")
 
-    monkeypatch.setattr(services, "plans_latest", boom)
+    monkeypatch.setattr(selectors, "plans_latest", boom)
     response = api.get("/api/v1/workflow-plans")
     assert response.status_code == 500
     assert response.json() == {"error": {"code": "server_error", "message": "An internal error occurred.", "details": {}}}

@@ -5,30 +5,32 @@ from __future__ import annotations
 import pytest
 
 from config.errors import Conflict
-from workflows import services
+from workflows import selectors
 from workflows.models import AuditEvent, ConsentRecord, Review, Run, RunDocument
-from workflows.services import Actor
+from workflows.services import plans as plan_services
+from workflows.services import reviews, runs
+from workflows.services.runs import Actor
 
 GOOD = {"qa_pass": True, "confidence": 0.92, "missing_critical": False, "intent_class": "web_app"}
 INTAKE_SLOTS = {"summary": "An online bakery shop", "goal": "Sell cakes online", "users": "local customers", "constraints": "3 months"}
 
 
 def start_intake(owner, **signals):  # noqa: ANN001, ANN003, ANN201
-    return services.run_start(workflow_id="project_intake", owner=owner, signals=signals)
+    return runs.run_start(workflow_id="project_intake", owner=owner, signals=signals)
 
 
 @pytest.mark.django_db
 def test_walk_project_intake_audits_every_snapshot_and_choice(plans, person) -> None:  # noqa: ANN001
     actor = Actor.of(person)
     run = start_intake(person).run
-    out = services.run_signals_update(
-        run_id=run.pk, actor=actor, signals={"slots": INTAKE_SLOTS, "intake_ready": True, "confidence": 0.92, "intent_class": "web_app"}
+    out = runs.run_signals_update(
+        run=Run.objects.get(pk=run.pk), actor=actor, signals={"slots": INTAKE_SLOTS, "intake_ready": True, "confidence": 0.92, "intent_class": "web_app"}
     )
     assert out.run.current_step == "review_plan"
     assert [c.option.option_id for c in out.auto_choices] == ["submit_intake", "run_qa", "qa_passed", "qualify", "present_plan"]
-    with pytest.raises(services.ConsentRequired):
-        services.run_option_choose(run_id=run.pk, option_id="accept_plan", actor=actor)
-    done = services.run_option_choose(run_id=run.pk, option_id="accept_plan", actor=actor, consent=True)
+    with pytest.raises(runs.ConsentRequired):
+        runs.run_option_choose(run=Run.objects.get(pk=run.pk), option_id="accept_plan", actor=actor)
+    done = runs.run_option_choose(run=Run.objects.get(pk=run.pk), option_id="accept_plan", actor=actor, consent=True)
     assert done.run.status == Run.Status.COMPLETED
     consent = ConsentRecord.objects.get(run=run)
     assert consent.option_id == "accept_plan" and consent.given_by == person
@@ -54,8 +56,8 @@ def test_walk_project_intake_audits_every_snapshot_and_choice(plans, person) -> 
 def test_refused_choice_is_audited_and_changes_nothing(plans, person) -> None:  # noqa: ANN001
     run = start_intake(person).run
     before = Run.objects.get(pk=run.pk)
-    with pytest.raises(services.OptionNotAvailable) as error:
-        services.run_option_choose(run_id=run.pk, option_id="accept_plan", actor=Actor.of(person))
+    with pytest.raises(runs.OptionNotAvailable) as error:
+        runs.run_option_choose(run=Run.objects.get(pk=run.pk), option_id="accept_plan", actor=Actor.of(person))
     assert error.value.details["available_options"] == ["ask_more_questions"]
     after = Run.objects.get(pk=run.pk)
     assert (after.state, after.version) == (before.state, before.version)
@@ -67,8 +69,8 @@ def test_refused_choice_is_audited_and_changes_nothing(plans, person) -> None:  
 @pytest.mark.django_db
 def test_unclear_gate_opens_one_review_and_supervisor_override_moves_the_run(plans, person, supervisor) -> None:  # noqa: ANN001
     run = start_intake(person).run
-    out = services.run_signals_update(
-        run_id=run.pk, actor=Actor.of(person), signals={"slots": INTAKE_SLOTS, "intake_ready": True, "confidence": 0.55, "intent_class": "web_app"}
+    out = runs.run_signals_update(
+        run=Run.objects.get(pk=run.pk), actor=Actor.of(person), signals={"slots": INTAKE_SLOTS, "intake_ready": True, "confidence": 0.55, "intent_class": "web_app"}
     )
     assert out.run.status == Run.Status.WAITING_REVIEW and out.run.current_step == "intake_gate"
     review = Review.objects.get(run=run)
@@ -77,12 +79,12 @@ def test_unclear_gate_opens_one_review_and_supervisor_override_moves_the_run(pla
     assert review.signals["confidence"] == 0.55
     assert len(review.recommendation_reasons) in (1, 2)
     # Publishing again does not open a second review.
-    services.run_signals_update(run_id=run.pk, actor=Actor.of(person), signals={"note": 1})
+    runs.run_signals_update(run=Run.objects.get(pk=run.pk), actor=Actor.of(person), signals={"note": 1})
     assert Review.objects.filter(run=run).count() == 1
-    with pytest.raises(services.OptionNotAvailable):
-        services.run_option_choose(run_id=run.pk, option_id="qualify", actor=Actor.of(person))
+    with pytest.raises(runs.OptionNotAvailable):
+        runs.run_option_choose(run=Run.objects.get(pk=run.pk), option_id="qualify", actor=Actor.of(person))
 
-    services.review_decide(review_id=review.pk, outcome="override", option_id="qualify", reason="Clear enough for me", user=supervisor)
+    reviews.review_decide(review_id=review.pk, outcome="override", option_id="qualify", reason="Clear enough for me", user=supervisor)
     run.refresh_from_db()
     assert run.current_step == "review_plan" and run.status == Run.Status.ACTIVE
     review.refresh_from_db()
@@ -91,22 +93,22 @@ def test_unclear_gate_opens_one_review_and_supervisor_override_moves_the_run(pla
     assert AuditEvent.objects.filter(review=review, event_type="review_decided").count() == 1
     assert decision.selection_mode == "supervisor_override" and decision.payload["overrode_recommendation"] is True
     with pytest.raises(Conflict) as error:
-        services.review_decide(review_id=review.pk, outcome="approve", reason="again", user=supervisor)
+        reviews.review_decide(review_id=review.pk, outcome="approve", reason="again", user=supervisor)
     assert error.value.code == "already_decided"
 
 
 @pytest.mark.django_db
 def test_qa_rework_loop_trips_the_breaker_and_offers_escalation(plans, person) -> None:  # noqa: ANN001
     # A plan version whose QA requires a field the conversation never supplies: QA fails every time.
-    doc = services.plan_latest("project_intake").definition
+    doc = selectors.plan_latest("project_intake").definition
     doc = {**doc, "nodes": [dict(n, required_fields=["summary", "goal", "budget"]) if n["id"] == "intake_qa" else n for n in doc["nodes"]]}
-    services.plan_upload(document=doc)
+    plan_services.plan_upload(document=doc)
     run3 = start_intake(person).run
-    out = services.run_signals_update(run_id=run3.pk, actor=Actor.of(person), signals={"slots": {"summary": "x", "goal": "y"}, "intake_ready": True})
+    out = runs.run_signals_update(run=Run.objects.get(pk=run3.pk), actor=Actor.of(person), signals={"slots": {"summary": "x", "goal": "y"}, "intake_ready": True})
     assert out.run.current_step == "intake_qa"
     state = out.state
     assert state.qa_failures["draft_intake"] == 2
-    options = services.run_decision_point(out.run).options
+    options = selectors.run_decision_point(out.run).options
     assert {o.option_id for o in options} == {"escalate_to_supervisor", "back_to_conversation"}
     tripped = AuditEvent.objects.filter(run=run3, event_type="decision", payload__breaker_tripped=True)
     assert tripped.count() == 1
@@ -117,10 +119,10 @@ def test_qa_rework_loop_trips_the_breaker_and_offers_escalation(plans, person) -
 def test_new_intake_version_makes_the_plan_stale(plans, person) -> None:  # noqa: ANN001
     actor = Actor.of(person)
     run = start_intake(person).run
-    services.run_signals_update(run_id=run.pk, actor=actor, signals={"slots": INTAKE_SLOTS, "intake_ready": True, **GOOD})
-    services.run_document_add(run_id=run.pk, key="intake_document", content={"summary": "changed"}, actor=actor)
+    runs.run_signals_update(run=Run.objects.get(pk=run.pk), actor=actor, signals={"slots": INTAKE_SLOTS, "intake_ready": True, **GOOD})
+    runs.run_document_add(run=Run.objects.get(pk=run.pk), key="intake_document", content={"summary": "changed"}, actor=actor)
     run.refresh_from_db()
-    accept = next(o for o in services.run_decision_point(run).options if o.option_id == "accept_plan")
+    accept = next(o for o in selectors.run_decision_point(run).options if o.option_id == "accept_plan")
     assert accept.eligibility == "blocked" and "stale input" in accept.blockers[0]
     event = AuditEvent.objects.get(run=run, event_type="document_version")
     assert "project_plan" in event.payload["stale_documents"]
@@ -128,11 +130,11 @@ def test_new_intake_version_makes_the_plan_stale(plans, person) -> None:  # noqa
 
 @pytest.mark.django_db
 def test_plan_upload_is_versioned_and_idempotent(plans) -> None:  # noqa: ANN001
-    row = services.plan_latest("permit_form")
-    again, created = services.plan_upload(document=row.definition)
+    row = selectors.plan_latest("permit_form")
+    again, created = plan_services.plan_upload(document=row.definition)
     assert (again.pk, created) == (row.pk, False)
     changed = {**row.definition, "description": "A new description"}
-    new, created = services.plan_upload(document=changed)
+    new, created = plan_services.plan_upload(document=changed)
     assert created and new.version == row.version + 1
     row.refresh_from_db()
     assert row.definition["description"] != "A new description"  # the old version never changes

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from workflows.services import PlanInvalid, plan_upload
+from workflows.services.plans import PlanInvalid, plan_upload
 
 
 class Command(BaseCommand):
