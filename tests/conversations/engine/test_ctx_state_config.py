@@ -86,7 +86,7 @@ def test_validation_lists_every_problem_with_its_path() -> None:
         "$.intents[0].required_slots",
         "$.intents[1].name",
         "$.slots.odd.extractor",
-        "$.modes.submodes",
+        "$.modes.submodes[1]",  # the very entry that is wrong
         "$.diagnostic.procedures[0].steps[0].branch",
         "$.diagnostic.procedures[0].steps[0].answered_by",
         "$.diagnostic.procedures[0].hypotheses[0].confirmed_by",
