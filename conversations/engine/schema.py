@@ -26,7 +26,11 @@ S = TypeVar("S", bound="Spec")
 def _localized(value: Any) -> Any:
     if value is None:
         return {}
-    return {"en": value} if isinstance(value, str) else value
+    if isinstance(value, str):
+        return {"en": value}
+    if not isinstance(value, Mapping):
+        raise PydanticCustomError("text", 'must be a string or a {"en": ..., "zh": ...} object')
+    return value
 
 
 def _compiles(pattern: str) -> str:
@@ -44,7 +48,7 @@ def _patterns(value: Any) -> Any:
         return {"any": [value] if isinstance(value, str) else value}
     if isinstance(value, Mapping):
         return {lang: [p] if isinstance(p, str) else p for lang, p in value.items()}
-    return value  # pydantic says what is wrong with it
+    raise PydanticCustomError("patterns", 'must be a list of regexes or a {"en": [...], "zh": [...]} object')
 
 
 def one_or_many(value: Any) -> Any:
