@@ -19,6 +19,7 @@ from pydantic import AfterValidator, BeforeValidator, TypeAdapter, ValidationErr
 from pydantic_core import PydanticCustomError
 
 from ._serde import FrozenDict, Serializable, freeze
+from ._text import compile_pattern
 
 S = TypeVar("S", bound="Spec")
 
@@ -35,7 +36,7 @@ def _localized(value: Any) -> Any:
 
 def _compiles(pattern: str) -> str:
     try:
-        re.compile(pattern)
+        compile_pattern(pattern)  # the engine's own cache: validating a plan warms it
     except re.error as exc:
         raise PydanticCustomError("regex", "invalid regex: {error}", {"error": str(exc)}) from None
     return pattern
