@@ -86,12 +86,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import field, replace
+from typing import Annotated, Any, Literal, NotRequired, get_args
 
-from ._serde import FrozenDict, Serializable
-from ._text import normalize_patterns
+import pydantic
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
+from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
+
+from workflows.engine.schema import problems_from
+
+from ._serde import FrozenDict
 from .intents import DomainIntent
+from .schema import Localized, Names, Patterns, Spec, adapter, one_or_many, without_refused_fields
 
 KNOWN_EXTRACTORS = (
     "city_code",
@@ -106,27 +112,16 @@ KNOWN_EXTRACTORS = (
     "email",
     "text",
 )
-ANSWER_TYPES = ("text", "number", "choice", "yes_no")
-STEP_EXPECTS = ("any", "yes_no", "voltage", "current", "resistance", "capacitance", "pressure", "temperature", "frequency")
-ALL_SUBMODES = ("main", "locate", "explain", "howto", "replan")
-TOP_LEVEL_KEYS = frozenset(
-    {
-        "version",
-        "locale",
-        "modes",
-        "intents",
-        "slots",
-        "clarify",
-        "loop_guard",
-        "side_topics",
-        "evidence",
-        "diagnostic",
-        "estimate",
-        "form",
-        "actions",
-        "description",
-    }
-)
+AnswerType = Literal["text", "number", "choice", "yes_no"]
+# what answers a check: "any" text, or a measurement of one kind that a reading of another kind,
+# or no reading at all, never completes
+StepExpects = Literal["any", "yes_no", "voltage", "current", "resistance", "capacitance", "pressure", "temperature", "frequency"]
+Submode = Literal["main", "locate", "explain", "howto", "replan"]
+ANSWER_TYPES = get_args(AnswerType)
+STEP_EXPECTS = get_args(StepExpects)
+ALL_SUBMODES = get_args(Submode)
+Id = Annotated[str, Field(min_length=1)]
+Number = Annotated[float, Field(strict=True)]  # an int or a float, never true/false
 
 
 class ConfigError(ValueError):
@@ -137,189 +132,140 @@ class ConfigError(ValueError):
         super().__init__("; ".join(f"{path}: {msg}" for path, msg in problems))
 
 
-def _loc(value: Any) -> FrozenDict:
-    """A localized text as {locale: text}."""
-    if value is None:
-        return FrozenDict()
-    if isinstance(value, Mapping):
-        return FrozenDict({str(k): str(v) for k, v in value.items()})
-    return FrozenDict({"en": str(value)})
+def _absent_if_empty(value: Any) -> Any:
+    return value or None
 
 
-def _pats(value: Any) -> FrozenDict:
-    return FrozenDict(normalize_patterns(value))
+def _named_slots(value: Any) -> Any:
+    """A slot's name is its key (unless the spec names itself)."""
+    if not isinstance(value, Mapping):
+        return value
+    return {name: {"name": name, **spec} if isinstance(spec, Mapping) else spec for name, spec in value.items()}
 
 
-def _strs(value: Any) -> tuple[str, ...]:
-    if value is None:
-        return ()
-    if isinstance(value, str):
-        return (value,)
-    return tuple(str(v) for v in value)
+# -- the shape ----------------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class SlotSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class SlotSpec(Spec):
     """How to find, name, ask for and validate one slot."""
 
     name: str
-    extractor: str
-    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
-    aliases: Mapping[str, str] = field(default_factory=FrozenDict)
-    label: Mapping[str, str] = field(default_factory=FrozenDict)
-    question: Mapping[str, str] = field(default_factory=FrozenDict)
-    invalid_question: Mapping[str, str] = field(default_factory=FrozenDict)
+    extractor: str = ""  # default: the extractor of the slot's name
+    patterns: Patterns = field(default_factory=FrozenDict)  # the first group is the value
+    aliases: Mapping[str, str] = field(default_factory=FrozenDict)  # surface form -> canonical value
+    label: Localized = field(default_factory=FrozenDict)
+    question: Localized = field(default_factory=FrozenDict)
+    invalid_question: Localized = field(default_factory=FrozenDict)
     example: str | None = None
+
+    def __post_init__(self) -> None:
+        self._default("extractor", self.name)
+        super().__post_init__()
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None, name: str = "") -> SlotSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        name = str(data.get("name") or name)
-        return cls(
-            name=name,
-            extractor=str(data.get("extractor") or name),
-            patterns=_pats(data.get("patterns")),
-            aliases=FrozenDict({str(k): str(v) for k, v in (data.get("aliases") or {}).items()}),
-            label=_loc(data.get("label")),
-            question=_loc(data.get("question")),
-            invalid_question=_loc(data.get("invalid_question")),
-            example=data.get("example"),
-        )
+        """Build from config JSON, the slot's name given beside it."""
+        return super().from_dict({"name": name, **(data or {})})
 
 
-@dataclass(frozen=True)
-class EvidenceRule(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class EvidenceRule(Spec):
     """A pattern that turns words into a fact (optionally capturing a measured value)."""
 
-    id: str
+    id: Id
     type: str = "observation"
-    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
-    unless: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
-    label: Mapping[str, str] = field(default_factory=FrozenDict)
-    excludes: tuple[str, ...] = ()
+    patterns: Patterns = field(default_factory=FrozenDict)
+    unless: Patterns = field(default_factory=FrozenDict)
+    label: Localized = field(default_factory=FrozenDict)  # default: the id
+    excludes: Names = ()
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> EvidenceRule:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            id=str(data["id"]),
-            type=str(data.get("type", "observation")),
-            patterns=_pats(data.get("patterns")),
-            unless=_pats(data.get("unless")),
-            label=_loc(data.get("label") or data["id"]),
-            excludes=_strs(data.get("excludes")),
-        )
+    def __post_init__(self) -> None:
+        self._default("label", {"en": self.id})
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class EstimateLineSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class EstimateLineSpec(Spec):
     """A labor line a hypothesis adds to the draft estimate."""
 
-    label: Mapping[str, str]
-    hours: float
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> EstimateLineSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(label=_loc(data.get("label")), hours=float(data.get("hours", 0)))
+    label: Localized = field(default_factory=FrozenDict)
+    hours: float = 0.0
 
 
-@dataclass(frozen=True)
-class HypothesisSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class HypothesisSpec(Spec):
     """A candidate cause and the evidence that supports, confirms or eliminates it."""
 
-    id: str
-    description: Mapping[str, str] = field(default_factory=FrozenDict)
-    supported_by: tuple[str, ...] = ()
-    confirmed_by: tuple[str, ...] = ()
-    eliminated_by: tuple[str, ...] = ()
-    recommendation: Mapping[str, str] = field(default_factory=FrozenDict)
+    id: Id
+    description: Localized = field(default_factory=FrozenDict)  # default: the id
+    supported_by: Names = ()
+    confirmed_by: Names = ()
+    eliminated_by: Names = ()
+    recommendation: Localized = field(default_factory=FrozenDict)
     estimate: tuple[EstimateLineSpec, ...] = ()
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> HypothesisSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            id=str(data["id"]),
-            description=_loc(data.get("description") or data["id"]),
-            supported_by=_strs(data.get("supported_by")),
-            confirmed_by=_strs(data.get("confirmed_by")),
-            eliminated_by=_strs(data.get("eliminated_by")),
-            recommendation=_loc(data.get("recommendation")),
-            estimate=tuple(EstimateLineSpec.from_dict(x) for x in data.get("estimate", ())),
-        )
+    def __post_init__(self) -> None:
+        self._default("description", {"en": self.id})
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class StepSpec(Serializable):
+class Rating(TypedDict):
+    """A reading held against its rating ("28 µF, label says 45"): `below` when more than the
+    tolerance under the rating, `within` otherwise (evidence ids)."""
+
+    below: str
+    within: str
+    tolerance: NotRequired[Annotated[float, Field(strict=True, ge=0, lt=1)]]  # default 0.1
+
+
+class Band(TypedDict):
+    """A reading sorted by its value into evidence: min inclusive, max exclusive, in the kind's
+    canonical unit (pressure in. WC, temperature °F, others as read)."""
+
+    evidence: str
+    min: NotRequired[Number | None]
+    max: NotRequired[Number | None]
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
+class StepSpec(Spec):
     """One diagnostic check: its question, topic, and what completes it."""
 
-    id: str
-    question: Mapping[str, str] = field(default_factory=FrozenDict)
-    topic: str | None = None
+    id: Id
+    question: Localized = field(default_factory=FrozenDict)  # default: the id
+    topic: str | None = None  # default: the id
     branch: str | None = None  # hypothesis id: only asked while that hypothesis is open
-    answered_by: tuple[str, ...] = ()
+    answered_by: Names = ()
     yes: str | None = None  # evidence id a bare "yes" to this check's question records
     no: str | None = None  # evidence id a bare "no" records
-    # what answers the check: "any" text, or a measurement of one kind (STEP_EXPECTS) that a
-    # reading of another kind, or no reading at all, never completes
-    expects: str = "any"
-    # a reading held against its rating ("28 µF, label says 45"): {"below": evidence id, "within":
-    # evidence id, "tolerance": 0.1}, below meaning more than the tolerance under the rating
-    rating: Mapping[str, Any] | None = None
-    # a reading sorted by its value into evidence: [{"evidence": id, "min": x, "max": y}], min inclusive,
-    # max exclusive, in the kind's canonical unit (pressure in. WC, temperature °F, others as read)
-    bands: tuple[Mapping[str, Any], ...] = ()
+    expects: StepExpects = "any"
+    rating: Annotated[Rating | None, BeforeValidator(_absent_if_empty)] = None
+    bands: tuple[Band, ...] = ()
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> StepSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            id=str(data["id"]),
-            question=_loc(data.get("question") or data["id"]),
-            topic=data.get("topic") or data["id"],
-            branch=data.get("branch"),
-            answered_by=_strs(data.get("answered_by")),
-            yes=data.get("yes"),
-            no=data.get("no"),
-            expects=str(data.get("expects") or "any"),
-            rating=FrozenDict(data["rating"]) if data.get("rating") else None,
-            bands=tuple(FrozenDict(b) for b in data.get("bands") or ()),
-        )
+    def __post_init__(self) -> None:
+        self._default("question", {"en": self.id})
+        self._default("topic", self.id)
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class ProcedureSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class ProcedureSpec(Spec):
     """A diagnostic procedure for one system."""
 
-    id: str
-    label: Mapping[str, str] = field(default_factory=FrozenDict)
-    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+    id: Id
+    label: Localized = field(default_factory=FrozenDict)  # default: the id
+    patterns: Patterns = field(default_factory=FrozenDict)
     steps: tuple[StepSpec, ...] = ()
     evidence: tuple[EvidenceRule, ...] = ()
     hypotheses: tuple[HypothesisSpec, ...] = ()
     # the words that name the system itself, not a symptom ("cooling"): two systems named in one
     # message are told apart by them (default: `patterns`)
-    names: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+    names: Patterns = field(default_factory=FrozenDict)
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> ProcedureSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            id=str(data["id"]),
-            label=_loc(data.get("label") or data["id"]),
-            patterns=_pats(data.get("patterns")),
-            steps=tuple(StepSpec.from_dict(s) for s in data.get("steps", ())),
-            evidence=tuple(EvidenceRule.from_dict(e) for e in data.get("evidence", ())),
-            hypotheses=tuple(HypothesisSpec.from_dict(h) for h in data.get("hypotheses", ())),
-            names=_pats(data.get("names")),
-        )
+    def __post_init__(self) -> None:
+        self._default("label", {"en": self.id})
+        super().__post_init__()
 
     @property
     def name_patterns(self) -> Mapping[str, tuple[str, ...]]:
@@ -330,285 +276,192 @@ class ProcedureSpec(Serializable):
         return next((s for s in self.steps if s.id == step_id), None)
 
 
-@dataclass(frozen=True)
-class OtherSystemSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class OtherSystemSpec(Spec):
     """A system people report faults on that has no guided procedure in this plan (issue 14:
     a propane fridge must never get the roof air conditioner's checks)."""
 
-    id: str
-    label: Mapping[str, str] = field(default_factory=FrozenDict)
-    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+    id: Id
+    label: Localized = field(default_factory=FrozenDict)  # default: the id
+    patterns: Patterns = field(default_factory=FrozenDict)
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> OtherSystemSpec:
-        data = dict(data or {})
-        return cls(id=str(data["id"]), label=_loc(data.get("label") or data["id"]), patterns=_pats(data.get("patterns")))
+    def __post_init__(self) -> None:
+        self._default("label", {"en": self.id})
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class DiagnosticSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class DiagnosticSpec(Spec):
     """Procedures plus the replan and report vocabulary."""
 
     procedures: tuple[ProcedureSpec, ...] = ()
     other_systems: tuple[OtherSystemSpec, ...] = ()  # named systems with no procedure here
-    no_procedure: Mapping[str, str] = field(default_factory=FrozenDict)  # "{system}", "{systems}"
-    system_question: Mapping[str, str] = field(default_factory=FrozenDict)
-    replan_triggers: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
-    report_patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> DiagnosticSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            procedures=tuple(ProcedureSpec.from_dict(p) for p in data.get("procedures", ())),
-            other_systems=tuple(OtherSystemSpec.from_dict(o) for o in data.get("other_systems", ())),
-            no_procedure=_loc(data.get("no_procedure")),
-            system_question=_loc(data.get("system_question")),
-            replan_triggers=_pats(data.get("replan_triggers")),
-            report_patterns=_pats(data.get("report_patterns")),
-        )
+    no_procedure: Localized = field(default_factory=FrozenDict)  # "{system}", "{systems}"
+    system_question: Localized = field(default_factory=FrozenDict)
+    replan_triggers: Patterns = field(default_factory=FrozenDict)
+    report_patterns: Patterns = field(default_factory=FrozenDict)
 
     def procedure(self, procedure_id: str | None) -> ProcedureSpec | None:
         """The procedure with this id, if any."""
         return next((p for p in self.procedures if p.id == procedure_id), None)
 
 
-@dataclass(frozen=True)
-class SideTopic(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class SideTopic(Spec):
     """A topic people ask side questions about, with brief answers per submode."""
 
-    id: str
-    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
-    answers: Mapping[str, Mapping[str, str]] = field(default_factory=FrozenDict)
+    id: Id
+    patterns: Patterns = field(default_factory=FrozenDict)
+    answers: Mapping[str, Localized] = field(default_factory=FrozenDict)
     system: str | None = None  # the procedure it belongs to: preferred while that system is diagnosed
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> SideTopic:
-        """Build from config JSON."""
-        data = dict(data or {})
-        answers = {str(k): _loc(v) for k, v in (data.get("answers") or {}).items()}
-        return cls(
-            id=str(data["id"]), patterns=_pats(data.get("patterns")), answers=FrozenDict(answers),
-            system=data.get("system"),
-        )
 
-
-@dataclass(frozen=True)
-class ChoiceSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class ChoiceSpec(Spec):
     """One allowed answer of a choice question."""
 
     value: str
-    label: Mapping[str, str] = field(default_factory=FrozenDict)
-    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+    label: Localized = field(default_factory=FrozenDict)  # default: the value
+    patterns: Patterns = field(default_factory=FrozenDict)  # default: the value itself
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> ChoiceSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        value = str(data["value"])
-        return cls(
-            value=value,
-            label=_loc(data.get("label") or value),
-            patterns=_pats(data.get("patterns") or [re.escape(value)]),
-        )
+    def __post_init__(self) -> None:
+        self._default("label", {"en": self.value})
+        self._default("patterns", {"any": (re.escape(self.value),)})
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class FormQuestionSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class FormQuestionSpec(Spec):
     """One form (or interview) question."""
 
-    id: str
-    question: Mapping[str, str] = field(default_factory=FrozenDict)
+    id: Id
+    question: Localized = field(default_factory=FrozenDict)  # default: the id
     section: str | None = None
-    answer_type: str = "text"
+    answer_type: AnswerType = "text"
     choices: tuple[ChoiceSpec, ...] = ()
-    clarify: tuple[Mapping[str, str], ...] = ()
+    clarify: tuple[Localized, ...] = ()
     slot: str | None = None
     unit: str | None = None
     min_chars: int = 2
     required: bool = True
-    label: Mapping[str, str] = field(default_factory=FrozenDict)  # a short name for replies ("goal", "目标")
+    label: Localized = field(default_factory=FrozenDict)  # a short name for replies ("goal", "目标")
     # filled from an answer to another question that names exactly one of its choices
     # ("It's a duplex" answers the building type and the dwelling type at once)
     fill_from_answers: bool = False
     accumulate: bool = False  # a free-text answer that gathers (constraints): a new value said later adds to it
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> FormQuestionSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            id=str(data["id"]),
-            question=_loc(data.get("question") or data["id"]),
-            section=data.get("section"),
-            answer_type=str(data.get("answer_type", "text")),
-            choices=tuple(ChoiceSpec.from_dict(c) for c in data.get("choices", ())),
-            clarify=tuple(_loc(c) for c in data.get("clarify", ())),
-            slot=data.get("slot"),
-            unit=data.get("unit"),
-            min_chars=int(data.get("min_chars", 2)),
-            required=bool(data.get("required", True)),
-            label=_loc(data.get("label")),
-            fill_from_answers=bool(data.get("fill_from_answers", False)),
-            accumulate=bool(data.get("accumulate", False)),
-        )
+    def __post_init__(self) -> None:
+        self._default("question", {"en": self.id})
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class FormSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class FormSpec(Spec):
     """An ordered list of questions answered one by one, with clarifying threads."""
 
-    title: Mapping[str, str] = field(default_factory=FrozenDict)
-    kind: str = "form"  # form | interview
+    title: Localized = field(default_factory=FrozenDict)
+    kind: Literal["form", "interview"] = "form"
     questions: tuple[FormQuestionSpec, ...] = ()
     max_clarify: int = 3
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> FormSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            title=_loc(data.get("title")),
-            kind=str(data.get("kind", "form")),
-            questions=tuple(FormQuestionSpec.from_dict(q) for q in data.get("questions", ())),
-            max_clarify=int(data.get("max_clarify", 3)),
-        )
 
     def question(self, question_id: str | None) -> FormQuestionSpec | None:
         """The question with this id, if any."""
         return next((q for q in self.questions if q.id == question_id), None)
 
 
-@dataclass(frozen=True)
-class ActionSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class ActionSpec(Spec):
     """An action that ask-then-act may allow the workflow to offer."""
 
-    id: str
-    flow: str
+    id: Id
+    flow: str = ""  # default: the id
     priority: int = 100
-    label: Mapping[str, str] = field(default_factory=FrozenDict)
+    label: Localized = field(default_factory=FrozenDict)  # default: the id
     min_history: int = 2
     requires_active_situation: bool = True
     require_recommendation: bool = False
-    keywords: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
-    requires_slots: tuple[str, ...] = ()
-    requires_completed_steps: tuple[str, ...] = ()
+    keywords: Patterns = field(default_factory=FrozenDict)
+    requires_slots: Names = ()
+    requires_completed_steps: Names = ()
     # the guidance recommends this action when every named slot holds one of its values ({"contacted": ["no"]})
-    recommended_when: Mapping[str, tuple[str, ...]] = field(default_factory=FrozenDict)
+    recommended_when: Mapping[str, Names] = field(default_factory=FrozenDict)
     # what to look up in the workflow's knowledge to say why (how to open the conversation, what to document)
-    guidance: Mapping[str, str] = field(default_factory=FrozenDict)
+    guidance: Localized = field(default_factory=FrozenDict)
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> ActionSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        return cls(
-            id=str(data["id"]),
-            flow=str(data.get("flow") or data["id"]),
-            priority=int(data.get("priority", 100)),
-            label=_loc(data.get("label") or data["id"]),
-            min_history=int(data.get("min_history", 2)),
-            requires_active_situation=bool(data.get("requires_active_situation", True)),
-            require_recommendation=bool(data.get("require_recommendation", False)),
-            keywords=_pats(data.get("keywords")),
-            requires_slots=_strs(data.get("requires_slots")),
-            requires_completed_steps=_strs(data.get("requires_completed_steps")),
-            recommended_when=FrozenDict({str(k): _strs(v) for k, v in (data.get("recommended_when") or {}).items()}),
-            guidance=_loc(data.get("guidance")) if data.get("guidance") else FrozenDict(),
-        )
+    def __post_init__(self) -> None:
+        self._default("flow", self.id)
+        self._default("label", {"en": self.id})
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class ModesSpec(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class ModesSpec(Spec):
     """Which modes and submodes a plan uses."""
 
-    enabled: tuple[str, ...] = ("conversation",)
-    initial: str = "conversation"
-    submodes: tuple[str, ...] = ("main", "locate", "explain", "howto")
+    enabled: Names = ()  # default: ("conversation",)
+    initial: str = ""  # default: the first enabled mode
+    submodes: Annotated[tuple[Submode, ...], BeforeValidator(one_or_many)] = ()  # default: all but replan
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> ModesSpec:
-        """Build from config JSON."""
-        data = dict(data or {})
-        enabled = _strs(data.get("enabled")) or ("conversation",)
-        return cls(
-            enabled=enabled,
-            initial=str(data.get("initial") or enabled[0]),
-            submodes=_strs(data.get("submodes")) or ("main", "locate", "explain", "howto"),
-        )
+    def __post_init__(self) -> None:
+        self._default("enabled", ("conversation",))
+        self._default("initial", self.enabled[0])
+        self._default("submodes", ("main", "locate", "explain", "howto"))
+        super().__post_init__()
 
 
-@dataclass(frozen=True)
-class LoopGuardConfig(Serializable):
-    """Seed 000 anti-loop limits."""
+@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))
+class LoopGuardConfig(Spec):
+    """Anti-loop limits."""
 
     max_consecutive_fallbacks: int = 1
     max_step_repeats: int = 2
     topic_cooldown_turns: int = 3
 
 
-@dataclass(frozen=True)
-class ConversationConfig(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class ClarifySettings(Spec):
+    max_rounds: int = 3  # abort after this many asks without progress
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
+class EstimateSettings(Spec):
+    enabled: bool = False  # a non-blocking draft estimate after isolation
+
+
+@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))
+class ConversationConfig(Spec):
     """Everything a workflow plan tells the context engine (see the module docstring)."""
 
     version: int = 1
     locale: str = "en"
+    description: str = ""  # free text for plan authors
     modes: ModesSpec = field(default_factory=ModesSpec)
     intents: tuple[DomainIntent, ...] = ()
-    slots: Mapping[str, SlotSpec] = field(default_factory=FrozenDict)
-    max_clarify_rounds: int = 3
+    slots: Annotated[Mapping[str, SlotSpec], BeforeValidator(_named_slots)] = field(default_factory=FrozenDict)
+    clarify: ClarifySettings = field(default_factory=ClarifySettings)
     loop_guard: LoopGuardConfig = field(default_factory=LoopGuardConfig)
     side_topics: tuple[SideTopic, ...] = ()
     evidence: tuple[EvidenceRule, ...] = ()
-    diagnostic: DiagnosticSpec | None = None
-    estimate_enabled: bool = False
-    form: FormSpec | None = None
-    actions: tuple[ActionSpec, ...] = ()
+    diagnostic: Annotated[DiagnosticSpec | None, BeforeValidator(_absent_if_empty)] = None
+    estimate: EstimateSettings = field(default_factory=EstimateSettings)
+    form: Annotated[FormSpec | None, BeforeValidator(_absent_if_empty)] = None
+    actions: tuple[ActionSpec, ...] = ()  # by priority once parsed (email before calendar)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ConversationConfig:
         """Validate and build from a plan's `"conversation"` JSON; raises ConfigError."""
-        data = dict(data or {})
-        problems = validate_config(data)
-        if problems:
+        config, problems = _read(data or {})
+        if problems or config is None:
             raise ConfigError(problems)
-        slots = {
-            name: SlotSpec.from_dict(spec, name) for name, spec in (data.get("slots") or {}).items()
-        }
-        guard = data.get("loop_guard") or {}
-        return cls(
-            version=int(data.get("version", 1)),
-            locale=str(data.get("locale", "en")),
-            modes=ModesSpec.from_dict(data.get("modes")),
-            intents=tuple(DomainIntent.from_dict(i) for i in data.get("intents", ())),
-            slots=FrozenDict(slots),
-            max_clarify_rounds=int((data.get("clarify") or {}).get("max_rounds", 3)),
-            loop_guard=LoopGuardConfig(**{k: int(v) for k, v in guard.items()}),
-            side_topics=tuple(SideTopic.from_dict(t) for t in data.get("side_topics", ())),
-            evidence=tuple(EvidenceRule.from_dict(e) for e in data.get("evidence", ())),
-            diagnostic=DiagnosticSpec.from_dict(data["diagnostic"])
-            if data.get("diagnostic")
-            else None,
-            estimate_enabled=bool((data.get("estimate") or {}).get("enabled", False)),
-            form=FormSpec.from_dict(data["form"]) if data.get("form") else None,
-            actions=tuple(
-                sorted(
-                    (ActionSpec.from_dict(a) for a in data.get("actions", ())),
-                    key=lambda a: a.priority,
-                )
-            ),
-        )
+        return replace(config, actions=tuple(sorted(config.actions, key=lambda a: a.priority)))
 
-    def to_dict(self) -> dict[str, Any]:
-        """Config JSON in the documented shape (round-trips through from_dict)."""
-        raw = super().to_dict()
-        raw["clarify"] = {"max_rounds": raw.pop("max_clarify_rounds")}
-        raw["estimate"] = {"enabled": raw.pop("estimate_enabled")}
-        for key in ("diagnostic", "form"):
-            if raw[key] is None:
-                raw.pop(key)
-        return raw
+    @property
+    def max_clarify_rounds(self) -> int:
+        return self.clarify.max_rounds
+
+    @property
+    def estimate_enabled(self) -> bool:
+        return self.estimate.enabled
 
     def intent(self, name: str | None) -> DomainIntent | None:
         """The domain intent with this name, if any."""
@@ -616,7 +469,7 @@ class ConversationConfig(Serializable):
 
     def slot_spec(self, name: str) -> SlotSpec:
         """The declared spec for a slot, or a default one using the same-named extractor."""
-        return self.slots.get(name) or SlotSpec(name=name, extractor=name)
+        return self.slots.get(name) or default_slot_spec(name)
 
     def procedure(self, procedure_id: str | None) -> ProcedureSpec | None:
         """The diagnostic procedure with this id, if the plan has one."""
@@ -632,188 +485,131 @@ class ConversationConfig(Serializable):
         return bool(self.diagnostic and self.diagnostic.procedures)
 
 
-# -- validation ---------------------------------------------------------------------------
-def _check_patterns(value: Any, path: str, problems: list[tuple[str, str]]) -> None:
-    for lang, patterns in normalize_patterns(value).items():
-        for i, pattern in enumerate(patterns):
-            try:
-                re.compile(pattern)
-            except re.error as exc:
-                problems.append((f"{path}.{lang}[{i}]", f"invalid regex: {exc}"))
+_DEFAULT_SLOT_SPECS: dict[str, SlotSpec] = {}
 
 
-def _check_ids(
-    items: list, path: str, problems: list[tuple[str, str]], key: str = "id"
-) -> set[str]:
-    seen: set[str] = set()
+def default_slot_spec(name: str) -> SlotSpec:
+    """The spec of an undeclared slot: its same-named extractor (built once per name, off the turn's path)."""
+    spec = _DEFAULT_SLOT_SPECS.get(name)
+    if spec is None:
+        spec = _DEFAULT_SLOT_SPECS[name] = SlotSpec(name=name, extractor=name)
+    return spec
+
+
+# -- the checks between parts -------------------------------------------------------------------
+
+
+def _duplicates(items: tuple[Any, ...], path: str, key: str = "id") -> list[tuple[str, str]]:
+    problems, seen = [], set()
     for i, item in enumerate(items):
-        if not isinstance(item, Mapping) or not item.get(key):
-            problems.append((f"{path}[{i}]", f"must be an object with a '{key}'"))
-            continue
-        if item[key] in seen:
-            problems.append((f"{path}[{i}].{key}", f"duplicate {key} {item[key]!r}"))
-        seen.add(str(item[key]))
-    return seen
+        value = getattr(item, key)
+        if value in seen:
+            problems.append((f"{path}[{i}].{key}", f"duplicate {key} {value!r}"))
+        seen.add(value)
+    return problems
 
 
-def _check_procedure(
-    proc: Mapping[str, Any], path: str, global_evidence: set[str], problems: list
-) -> None:
-    _check_patterns(proc.get("patterns"), f"{path}.patterns", problems)
-    _check_patterns(proc.get("names"), f"{path}.names", problems)
-    evidence = (
-        _check_ids(list(proc.get("evidence", [])), f"{path}.evidence", problems) | global_evidence
-    )
-    for i, rule in enumerate(proc.get("evidence", [])):
-        if isinstance(rule, Mapping):
-            _check_patterns(rule.get("patterns"), f"{path}.evidence[{i}].patterns", problems)
-            _check_patterns(rule.get("unless"), f"{path}.evidence[{i}].unless", problems)
-    hypotheses = _check_ids(list(proc.get("hypotheses", [])), f"{path}.hypotheses", problems)
-    for i, hyp in enumerate(proc.get("hypotheses", [])):
+def _unknown(refs: tuple[str, ...], known: set[str], path: str, what: str) -> list[tuple[str, str]]:
+    return [(path, f"unknown {what} {ref!r}") for ref in refs if ref not in known]
+
+
+def _procedure_problems(proc: ProcedureSpec, path: str, global_evidence: set[str]) -> list[tuple[str, str]]:
+    problems = _duplicates(proc.evidence, f"{path}.evidence") + _duplicates(proc.hypotheses, f"{path}.hypotheses")
+    evidence = {e.id for e in proc.evidence} | global_evidence
+    hypotheses = {h.id for h in proc.hypotheses}
+    for i, hyp in enumerate(proc.hypotheses):
         for key in ("supported_by", "confirmed_by", "eliminated_by"):
-            for ref in _strs((hyp or {}).get(key)):
-                if ref not in evidence:
-                    problems.append((f"{path}.hypotheses[{i}].{key}", f"unknown evidence {ref!r}"))
-    _check_ids(list(proc.get("steps", [])), f"{path}.steps", problems)
-    for i, step in enumerate(proc.get("steps", [])):
-        if not isinstance(step, Mapping):
-            continue
-        if step.get("branch") and step["branch"] not in hypotheses:
-            problems.append((f"{path}.steps[{i}].branch", f"unknown hypothesis {step['branch']!r}"))
-        for ref in _strs(step.get("answered_by")):
-            if ref not in evidence:
-                problems.append((f"{path}.steps[{i}].answered_by", f"unknown evidence {ref!r}"))
+            problems += _unknown(getattr(hyp, key), evidence, f"{path}.hypotheses[{i}].{key}", "evidence")
+    problems += _duplicates(proc.steps, f"{path}.steps")
+    for i, step in enumerate(proc.steps):
+        at = f"{path}.steps[{i}]"
+        if step.branch and step.branch not in hypotheses:
+            problems.append((f"{at}.branch", f"unknown hypothesis {step.branch!r}"))
+        problems += _unknown(step.answered_by, evidence, f"{at}.answered_by", "evidence")
         for key in ("yes", "no"):
-            if step.get(key) and step[key] not in evidence:
-                problems.append((f"{path}.steps[{i}].{key}", f"unknown evidence {step[key]!r}"))
-        if step.get("expects", "any") not in STEP_EXPECTS:
-            problems.append((f"{path}.steps[{i}].expects", f"must be one of {STEP_EXPECTS}"))
-        rating = step.get("rating")
-        if rating is not None:
-            if not isinstance(rating, Mapping) or not {"below", "within"} <= set(rating):
-                problems.append((f"{path}.steps[{i}].rating", "must give the evidence ids 'below' and 'within'"))
-            else:
-                problems += [(f"{path}.steps[{i}].rating.{k}", f"unknown evidence {rating[k]!r}") for k in ("below", "within")
-                             if rating[k] not in evidence]
-                tolerance = rating.get("tolerance", 0.1)
-                if isinstance(tolerance, bool) or not isinstance(tolerance, int | float) or not 0 <= tolerance < 1:
-                    problems.append((f"{path}.steps[{i}].rating.tolerance", "must be a number from 0 to 1"))
-        _check_bands(step.get("bands"), f"{path}.steps[{i}].bands", evidence, problems)
+            problems += _unknown((getattr(step, key),) if getattr(step, key) else (), evidence, f"{at}.{key}", "evidence")
+        if step.rating:
+            for key in ("below", "within"):
+                problems += _unknown((step.rating[key],), evidence, f"{at}.rating.{key}", "evidence")
+        for j, band in enumerate(step.bands):
+            if band["evidence"] not in evidence:
+                problems.append((f"{at}.bands[{j}].evidence", "must name evidence of this procedure"))
+            elif band.get("min") is not None and band.get("max") is not None and band["min"] >= band["max"]:
+                problems.append((f"{at}.bands[{j}]", "min must be below max"))
+    return problems
 
 
-def _check_unique_across_procedures(procedures: Any, problems: list[tuple[str, str]]) -> None:
+def _unique_across_procedures(procedures: tuple[ProcedureSpec, ...]) -> list[tuple[str, str]]:
     """Steps, evidence and hypotheses are remembered by id across systems (a switch keeps them): an id
     is used by one procedure only."""
-    owner: dict[tuple[str, str], str] = {}
-    for i, proc in enumerate(procedures if isinstance(procedures, list) else []):
-        if not isinstance(proc, Mapping):
-            continue
+    problems, owner = [], {}
+    for i, proc in enumerate(procedures):
         for key in ("steps", "evidence", "hypotheses"):
-            for j, item in enumerate(proc.get(key) or []):
-                ident = item.get("id") if isinstance(item, Mapping) else None
-                if not ident:
-                    continue
-                first = owner.setdefault((key, str(ident)), str(proc.get("id")))
-                if first != proc.get("id"):
+            for j, item in enumerate(getattr(proc, key)):
+                first = owner.setdefault((key, item.id), proc.id)
+                if first != proc.id:
                     problems.append((f"$.diagnostic.procedures[{i}].{key}[{j}].id",
-                                     f"{ident!r} is already used by procedure {first!r}"))
-
-
-def _check_bands(bands: Any, path: str, evidence: set[str], problems: list[tuple[str, str]]) -> None:
-    """Each band names known evidence and bounds that are numbers, min below max."""
-    if bands is None:
-        return
-    if not isinstance(bands, list):
-        problems.append((path, "must be a list of {evidence, min, max}"))
-        return
-    for j, band in enumerate(bands):
-        if not isinstance(band, Mapping) or band.get("evidence") not in evidence:
-            problems.append((f"{path}[{j}].evidence", "must name evidence of this procedure"))
-            continue
-        bounds = [band.get(k) for k in ("min", "max") if band.get(k) is not None]
-        if any(isinstance(b, bool) or not isinstance(b, int | float) for b in bounds):
-            problems.append((f"{path}[{j}]", "min and max must be numbers"))
-        elif len(bounds) == 2 and bounds[0] >= bounds[1]:
-            problems.append((f"{path}[{j}]", "min must be below max"))
-
-
-def _check_form(form: Mapping[str, Any], problems: list[tuple[str, str]]) -> None:
-    questions = list(form.get("questions", []))
-    if not questions:
-        problems.append(("$.form.questions", "a form needs at least one question"))
-    _check_ids(questions, "$.form.questions", problems)
-    for i, q in enumerate(questions):
-        if not isinstance(q, Mapping):
-            continue
-        answer_type = q.get("answer_type", "text")
-        if answer_type not in ANSWER_TYPES:
-            problems.append(
-                (f"$.form.questions[{i}].answer_type", f"must be one of {ANSWER_TYPES}")
-            )
-        if answer_type == "choice" and not q.get("choices"):
-            problems.append((f"$.form.questions[{i}].choices", "a choice question needs choices"))
-        for j, choice in enumerate(q.get("choices", [])):
-            if not isinstance(choice, Mapping) or "value" not in choice:
-                problems.append((f"$.form.questions[{i}].choices[{j}]", "needs a 'value'"))
-            else:
-                _check_patterns(
-                    choice.get("patterns"), f"$.form.questions[{i}].choices[{j}].patterns", problems
-                )
-
-
-def validate_config(data: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """Every problem in a conversation config as (json_path, message); empty when valid."""
-    problems: list[tuple[str, str]] = []
-    if not isinstance(data, Mapping):
-        return [("$", "must be an object")]
-    for key in data:
-        if key not in TOP_LEVEL_KEYS:
-            problems.append((f"$.{key}", "unknown key"))
-    slot_names = set((data.get("slots") or {}).keys()) | set(KNOWN_EXTRACTORS)
-    for name, spec in (data.get("slots") or {}).items():
-        extractor = (spec or {}).get("extractor") or name
-        if extractor not in KNOWN_EXTRACTORS and not (spec or {}).get("patterns"):
-            problems.append(
-                (f"$.slots.{name}.extractor", f"unknown extractor {extractor!r} and no patterns")
-            )
-        _check_patterns((spec or {}).get("patterns"), f"$.slots.{name}.patterns", problems)
-    _check_ids(list(data.get("intents", [])), "$.intents", problems, key="name")
-    for i, intent in enumerate(data.get("intents", [])):
-        if not isinstance(intent, Mapping):
-            continue
-        _check_patterns(intent.get("patterns"), f"$.intents[{i}].patterns", problems)
-        for key in ("required_slots", "optional_slots"):
-            for slot in _strs(intent.get(key)):
-                if slot not in slot_names:
-                    problems.append((f"$.intents[{i}].{key}", f"unknown slot {slot!r}"))
-    submodes = _strs((data.get("modes") or {}).get("submodes"))
-    for sub in submodes:
-        if sub not in ALL_SUBMODES:
-            problems.append(("$.modes.submodes", f"unknown submode {sub!r}"))
-    global_evidence = _check_ids(list(data.get("evidence", [])), "$.evidence", problems)
-    for i, proc in enumerate((data.get("diagnostic") or {}).get("procedures", [])):
-        if isinstance(proc, Mapping) and proc.get("id"):
-            _check_procedure(proc, f"$.diagnostic.procedures[{i}]", global_evidence, problems)
-        else:
-            problems.append((f"$.diagnostic.procedures[{i}]", "must be an object with an 'id'"))
-    _check_unique_across_procedures((data.get("diagnostic") or {}).get("procedures", []), problems)
-    _check_ids(list((data.get("diagnostic") or {}).get("other_systems", [])), "$.diagnostic.other_systems", problems)
-    for i, other in enumerate((data.get("diagnostic") or {}).get("other_systems", [])):
-        if isinstance(other, Mapping):
-            _check_patterns(other.get("patterns"), f"$.diagnostic.other_systems[{i}].patterns", problems)
-    _check_ids(list(data.get("side_topics", [])), "$.side_topics", problems)
-    procedure_ids = {p.get("id") for p in (data.get("diagnostic") or {}).get("procedures", []) if isinstance(p, Mapping)}
-    for i, topic in enumerate(data.get("side_topics", [])):
-        if isinstance(topic, Mapping) and topic.get("system") is not None and topic["system"] not in procedure_ids:
-            problems.append((f"$.side_topics[{i}].system", f"unknown procedure {topic['system']!r}"))
-    if data.get("form"):
-        _check_form(data["form"], problems)
-    _check_ids(list(data.get("actions", [])), "$.actions", problems)
-    for i, action in enumerate(data.get("actions", [])):
-        if isinstance(action, Mapping):
-            _check_patterns(action.get("keywords"), f"$.actions[{i}].keywords", problems)
-    guard = data.get("loop_guard") or {}
-    for key in guard:
-        if key not in ("max_consecutive_fallbacks", "max_step_repeats", "topic_cooldown_turns"):
-            problems.append((f"$.loop_guard.{key}", "unknown key"))
+                                     f"{item.id!r} is already used by procedure {first!r}"))
     return problems
+
+
+def _form_problems(form: FormSpec) -> list[tuple[str, str]]:
+    problems = [] if form.questions else [("$.form.questions", "a form needs at least one question")]
+    problems += _duplicates(form.questions, "$.form.questions")
+    for i, question in enumerate(form.questions):
+        if question.answer_type == "choice" and not question.choices:
+            problems.append((f"$.form.questions[{i}].choices", "a choice question needs choices"))
+    return problems
+
+
+def _reference_problems(config: ConversationConfig) -> list[tuple[str, str]]:
+    """What the shape cannot say: unique ids, references to slots, evidence, hypotheses and
+    procedures that exist, a slot that can be found, a form with questions."""
+    problems: list[tuple[str, str]] = []
+    for name, spec in config.slots.items():
+        if spec.extractor not in KNOWN_EXTRACTORS and not spec.patterns:
+            problems.append((f"$.slots.{name}.extractor", f"unknown extractor {spec.extractor!r} and no patterns"))
+    slot_names = set(config.slots) | set(KNOWN_EXTRACTORS)
+    problems += _duplicates(config.intents, "$.intents", key="name")
+    for i, intent in enumerate(config.intents):
+        for key in ("required_slots", "optional_slots"):
+            problems += _unknown(getattr(intent, key), slot_names, f"$.intents[{i}].{key}", "slot")
+    problems += _duplicates(config.evidence, "$.evidence")
+    global_evidence = {e.id for e in config.evidence}
+    procedures = config.diagnostic.procedures if config.diagnostic else ()
+    for i, proc in enumerate(procedures):
+        problems += _procedure_problems(proc, f"$.diagnostic.procedures[{i}]", global_evidence)
+    problems += _unique_across_procedures(procedures)
+    if config.diagnostic:
+        problems += _duplicates(config.diagnostic.other_systems, "$.diagnostic.other_systems")
+    problems += _duplicates(config.side_topics, "$.side_topics")
+    procedure_ids = {p.id for p in procedures}
+    for i, topic in enumerate(config.side_topics):
+        if topic.system is not None and topic.system not in procedure_ids:
+            problems.append((f"$.side_topics[{i}].system", f"unknown procedure {topic.system!r}"))
+    if config.form:
+        problems += _form_problems(config.form)
+    return problems + _duplicates(config.actions, "$.actions")
+
+
+def _read(data: Any) -> tuple[ConversationConfig | None, list[tuple[str, str]]]:
+    """The config (actions in document order) and every problem in it: the shape's, then the
+    references among the parts that are well-formed."""
+    if not isinstance(data, Mapping):
+        return None, [("$", "must be an object")]
+    config_adapter = adapter(ConversationConfig)
+    try:
+        config = config_adapter.validate_python(data)
+    except ValidationError as error:
+        problems = problems_from(error)
+        try:  # the rest still has its references checked, so one upload lists every problem
+            rest = config_adapter.validate_python(without_refused_fields(data, error))
+        except ValidationError:
+            return None, problems
+        return None, problems + _reference_problems(rest)
+    return config, _reference_problems(config)
+
+
+def validate_config(data: Any) -> list[tuple[str, str]]:
+    """Every problem in a conversation config as (json_path, message); empty when valid."""
+    return _read(data)[1]

@@ -10,12 +10,16 @@ No model is involved: the same text always routes the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Annotated
 
-from ._serde import Serializable
+import pydantic
+from pydantic import Field
+
+from ._serde import FrozenDict, Serializable
 from ._text import compile_pattern, count_matches, detect_language, first_match, normalize_patterns
+from .schema import Localized, Names, Patterns, Spec
 
 LOCATE = "LOCATE"
 EXPLAIN = "EXPLAIN"
@@ -311,28 +315,19 @@ FOLLOW_UP_PATTERNS = normalize_patterns(
 )
 
 
-@dataclass(frozen=True)
-class DomainIntent(Serializable):
+@pydantic.dataclasses.dataclass(frozen=True)
+class DomainIntent(Spec):
     """A workflow's own intent, declared as data in its plan's conversation config."""
 
-    name: str
-    patterns: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    label: Mapping[str, str] = field(default_factory=dict)
-    required_slots: tuple[str, ...] = ()
-    optional_slots: tuple[str, ...] = ()
+    name: Annotated[str, Field(min_length=1)]
+    patterns: Patterns = field(default_factory=FrozenDict)
+    label: Localized = field(default_factory=FrozenDict)  # default: the name
+    required_slots: Names = ()
+    optional_slots: Names = ()
 
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any] | None) -> DomainIntent:
-        """Build from config JSON; `patterns` may be a list or {lang: [regex]}."""
-        data = dict(data or {})
-        label = data.get("label") or {"en": data.get("name", "")}
-        return cls(
-            name=str(data["name"]),
-            patterns=normalize_patterns(data.get("patterns")),
-            label=label if isinstance(label, Mapping) else {"en": str(label)},
-            required_slots=tuple(data.get("required_slots", ())),
-            optional_slots=tuple(data.get("optional_slots", ())),
-        )
+    def __post_init__(self) -> None:
+        self._default("label", {"en": self.name})
+        super().__post_init__()
 
 
 @dataclass(frozen=True)

@@ -73,6 +73,19 @@ def test_graph_problems_are_reported_when_the_shape_is_right() -> None:
     assert "duplicate option" in problems[f"$.edges[{len(doc['edges']) - 1}].option_id"]
 
 
+def test_a_malformed_node_hides_no_other_problem_and_adds_no_false_one() -> None:
+    doc = load("project_intake")
+    doc["nodes"][1]["type"] = "teleport"
+    target = doc["nodes"][1]["id"]
+    doc["edges"][0]["recommended"] = "yes"
+    doc["edges"][1]["from"] = "nowhere"
+    problems = {p.path: p.message for p in validate_plan(doc)}
+    assert problems["$.nodes[1].type"].startswith("must be one of 'conversation_step'")
+    assert problems["$.edges[0].recommended"] == "must be true or false"
+    assert problems["$.edges[1].from"] == "unknown node 'nowhere'"
+    assert not any(f"unknown node '{target}'" in message for message in problems.values())
+
+
 def test_not_an_object_is_one_problem_at_the_root() -> None:
     assert [p.path for p in validate_plan(["nodes"])] == ["$"]
     with pytest.raises(engine.PlanValidationError) as error:

@@ -86,7 +86,7 @@ def test_validation_lists_every_problem_with_its_path() -> None:
         "$.intents[0].required_slots",
         "$.intents[1].name",
         "$.slots.odd.extractor",
-        "$.modes.submodes",
+        "$.modes.submodes[1]",  # the very entry that is wrong
         "$.diagnostic.procedures[0].steps[0].branch",
         "$.diagnostic.procedures[0].steps[0].answered_by",
         "$.diagnostic.procedures[0].hypotheses[0].confirmed_by",
@@ -96,6 +96,22 @@ def test_validation_lists_every_problem_with_its_path() -> None:
     with pytest.raises(ConfigError) as err:
         ConversationConfig.from_dict(bad)
     assert err.value.problems
+
+
+def test_a_wrong_type_is_a_problem_at_its_path_not_a_failure_later() -> None:
+    bad = {
+        "form": {"questions": [{"id": "q", "min_chars": "many", "required": "perhaps"}]},
+        "slots": {"s": {"extractor": "text", "label": 5, "patterns": 7}},
+        "actions": [{"id": "a", "flow": "email"}, {"id": "a", "flow": "calendar", "priority": 1}],
+    }
+    problems = dict(validate_config(bad))
+    assert problems["$.form.questions[0].min_chars"] == "must be an integer"
+    assert problems["$.form.questions[0].required"] == "must be true or false"
+    assert problems["$.slots.s.label"].startswith("must be a string or a {")
+    assert problems["$.slots.s.patterns"].startswith("must be a list of regexes")
+    assert problems["$.actions[1].id"] == "duplicate id 'a'"  # checked in the document's order
+    with pytest.raises(ConfigError):
+        ConversationConfig.from_dict(bad)
 
 
 def test_empty_config_is_a_plain_conversation() -> None:
