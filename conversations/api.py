@@ -11,7 +11,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import validated_input, validated_query
+from config.errors import error_body, validated_input, validated_query
 from config.schema import conflict
 from config.serializers import ID_MAX, JSONInput
 from workflows.access import is_supervisor
@@ -20,6 +20,7 @@ from workflows.models import AuditEvent
 
 from . import selectors, services
 from .access import posts_for_another
+from .idempotency import idempotency_await, idempotency_known, idempotency_store_final, idempotent
 from .models import Conversation, Message
 
 IDEMPOTENCY_HEADER = "HTTP_IDEMPOTENCY_KEY"
@@ -341,9 +342,13 @@ class ConversationListApi(APIView):
     @extend_schema(request=StartIn, responses={201: ConversationWithMessagesOut}, summary="Start a conversation on a workflow (honours Idempotency-Key)")
     def post(self, request: Request) -> Response:
         data = validated_input(StartIn, request.data)
-        code, body = services.conversation_start_once(user=request.user, idempotency_key=request.META.get(IDEMPOTENCY_HEADER),
-                                                      respond=start_response, **data)
-        return Response(body, status=code)
+        body = {"workflow_id": data["workflow_id"], "locale": data.get("locale")}
+        with idempotent(user=request.user, key=request.META.get(IDEMPOTENCY_HEADER), endpoint="conversations", body=body) as claim:
+            if claim.replay is not None:
+                return Response(claim.replay[1], status=claim.replay[0])
+            response = start_response(services.conversation_start(user=request.user, **data))
+            claim.store(201, response)
+        return Response(response, status=201)
 
 
 class ConversationDetailApi(APIView):
@@ -373,11 +378,25 @@ class MessageApi(APIView):
     )
     def post(self, request: Request, conversation_id: int) -> Response:
         data = validated_input(MessageIn, request.data)
-        code, body = services.conversation_turn(
-            user=request.user, conversation_id=conversation_id, text=data["text"],
-            idempotency_key=request.META.get(IDEMPOTENCY_HEADER), respond=turn_response,
-        )
-        return Response(body, status=code)
+        key, endpoint = request.META.get(IDEMPOTENCY_HEADER), f"conversations/{conversation_id}/messages"
+        # The model reads the message before any lock; a retry whose answer is stored skips it.
+        turn = services.turn_request(user=request.user, conversation_id=conversation_id, text=data["text"],
+                                     understand=not idempotency_known(request.user, key, endpoint))
+        with idempotent(user=request.user, key=key, endpoint=endpoint, body={"text": turn.text}) as claim:
+            if claim.replay is not None and not claim.in_progress:
+                return Response(claim.replay[1], status=claim.replay[0])
+            if not claim.in_progress:
+                result = services.conversation_turn_apply(turn)
+                response = turn_response(result)
+                claim.store(201, response, final=result.model_turn is None)  # the rules reply, until the model's
+        if claim.in_progress:  # the same request is still waiting for its model answer elsewhere
+            status_code, response = idempotency_await(claim, wait_seconds=services.model_wait_seconds())
+            return Response(response, status=status_code)
+        if result.model_turn is not None:
+            result = services.conversation_turn_finish(result, turn)
+            response = turn_response(result)
+            idempotency_store_final(claim, 201, response)
+        return Response(response, status=201)
 
 
 class ChooseApi(APIView):
@@ -394,11 +413,20 @@ class ChooseApi(APIView):
     )
     def post(self, request: Request, conversation_id: int) -> Response:
         data = validated_input(ChooseIn, request.data)
-        code, body = services.conversation_choose(
-            user=request.user, conversation_id=conversation_id, idempotency_key=request.META.get(IDEMPOTENCY_HEADER),
-            respond=choice_response, **data,
-        )
-        return Response(body, status=code)
+        body = {"option_id": data["option_id"], "consent": bool(data["consent"])}
+        endpoint = f"conversations/{conversation_id}/choose"
+        with idempotent(user=request.user, key=request.META.get(IDEMPOTENCY_HEADER), endpoint=endpoint, body=body) as claim:
+            if claim.replay is not None:
+                return Response(claim.replay[1], status=claim.replay[0])
+            chosen = services.conversation_choose(user=request.user, conversation_id=conversation_id, **data)
+            if chosen.refusal is not None:  # audited, and stored for the key, before it is raised
+                refusal = chosen.refusal
+                claim.store(refusal.status_code, error_body(refusal.code, refusal.message, refusal.details))
+            else:
+                response = choice_response(chosen.conversation)
+                claim.store(200, response)
+        chosen.raise_refusal()
+        return Response(response, status=200)
 
 
 class AuditApi(APIView):

@@ -136,7 +136,7 @@ def _run_one(dialogue: dict[str, Any], user, model: ModelScript | None = None) -
         else:
             if model is not None:
                 model.before(said, turn, selectors.conversation_state(conversation))
-            _, result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
+            result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=turn["user"])
             state = selectors.conversation_state(result.conversation, review=result.review, decision=result.decision)
             problems = check_turn(turn.get("expect", {}), result, state)
             if model is not None:
@@ -269,7 +269,7 @@ def _choose(user, conversation_id: int, turn: dict[str, Any]) -> list[str]:  # n
     expect = turn.get("expect", {})
     try:
         services.conversation_choose(user=user, conversation_id=conversation_id, option_id=turn["choose"],
-                                     consent=bool(turn.get("consent")))
+                                     consent=bool(turn.get("consent"))).raise_refusal()
     except ApplicationError as refusal:
         if expect.get("error") == refusal.code:
             return []

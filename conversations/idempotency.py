@@ -16,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import json
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -48,6 +49,21 @@ class Claim:
             return
         IdempotencyRecord.objects.filter(pk=self.record.pk).update(status_code=status_code, response=response, completed=final)
         self.record.status_code, self.record.response, self.record.completed = status_code, response, final
+
+
+@contextmanager
+def idempotent(*, user, key: str | None, endpoint: str, body: Mapping[str, Any]) -> Iterator[Claim]:  # noqa: ANN001
+    """A transaction that claims the key before any work: the work done inside it commits, or
+    rolls back, together with the claim (and the response the caller stores on it)."""
+    with transaction.atomic():
+        yield idempotency_claim(user=user, key=key, endpoint=endpoint, body=body)
+
+
+def idempotency_store_final(claim: Claim, status_code: int, response: Any) -> None:
+    """Replace a provisional response by the final one (after a model phase), in its own transaction."""
+    if claim.record is not None:
+        with transaction.atomic():
+            claim.store(status_code, response)
 
 
 def idempotency_known(user, key: str | None, endpoint: str) -> bool:  # noqa: ANN001

@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
-from config.errors import ApplicationError, Conflict, error_body
+from config.errors import ApplicationError, Conflict
 from workflows import engine as wf
 from workflows.access import is_supervisor
 from workflows.audit import audit_record, audit_row, audit_write
@@ -57,7 +57,6 @@ from .engine.turn import (
 )
 from .engine.turn_form import edit_prompt
 from .handoffs import handoff_open
-from .idempotency import idempotency_await, idempotency_claim, idempotency_known
 from .models import Conversation, Message
 from .selectors import UNKNOWN, access_conversation, conversation_config, latest_review, reply_lang
 from .understanding import Understanding, understand
@@ -125,19 +124,6 @@ def conversation_start(*, user, workflow_id: str, locale: str | None = None) -> 
         audit_record("conversation_started", run=started.run, conversation=conversation, actor=user,
                      payload={"workflow_id": workflow_id, "locale": locale})
     return conversation
-
-
-def conversation_start_once(*, user, workflow_id: str, locale: str | None = None, idempotency_key: str | None = None,  # noqa: ANN001
-                            respond: Callable[[Conversation], dict[str, Any]]) -> tuple[int, dict[str, Any]]:
-    """Start a conversation for a POST that may carry an Idempotency-Key (a retry gets the same one)."""
-    body = {"workflow_id": workflow_id, "locale": locale}
-    with transaction.atomic():
-        claim = idempotency_claim(user=user, key=idempotency_key, endpoint="conversations", body=body)
-        if claim.replay is not None:
-            return claim.replay
-        response = respond(conversation_start(user=user, workflow_id=workflow_id, locale=locale))
-        claim.store(201, response)
-    return 201, response
 
 
 # --- signals: what the conversation tells the workflow ----------------------------
@@ -355,57 +341,67 @@ def _clean_text(text: str | None) -> str:
     return text
 
 
-def _model_wait_seconds() -> float:
-    """How long a retry waits for a turn still talking to the model (its whole deadline, and a margin)."""
-    return float(settings.CONCIERGE_LLM_TIMEOUT) + 5.0
+@dataclass
+class TurnRequest:
+    """A message about to be answered: its clean text, the model (one deadline for all of this
+    turn's model calls) and what the model understood, read before any lock is taken."""
+
+    user: Any
+    conversation_id: int
+    text: str
+    model: Any = None
+    understood: Understanding | None = None
 
 
-def conversation_turn(
-    *, user, conversation_id: int, text: str, idempotency_key: str | None = None,  # noqa: ANN001
-    respond: Callable[[TurnResult], dict[str, Any]] | None = None, pending_id: int | None = None,
-) -> tuple[int, dict[str, Any] | TurnResult | None]:
-    """One user message: understanding, workflow signals and tools, reply; all or nothing.
-
-    Three phases, and no transaction or row lock is held while the model is called:
-    1. one transaction locks the conversation, claims the Idempotency-Key, runs the rules
-       and stores the turn (the rules reply; also the provisional response for the key);
-    2. with a model configured, the model is asked with no transaction open;
-    3. a short transaction applies its answer if the conversation still has the version
-       phase 1 left (compare-and-swap); if someone moved it meanwhile, the rules reply stands.
-    A queued turn (`pending_id`, from the page) that is already done returns (200, None).
-    """
+def turn_request(*, user, conversation_id: int, text: str, understand: bool = True) -> TurnRequest:  # noqa: ANN001
+    """Check the message and, with a model configured, ask it for commands (no transaction open).
+    `understand=False` skips the model (a retry whose answer is stored already)."""
     from .llm import model_from_settings
 
-    text = _clean_text(text)
-    endpoint, body = f"conversations/{conversation_id}/messages", {"text": text}
-    model = model_from_settings()  # one deadline for all of this turn's model calls
-    understood = None
-    if model is not None and settings.CONCIERGE_LLM_UNDERSTANDING and not idempotency_known(user, idempotency_key, endpoint):
-        understood = _understand(user, conversation_id, text, model)
+    request = TurnRequest(user=user, conversation_id=conversation_id, text=_clean_text(text), model=model_from_settings())
+    if request.model is not None and settings.CONCIERGE_LLM_UNDERSTANDING and understand:
+        request.understood = _understand(user, conversation_id, request.text, request.model)
+    return request
+
+
+def conversation_turn_apply(request: TurnRequest, *, pending_id: int | None = None) -> TurnResult | None:
+    """The rules phase of a turn, inside the caller's transaction: lock the conversation, run the
+    understood commands and the rules, the workflow's signals and tools, store the rules reply.
+    A queued turn (`pending_id`, from the page) that is already done returns None."""
+    with transaction.atomic(savepoint=False):
+        conversation = access_conversation(request.user, request.conversation_id, for_update=True)
+        pending = _pending_message(conversation, pending_id)
+        if pending_id is not None and pending is None:
+            return None  # a redelivered task: the turn is already done
+        if conversation.status == Conversation.Status.COMPLETED:
+            raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
+        understood = request.understood
+        words_by_model = request.model is not None and not (understood is not None and understood.model_down)
+        return _apply_turn(conversation, request.user, request.text, pending=pending, with_model=words_by_model,
+                           understood=understood)
+
+
+def conversation_turn_finish(result: TurnResult, request: TurnRequest) -> TurnResult:
+    """The model phase of a turn (when it has one), after the rules phase committed: the model is
+    asked with no transaction open, and its answer applied only if the conversation still has
+    the version the rules phase left (compare-and-swap); else the rules reply stands."""
+    if result.model_turn is None:
+        return result
+    return _model_phase(result, user=request.user, model=request.model)
+
+
+def conversation_turn(*, user, conversation_id: int, text: str, pending_id: int | None = None) -> TurnResult | None:  # noqa: ANN001
+    """One user message: understanding, workflow signals and tools, reply; all or nothing.
+    No transaction or row lock is held while the model is called."""
+    request = turn_request(user=user, conversation_id=conversation_id, text=text)
     with transaction.atomic():
-        conversation = access_conversation(user, conversation_id, for_update=True)
-        claim = idempotency_claim(user=user, key=idempotency_key, endpoint=endpoint, body=body)
-        if claim.replay is not None and not claim.in_progress:
-            return claim.replay
-        if not claim.in_progress:
-            pending = _pending_message(conversation, pending_id)
-            if pending_id is not None and pending is None:
-                return 200, None  # a redelivered task: the turn is already done
-            if conversation.status == Conversation.Status.COMPLETED:
-                raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
-            words_by_model = model is not None and not (understood is not None and understood.model_down)
-            result = _apply_turn(conversation, user, text, pending=pending, with_model=words_by_model, understood=understood)
-            response = respond(result) if respond else result
-            claim.store(201, response, final=result.model_turn is None)
-    if claim.in_progress:  # the same request is still waiting for its model answer elsewhere
-        return idempotency_await(claim, wait_seconds=_model_wait_seconds())
-    if result.model_turn is not None:
-        result = _model_phase(result, user=user, model=model)
-        response = respond(result) if respond else result
-        if claim.record is not None:
-            with transaction.atomic():
-                claim.store(201, response)
-    return 201, response
+        result = conversation_turn_apply(request, pending_id=pending_id)
+    return conversation_turn_finish(result, request) if result is not None else None
+
+
+def model_wait_seconds() -> float:
+    """How long a retry waits for a turn still talking to the model (its whole deadline, and a margin)."""
+    return float(settings.CONCIERGE_LLM_TIMEOUT) + 5.0
 
 
 def _understand(user, conversation_id: int, text: str, model) -> Understanding | None:  # noqa: ANN001
@@ -721,40 +717,37 @@ def conversation_turn_process(message_id: int) -> bool:
     message = Message.objects.select_related("conversation__owner").filter(pk=message_id).first()
     if message is None or message.payload.get("kind") != "pending":
         return False
-    _, result = conversation_turn(user=message.conversation.owner, conversation_id=message.conversation_id,
-                                  text=message.text, pending_id=message.pk)
+    result = conversation_turn(user=message.conversation.owner, conversation_id=message.conversation_id,
+                               text=message.text, pending_id=message.pk)
     return result is not None
 
 
 # --- choosing an option ------------------------------------------------------------
 
 
-def conversation_choose(
-    *, user, conversation_id: int, option_id: str, consent: bool = False, idempotency_key: str | None = None,  # noqa: ANN001
-    respond: Callable[[Conversation], dict[str, Any]] | None = None,
-) -> tuple[int, Conversation | dict[str, Any]]:
+@dataclass
+class ChoiceResult:
+    """A choice taken, or refused: the refusal (option not available, consent missing) is
+    audited and committed with the caller's transaction, and the caller raises it after."""
+
+    conversation: Conversation
+    refusal: ApplicationError | None = None
+
+    def raise_refusal(self) -> None:
+        if self.refusal is not None:
+            raise self.refusal
+
+
+def conversation_choose(*, user, conversation_id: int, option_id: str, consent: bool = False) -> ChoiceResult:  # noqa: ANN001
     """A person or integrator chooses an offered option (consent recorded when it needs it).
 
-    One transaction, the conversation locked first and then its run, so simultaneous
-    choices queue and exactly one of them takes effect. A refusal is audited (and stored
-    for the Idempotency-Key) before it is raised.
+    One transaction (the caller's, when it has one), the conversation locked first and then its
+    run, so simultaneous choices queue and exactly one of them takes effect.
     """
-    endpoint, body = f"conversations/{conversation_id}/choose", {"option_id": option_id, "consent": bool(consent)}
-    refusal = None
-    with transaction.atomic():
+    with transaction.atomic(savepoint=False):
         conversation = access_conversation(user, conversation_id, for_update=True)
-        claim = idempotency_claim(user=user, key=idempotency_key, endpoint=endpoint, body=body)
-        if claim.replay is not None:
-            return claim.replay
         refusal = _choose_locked(conversation, user, option_id, consent)
-        if refusal is not None:
-            claim.store(refusal.status_code, error_body(refusal.code, refusal.message, refusal.details))
-        else:
-            response = respond(conversation) if respond else conversation
-            claim.store(200, response)
-    if refusal is not None:
-        raise refusal
-    return 200, response
+    return ChoiceResult(conversation, refusal)
 
 
 def _choose_locked(conversation: Conversation, user, option_id: str, consent: bool) -> ApplicationError | None:  # noqa: ANN001

@@ -148,7 +148,8 @@ def choose(request: HttpRequest, conversation_id: int) -> HttpResponse:
     option_id = request.POST.get("option_id", "")
     consent = request.POST.get("consent") == "yes"
     try:
-        services.conversation_choose(user=request.user, conversation_id=conversation_id, option_id=option_id, consent=consent)
+        services.conversation_choose(user=request.user, conversation_id=conversation_id, option_id=option_id,
+                                     consent=consent).raise_refusal()
     except ApplicationError as error:
         return _after_post(request, conversation_id, error.message)
     return _after_post(request, conversation_id)

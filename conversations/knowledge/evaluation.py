@@ -203,7 +203,7 @@ def _start(user, lang: str | None) -> int:  # noqa: ANN001
 def _helpdesk(query: dict[str, Any], user, report: EvalReport) -> None:  # noqa: ANN001
     from conversations import services
 
-    _, result = services.conversation_turn(user=user, conversation_id=_start(user, query.get("lang")), text=query["query"])
+    result = services.conversation_turn(user=user, conversation_id=_start(user, query.get("lang")), text=query["query"])
     tools = result.execution_path["tools_called"]
     expected_tool = query.get("expect_tool")
     report.add("tool_call", tools == ([expected_tool] if expected_tool else []), f"{query['id']}: called {tools}")
@@ -244,7 +244,7 @@ def _memory_case(case: dict[str, Any], user, report: MemoryReport) -> None:  # n
     conversation_id = _start(user, case.get("lang"))
     failed = []
     for number, turn in enumerate(case["turns"], start=1):
-        _, result = services.conversation_turn(user=user, conversation_id=conversation_id, text=turn["user"])
+        result = services.conversation_turn(user=user, conversation_id=conversation_id, text=turn["user"])
         problems = _turn_problems(turn.get("expect", {}), result, selectors.conversation_state(result.conversation))
         report.turns += 1
         report.turns_passed += not problems
