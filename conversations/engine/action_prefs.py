@@ -1,4 +1,4 @@
-"""What the person says about the actions themselves (seed 002's email / call): which one they
+"""What the person says about the actions themselves (the manager assistant's email / call): which one they
 want, which one they refuse, and when the call should be.
 
 "I don't want an email, please set up a call with her on Thursday at 2pm" refuses the email,
@@ -22,7 +22,7 @@ from .state import VALID, ContextState, SlotValue, with_key
 from .timeparse import _date_part, _time_of_day, names_period, without_refused
 from .turn_work import NOT_AN_ANSWER, TurnWork
 
-# The words that name an action, by its flow (the plan's flows of seed 002).
+# The words that name an action, by its flow (the manager assistant plan's flows).
 _NOUNS = {
     "email": {
         "en": r"e-?mails?|(?:a\s+)?(?:letter|note|message)\s+in\s+writing|in\s+writing",

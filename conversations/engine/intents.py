@@ -1,6 +1,6 @@
 """Deterministic, pattern-based intent router (English, Russian, Spanish, Chinese).
 
-Built-in intents (seed 000): LOCATE, EXPLAIN, HOWTO, NEW_EVIDENCE, DISPUTE, CONFIRMATION,
+Built-in intents: LOCATE, EXPLAIN, HOWTO, NEW_EVIDENCE, DISPUTE, CONFIRMATION,
 UNCLEAR. A workflow plan adds domain intents as data (`DomainIntent`), e.g. the parking
 help desk's `rule_explain`, `arrears_check` and `fee_verify`. Domain intents are checked
 first because they are the workflow's own vocabulary; the built-ins follow in a fixed

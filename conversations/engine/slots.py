@@ -1,4 +1,4 @@
-"""Slot extraction, short-term slot memory and the per-turn clarify decision (RAG-009..012).
+"""Slot extraction, short-term slot memory and the per-turn clarify decision.
 
 - Extractors are a registry of small functions: `city_code`, `lot_code`, `plate_no` (incl.
   Chinese plates 沪A12345 / 沪AD12345), `order_no`, `at_time`, `date`, `number`, `email`,

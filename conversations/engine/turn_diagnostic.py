@@ -1,4 +1,4 @@
-"""Seed 000 stages of a turn: the system, evidence and replan, isolation, estimate, report, next step."""
+"""Diagnostic stages of a turn: the system, evidence and replan, isolation, estimate, report, next step."""
 
 from __future__ import annotations
 
@@ -407,7 +407,7 @@ def _reading_for_step(
     """A check that expects a measurement is answered by its own evidence or a reading of its kind
     ("12,4 V", "no power at all" = 0 V, "about 118" to a voltage question), read as the plan's
     evidence when a rule of the check knows that value; anything else ("2 amps", "yes", "the ac i
-    guess") leaves it open (issue 14: a non-answer never completes the step)."""
+    guess") leaves it open (a non-answer never completes the step)."""
     procedure = config.procedure(state.primary_system)
     step = procedure.step(state.current_step_id) if procedure else None
     if (step is not None and step.id not in state.completed_steps and not matches and not work.deferred
@@ -749,7 +749,7 @@ def _tell_next_step(state: ContextState, work: TurnWork, config: ConversationCon
 
 
 def diagnose(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
-    """Seed 000 behaviours for plans with diagnostic procedures."""
+    """The diagnostic stages, for plans with diagnostic procedures."""
     if work.meaning == CANCEL_MEANING:
         state = _start_over(state, work, config)
     if work.meaning == NEXT_STEP_MEANING and state.primary_system is not None:

@@ -1,4 +1,4 @@
-"""Form stages of a turn (seed 003): the pending question's answer, corrections, clarifying threads."""
+"""Form stages of a turn: the pending question's answer, corrections, clarifying threads."""
 
 from __future__ import annotations
 
@@ -247,7 +247,7 @@ def _form_next(
     assert form is not None
     if spec is not None and not spec.required and work.action_requested and not returning and state.form_editing is None:
         # "called twice, no answer; can you draft an email to him?": the action asked for is not held up by an
-        # optional question next in line (seed 002: never ask and act at once)
+        # optional question next in line (never ask and act at once)
         state = state.evolve(skipped_steps=state.skipped_steps + (spec.id,))
         work.trace.append(f"optional question {spec.id} skipped: the person asked for an action")
         return _form_next(state, work, config, current_question(state, form), returning)
