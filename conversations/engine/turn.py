@@ -19,11 +19,11 @@ decision and the final mode (`turn_clarify`) -> the outcome (here).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
-from ._serde import FrozenDict, Serializable
+from ._serde import FrozenDict, Serializable, to_jsonable
 from ._text import asks_question as text_asks_question
 from ._text import chitchat_kind, localize
 from .action_prefs import apply_action_request
@@ -170,9 +170,11 @@ class TurnOutcome(Serializable):
 
     def summary(self) -> dict[str, Any]:
         """The outcome without the state (for the reply payload and the audit row)."""
-        data = self.to_dict()
-        data.pop("state")
-        return data
+        # field by field: writing the whole state out only to drop it cost more than the rest
+        return {name: to_jsonable(getattr(self, name)) for name in _SUMMARY_FIELDS}
+
+
+_SUMMARY_FIELDS = tuple(f.name for f in fields(TurnOutcome) if f.name != "state")
 
 
 def initial_state(config: ConversationConfig, *, locale: str | None = None) -> ContextState:
