@@ -13,7 +13,7 @@ from .turn_work import SIDE_QUESTION, TurnWork
 
 
 def clarify_slots(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
-    """Continue / ask / abort for the domain intent's required slots (RAG-010/011/012)."""
+    """Continue / ask / abort for the domain intent's required slots."""
     if work.decision == ABORT:
         return state
     if work.routed.kind == "domain" and work.routed.ambiguous and not work.resolved_intent:
