@@ -329,6 +329,7 @@ _REFUSED = {
 }
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def says_correction(text: str) -> bool:
     """Whether a message corrects what was said before ("no, Friday", "不对，是周五")."""
     return bool(_CORRECTS.search(text or ""))
