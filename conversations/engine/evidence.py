@@ -7,7 +7,7 @@
   eliminates (and elimination beats confirmation), a confirming fact confirms, a
   supporting fact raises confidence. Recommendations only ever come from hypotheses that
   are not eliminated, which is what keeps "the motor runs on direct power" from ever
-  ending in "replace the motor" (P0d), without a special case.
+  ending in "replace the motor", without a special case.
 - Isolation completes when a hypothesis becomes confirmed; a finding fact records it.
 - Replan happens only when new evidence arrives after isolation was complete: the
   finding is superseded by the new evidence, isolation and the draft estimate roll back.
