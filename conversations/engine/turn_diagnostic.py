@@ -241,6 +241,7 @@ def _switch_to(state: ContextState, work: TurnWork, config: ConversationConfig, 
     hypotheses = tuple(assess(h, facts, work.language) for h in target.hypotheses)
     work.notice = localize(SWITCHED_TEXT, work.language).replace("{system}", _system_label(target, work.language).removeprefix("the "))
     work.trace.append(f"switched procedure {state.primary_system} -> {target.id}")
+    work.evidence_seen = None  # what was read was the other system's evidence
     own = {step.id for step in target.steps}  # its checks are asked afresh (the loop guard counts per visit)
     counts = FrozenDict({k: v for k, v in state.step_repeat_counts.items() if k not in own})
     state = state.evolve(primary_system=target.id, hypotheses=hypotheses, current_step_id=None, complaint=work.text.strip(),
@@ -284,8 +285,8 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
         return dropped.evolve(pending_clarification=PendingClarification(
             intent=None, missing=("system",), rounds=0, last_question=work.question or "", asked_turn=work.turn, kind="system"))
     seen = match_evidence(work.text, config.all_evidence(state.primary_system), work.language, work.language)
+    work.evidence_seen = seen  # read once, found or not: the evidence stage takes it as it is
     if seen:
-        work.evidence_seen = seen  # read once: the evidence stage takes it as it is
         return state  # evidence of this system: an answer, not another fault
     others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id]
     if not others:
