@@ -3,8 +3,8 @@
 Modules: `intents` (pattern router), `slots` (extraction, memory, clarify decision),
 `state` (ContextState and its parts), `config` (ConversationConfig, the plan's
 "conversation" JSON), `evidence` / `procedure` / `topics` / `loop_guard` / `estimate`
-(seed 000 behaviours), `forms` (clarifying threads), `ask_then_act` (seed 002),
-`context_package` (seed 003 package and the model response contract), `commands` (the
+(the diagnostic's behaviours), `forms` (clarifying threads), `ask_then_act` (may an action
+be offered yet), `context_package` (what a model is sent, and the response contract it must keep), `commands` (the
 understanding vocabulary and its validation), `turn` (the per-turn pipeline and its
 outcome) with its stages in `turn_understand` / `turn_diagnostic` / `turn_form` /
 `turn_clarify`, sharing the typed working memory `turn_work.TurnWork`. Example configs live in `examples/*.json`.

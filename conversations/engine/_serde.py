@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import operator
 import types
 import typing
 from collections.abc import Callable, Mapping
@@ -31,8 +32,13 @@ class FrozenDict(dict):
         return self  # immutable, so sharing is safe
 
 
+_SCALARS = frozenset({str, int, float, bool, type(None)})
+
+
 def freeze(value: Any) -> Any:
     """Lists become tuples and dicts FrozenDicts, recursively (dataclasses are left as they are)."""
+    if type(value) in _SCALARS:  # most values, and checked without the Mapping ABC
+        return value
     if isinstance(value, FrozenDict):
         return value
     if isinstance(value, Mapping):
@@ -42,21 +48,34 @@ def freeze(value: Any) -> Any:
     return value
 
 
-_SCALARS = frozenset({str, int, float, bool, type(None)})
-
-
 def to_jsonable(value: Any) -> Any:
     """Plain JSON data (dict, list, str, int, float, bool, None) from engine values."""
-    if type(value) in _SCALARS:  # most values: checked first, by exact type
+    value_type = type(value)
+    if value_type in _SCALARS:  # most values: checked first, by exact type
         return value
-    names = _dataclass_field_names(type(value))
+    encode = _ENCODERS.get(value_type)
+    if encode is None:
+        encode = _ENCODERS[value_type] = _encoder_for(value_type)
+    return encode(value)
+
+
+# How each type is written, worked out once per type: a state holds thousands of values of a few dozen types.
+_ENCODERS: dict[type, Callable[[Any], Any]] = {}
+
+
+def _encoder_for(value_type: type) -> Callable[[Any], Any]:
+    names = _dataclass_field_names(value_type)
     if names is not None:
-        return {name: to_jsonable(getattr(value, name)) for name in names}
-    if isinstance(value, Mapping):
-        return {str(k): to_jsonable(v) for k, v in value.items()}
-    if isinstance(value, list | tuple | set | frozenset):
-        return [to_jsonable(v) for v in value]
-    return value
+        read = operator.attrgetter(*names) if names else (lambda value: ())
+        if len(names) == 1:
+            return lambda value: {names[0]: to_jsonable(read(value))}
+        return lambda value: {name: item if type(item) in _SCALARS else to_jsonable(item)
+                              for name, item in zip(names, read(value), strict=True)}
+    if issubclass(value_type, Mapping):
+        return lambda value: {str(k): to_jsonable(v) for k, v in value.items()}
+    if issubclass(value_type, list | tuple | set | frozenset):
+        return lambda value: [to_jsonable(v) for v in value]
+    return lambda value: value
 
 
 @lru_cache(maxsize=512)
@@ -100,13 +119,42 @@ def _decoder(tp: Any) -> Callable[[Any], Any]:
         return _none_safe(lambda data: FrozenDict({str(k): value(v) for k, v in data.items()}))
     if tp is float:
         return _none_safe(lambda data: float(data) if isinstance(data, int | float) and not isinstance(data, bool) else freeze(data))
-    return _none_safe(freeze)
+    return freeze  # None stays None
+
+
+_MISSING = object()
 
 
 @lru_cache(maxsize=256)
-def _field_decoders(cls: type) -> tuple[tuple[str, Callable[[Any], Any]], ...]:
+def _field_readers(cls: type) -> tuple[tuple[str, Callable[[Any], Any], Any, Callable[[], Any] | None], ...]:
+    """Per field: its name, its decoder, and its default value or default factory (_MISSING when it has none)."""
     hints = _hints(cls)
-    return tuple((f.name, _decoder(hints[f.name])) for f in dataclasses.fields(cls))
+    return tuple(
+        (f.name, _top_level_decoder(hints[f.name]),
+         _MISSING if f.default is dataclasses.MISSING else f.default,
+         None if f.default_factory is dataclasses.MISSING else f.default_factory)
+        for f in dataclasses.fields(cls)
+    )
+
+
+def _top_level_decoder(tp: Any) -> Callable[[Any], Any]:
+    """A field's decoder whose value is frozen as `Serializable.__post_init__` would freeze it. Only the
+    decoders that pass data through as it is (a union of types, a dataclass without from_dict) need it."""
+    decode = _decoder(tp)
+    origin = typing.get_origin(tp)
+    if origin in (typing.Union, types.UnionType):
+        args = [a for a in typing.get_args(tp) if a is not type(None)]
+        if len(args) == 1:
+            return _top_level_decoder(args[0])
+        return lambda data: _frozen(decode(data))
+    if dataclasses.is_dataclass(tp) and not hasattr(tp, "from_dict"):
+        return lambda data: _frozen(decode(data))
+    return decode
+
+
+def _frozen(value: Any) -> Any:
+    """A list or plain dict field frozen, as `Serializable.__post_init__` does."""
+    return freeze(value) if isinstance(value, list | dict) and not isinstance(value, FrozenDict) else value
 
 
 class Serializable:
@@ -126,4 +174,19 @@ class Serializable:
     def from_dict(cls: type[T], data: Mapping[str, Any] | None) -> T:
         """Rebuild from to_dict() output; unknown keys are ignored, missing ones defaulted."""
         data = data or {}
-        return cls(**{name: decode(data[name]) for name, decode in _field_decoders(cls) if name in data})
+        # Built field by field as __init__ and __post_init__ would (a stored state is read every turn,
+        # and running the generated __init__ over its dozens of fields cost as much as decoding them).
+        values = {}
+        for name, decode, default, factory in _field_readers(cls):
+            if name in data:
+                value = data[name]
+                values[name] = value if decode is freeze and type(value) in _SCALARS else decode(value)
+            elif factory is not None:
+                values[name] = _frozen(factory())
+            elif default is not _MISSING:
+                values[name] = default  # never a list or dict: dataclasses refuse mutable defaults
+            else:  # a required field is missing: let __init__ raise its usual error
+                return cls(**{n: decode(data[n]) for n, decode, _, _ in _field_readers(cls) if n in data})
+        instance = object.__new__(cls)
+        instance.__dict__.update(values)
+        return instance

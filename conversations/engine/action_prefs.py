@@ -1,4 +1,4 @@
-"""What the person says about the actions themselves (seed 002's email / call): which one they
+"""What the person says about the actions themselves (the manager assistant's email / call): which one they
 want, which one they refuse, and when the call should be.
 
 "I don't want an email, please set up a call with her on Thursday at 2pm" refuses the email,
@@ -22,7 +22,7 @@ from .state import VALID, ContextState, SlotValue, with_key
 from .timeparse import _date_part, _time_of_day, names_period, without_refused
 from .turn_work import NOT_AN_ANSWER, TurnWork
 
-# The words that name an action, by its flow (the plan's flows of seed 002).
+# The words that name an action, by its flow (the manager assistant plan's flows).
 _NOUNS = {
     "email": {
         "en": r"e-?mails?|(?:a\s+)?(?:letter|note|message)\s+in\s+writing|in\s+writing",
@@ -229,10 +229,10 @@ def action_slot_types(config: ConversationConfig) -> dict[str, str]:
     return types
 
 
-def _from_commands(request: ActionRequest, t: TurnWork) -> ActionRequest:
+def _from_commands(request: ActionRequest, work: TurnWork) -> ActionRequest:
     """A generator's commands speak first: the action asked for, the call's day and time."""
-    asked = t.command("request_action")
-    given = {c.slot: c.value for c in t.commands
+    asked = work.command("request_action")
+    given = {c.slot: c.value for c in work.commands
              if c.kind in ("set_slot", "correct_slot") and c.slot in (CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL)}
     if asked is None and not given:
         return request
@@ -242,16 +242,16 @@ def _from_commands(request: ActionRequest, t: TurnWork) -> ActionRequest:
                          minutes=given.get(CALL_MINUTES, request.minutes), address=given.get(EMPLOYEE_EMAIL, request.address))
 
 
-def apply_action_request(state: ContextState, t: TurnWork, config: ConversationConfig, *, now: datetime,
+def apply_action_request(state: ContextState, work: TurnWork, config: ConversationConfig, *, now: datetime,
                          timezone: str) -> ContextState:
     """Remember what the message says about the actions: the one wanted goes first, a refused one is
     never offered, and the call's day and time are slots (a follow-up changes only what it names)."""
-    if not config.actions or t.meaning in NOT_AN_ANSWER:
+    if not config.actions or work.meaning in NOT_AN_ANSWER:
         return state
     calendar = {a.id for a in config.actions if a.flow == "calendar"}
     talked_about = state.preferred_action in calendar or CALL_DAY in state.slots or CALL_TIME in state.slots
-    request = _from_commands(read_action_request(t.text, t.language, config.actions, now=now, timezone=timezone,
-                                                 call_talked_about=talked_about), t)
+    request = _from_commands(read_action_request(work.text, work.language, config.actions, now=now, timezone=timezone,
+                                                 call_talked_about=talked_about), work)
     if request.empty:
         return state
     declined = tuple(a for a in state.declined_actions if a != request.wanted)
@@ -259,34 +259,34 @@ def apply_action_request(state: ContextState, t: TurnWork, config: ConversationC
     preferred = request.wanted or (None if state.preferred_action in request.declined else state.preferred_action)
     earlier = state.preferred_action
     if request.wanted and earlier and earlier != request.wanted and earlier not in state.executed_actions \
-            and earlier not in request.declined and not _SWITCH[_lang(t.language)].search(t.text):
+            and earlier not in request.declined and not _SWITCH[_lang(work.language)].search(work.text):
         # "and send the email to marc@..." after a call was asked for: both are wanted, one per turn, the
         # earlier first (the email is no longer refused and comes next); "instead" / "改成" switches
         preferred = earlier
-        t.trace.append(f"actions: {request.wanted} wanted too, after {earlier}")
-    t.action_requested, t.actions_declined = request.wanted, request.declined
+        work.trace.append(f"actions: {request.wanted} wanted too, after {earlier}")
+    work.action_requested, work.actions_declined = request.wanted, request.declined
     if request.wanted or request.declined:
-        t.trace.append(f"actions: wanted {request.wanted or '-'}, refused {', '.join(request.declined) or '-'}")
+        work.trace.append(f"actions: wanted {request.wanted or '-'}, refused {', '.join(request.declined) or '-'}")
     slots = state.slots
     before_day = slots.get(CALL_DAY)
-    if request.day and before_day is not None and not _ANCHORED_DAY.search(t.text):
+    if request.day and before_day is not None and not _ANCHORED_DAY.search(work.text):
         # "not Tuesday, Wednesday" / "改到周四" moves the call within the week it was in, not to this week
         old, new = datetime.fromisoformat(before_day.value).date(), datetime.fromisoformat(request.day).date()
         moved = old + timedelta(days=new.weekday() - old.weekday())
         if moved >= now.astimezone(ZoneInfo(timezone)).date():  # never into the past ("Monday" after a Thursday)
             request = ActionRequest(request.wanted, request.declined, moved.isoformat(), request.at)
-    changed, corrected = list(t.slots_changed), list(t.slots_corrected)
+    changed, corrected = list(work.slots_changed), list(work.slots_corrected)
     for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at), (CALL_MINUTES, request.minutes),
                         (EMPLOYEE_EMAIL, request.address)):
         before = slots.get(name)
         if value is None or (before is not None and before.value == value):
             continue
-        slots = with_key(slots, name, SlotValue(name=name, value=value, source_turn=t.turn, raw="action_request",
-                                                status=VALID, validated_by="format", validated_turn=t.turn))
+        slots = with_key(slots, name, SlotValue(name=name, value=value, source_turn=work.turn, raw="action_request",
+                                                status=VALID, validated_by="format", validated_turn=work.turn))
         changed.append(name)
         if before is not None:
             corrected.append(name)
-    t.slots_changed, t.slots_corrected = tuple(changed), tuple(corrected)
+    work.slots_changed, work.slots_corrected = tuple(changed), tuple(corrected)
     return state.evolve(slots=slots, preferred_action=preferred, declined_actions=declined)
 
 

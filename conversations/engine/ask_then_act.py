@@ -1,4 +1,4 @@
-"""Ask, then act (seed 002): may an action even be offered in this turn?
+"""Ask, then act: may an action even be offered in this turn?
 
 Each rule returns a blocker reason; an action is allowed when it has none. Blockers:
 

@@ -1,4 +1,4 @@
-"""The context package sent to a model (seed 003) and the one response contract every
+"""The context package sent to a model and the one response contract every
 model must honour, with a strict validator.
 
 Response contract (JSON object, nothing else):
@@ -211,7 +211,7 @@ def build_context_package(
     knowledge: Iterable[Any] = (),
     locale: str | None = None,
 ) -> str:
-    """The markdown context package for one model call (seed 003 layout, plus options)."""
+    """The markdown context package for one model call (its sections, then the options)."""
     locale = locale or state.locale
     lines = [f"# {title} - Context Package", ""]
     lines += _state_section(state)

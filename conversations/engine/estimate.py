@@ -1,4 +1,4 @@
-"""Non-blocking labor estimate and the final report (seed 000 "labor gating").
+"""Non-blocking labor estimate and the final report (the labor estimate never holds the diagnosis up).
 
 A draft is offered once isolation is complete; diagnostics go on without confirming it;
 the person may confirm (optionally with other hours) or skip whenever they like; the

@@ -1,4 +1,4 @@
-"""Facts, hypotheses, contradictions, isolation and replan (seed 000), as pure functions.
+"""Facts, hypotheses, contradictions, isolation and replan, as pure functions.
 
 - Evidence rules turn a clause of the message into a `Fact` (a measured value when the
   pattern captures one). A newer fact that excludes an older one, or re-measures it with
@@ -7,7 +7,7 @@
   eliminates (and elimination beats confirmation), a confirming fact confirms, a
   supporting fact raises confidence. Recommendations only ever come from hypotheses that
   are not eliminated, which is what keeps "the motor runs on direct power" from ever
-  ending in "replace the motor" (P0d), without a special case.
+  ending in "replace the motor", without a special case.
 - Isolation completes when a hypothesis becomes confirmed; a finding fact records it.
 - Replan happens only when new evidence arrives after isolation was complete: the
   finding is superseded by the new evidence, isolation and the draft estimate roll back.
@@ -42,7 +42,7 @@ from .state import (
     Hypothesis,
 )
 
-# Seed 000 REPLAN_TRIGGERS, plus the same ideas in Russian, Spanish and Chinese.
+# The phrases that make a diagnosis start again ("that can't be it"), in English, Russian, Spanish and Chinese.
 DEFAULT_REPLAN_TRIGGERS = normalize_patterns(
     {
         "en": [
@@ -336,7 +336,7 @@ def recommendations(state: ContextState, specs: Iterable[HypothesisSpec], locale
     return out
 
 
-# -- readings: what a check that expects a measurement accepts (issue 14) --------------------------
+# -- readings: what a check that expects a measurement accepts ---------------------------------
 @dataclass(frozen=True)
 class Reading(Serializable):
     """A measured value in a message: its kind (voltage, current, resistance, capacitance) and unit."""

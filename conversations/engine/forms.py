@@ -1,4 +1,4 @@
-"""Form questions with clarifying threads (seed 003).
+"""Form questions with clarifying threads.
 
 Each form question has one active clarifying thread; when its answer is finalized the
 thread is archived under the question id and the next unanswered question becomes

@@ -1,4 +1,4 @@
-"""Intake classification signals for a project intake (seed 004's document contract fields).
+"""Intake classification signals for a project intake (the fields the intake document promises).
 
 Deterministic: the intent class comes from keyword families over the gathered answers,
 the confidence from how clearly one family wins and how complete the answers are.

@@ -1,6 +1,6 @@
 """Deterministic, pattern-based intent router (English, Russian, Spanish, Chinese).
 
-Built-in intents (seed 000): LOCATE, EXPLAIN, HOWTO, NEW_EVIDENCE, DISPUTE, CONFIRMATION,
+Built-in intents: LOCATE, EXPLAIN, HOWTO, NEW_EVIDENCE, DISPUTE, CONFIRMATION,
 UNCLEAR. A workflow plan adds domain intents as data (`DomainIntent`), e.g. the parking
 help desk's `rule_explain`, `arrears_check` and `fee_verify`. Domain intents are checked
 first because they are the workflow's own vocabulary; the built-ins follow in a fixed
@@ -369,9 +369,9 @@ def route_intent(
     language = detect_language(text, default_language)
     follow_up = first_match(text, FOLLOW_UP_PATTERNS, language) is not None
     domain = _domain_matches(text, domain_intents)
-    builtin = [
-        name for name in BUILTIN_ORDER if first_match(text, BUILTIN_PATTERNS[name], language)
-    ]
+    # every built-in that matched, in priority order, with its match (read once)
+    builtin_hits = {name: hit for name in BUILTIN_ORDER if (hit := first_match(text, BUILTIN_PATTERNS[name], language))}
+    builtin = list(builtin_hits)
     if domain:
         best = max(n for _, n in domain)
         top = [intent for intent, n in domain if n == best]  # declaration order breaks ties
@@ -391,9 +391,7 @@ def route_intent(
         )
     if builtin:
         name = builtin[0]
-        hit = first_match(text, BUILTIN_PATTERNS[name], language)
-        assert hit is not None  # `builtin` only lists intents that matched
-        lang, pattern, _ = hit
+        lang, pattern, _ = builtin_hits[name]
         return IntentResult(
             intent=name,
             confidence=0.85 if lang == language else 0.7,

@@ -1,4 +1,4 @@
-"""Anti-loop rules (seed 000): never two fallbacks in a row, never ask a completed step
+"""Anti-loop rules: never two fallbacks in a row, never ask a completed step
 again, at most `max_step_repeats` asks of one step, and a cool-down before raising the same
 topic again. Violations are returned as reason strings, not a bare bool."""
 

@@ -1,4 +1,4 @@
-"""A project plan drafted from an intake document (seed 004's `draft_plan`), from templates.
+"""A project plan drafted from an intake document, from templates.
 
 Deterministic and model-free: the phases follow the kind of project the intake was classified
 as, the milestones close each phase (the launch takes the deadline the person gave), the risks

@@ -545,7 +545,7 @@ _GUIDANCE_STEP = {  # what the guidance leads to, by the offered action's flow
 
 
 def _guidance(view: RunView, config: ConversationConfig, state: ContextState, lang: str) -> str:
-    """The guidance behind an offered action (seed 002): the cited passages, then what they lead to."""
+    """The guidance behind an offered action: the cited passages, then what they lead to."""
     offered = [o for o in view.options if o["option_id"] in view.new_actions and o.get("eligibility") == "eligible"]
     action = next((a for a in config.actions if offered and a.id == offered[0]["option_id"]), None)
     if action is None or not action.guidance or not view.citations:

@@ -1,4 +1,4 @@
-"""Slot extraction, short-term slot memory and the per-turn clarify decision (RAG-009..012).
+"""Slot extraction, short-term slot memory and the per-turn clarify decision.
 
 - Extractors are a registry of small functions: `city_code`, `lot_code`, `plate_no` (incl.
   Chinese plates 沪A12345 / 沪AD12345), `order_no`, `at_time`, `date`, `number`, `email`,
@@ -20,6 +20,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -212,6 +213,12 @@ def _leaving_between(text: str) -> list[re.Match[str]]:
     return english + chinese
 
 
+# The stay's start, end and range are read from one message by several extractors, each asking again
+# whether it says leaving, "now" or a range: those readings are pure, so each is worked out once.
+_MEMO_SIZE = 256
+
+
+@lru_cache(maxsize=_MEMO_SIZE)
 def _is_exit_only(text: str) -> bool:
     return bool(_EXIT.search(text)) and not _RANGE_SEP.search(text) and not _leaving_between(text)
 
@@ -220,6 +227,7 @@ def _is_exit_only(text: str) -> bool:
 _NOW = re.compile(r"\b(?:right\s+)?now\b|现在|此刻|这会儿?|(?<!\w)сейчас(?!\w)|\bahora\b", re.IGNORECASE)
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def _now_start(text: str, ctx: ExtractContext) -> ParsedTime | None:
     """The start of a range said as "now" (and no other time before the range's end): the current minute. So is
     the start of a stay said only by its end ("if I stay until 8pm", "停到晚上十二点") when no stay is talked about."""
@@ -439,6 +447,7 @@ def _until(text: str, ctx: ExtractContext) -> Extraction | None:
     return None
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] | None:
     """A stay said as a range: its start from the words before "to / 到 / -", its end from the words after, each
     on its own day ("from 7pm tonight till 10 tomorrow morning", "今晚八点停到明早九点"); a day said only after

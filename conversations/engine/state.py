@@ -22,7 +22,7 @@ UNVERIFIED, VALID, INVALID = "unverified", "valid", "invalid"
 USER, TOOL = "user", "tool"
 # Hypothesis status values.
 ACTIVE, CONFIRMED, ELIMINATED = "active", "confirmed", "eliminated"
-# Estimate status values (seed 000 "labor mode" plus "none" before any draft).
+# Estimate status values ("none" before any draft).
 EST_NONE, EST_DRAFT, EST_CONFIRMED, EST_SKIPPED = "none", "draft", "confirmed", "skipped"
 
 
@@ -56,7 +56,7 @@ class SlotValue(Serializable):
 
 @dataclass(frozen=True)
 class Fact(Serializable):
-    """Something established in the conversation (seed 000 Fact)."""
+    """Something established in the conversation: a measurement, an observation or a finding."""
 
     id: str
     key: str  # the evidence rule id, "finding:<hypothesis>" or "note"
@@ -141,7 +141,7 @@ class Estimate(Serializable):
 
 @dataclass(frozen=True)
 class PendingClarification(Serializable):
-    """An open slot/intent clarification (RAG-010 `pending_clarification`)."""
+    """An open clarification: the slots (or the intent, or the system) still asked for."""
 
     intent: str | None
     missing: tuple[str, ...] = ()
@@ -153,7 +153,7 @@ class PendingClarification(Serializable):
 
 @dataclass(frozen=True)
 class ClarifyingQA(Serializable):
-    """One clarifying question and its answer, tied to a form question (seed 003)."""
+    """One clarifying question and its answer, tied to a form question."""
 
     question: str
     related_question_id: str
@@ -194,7 +194,7 @@ class ContextState(Serializable):
     schema_version: int = STATE_SCHEMA_VERSION
     locale: str = "en"
     turn_index: int = 0  # user turns processed
-    message_count: int = 0  # user and assistant messages so far (seed 002 history length)
+    message_count: int = 0  # user and assistant messages so far
     mode: str = "conversation"
     submode: str = "main"
     current_step_id: str | None = None  # diagnostic check or form question being worked on
@@ -230,7 +230,7 @@ class ContextState(Serializable):
     same_question: str | None = None  # what the last turns asked for (slot, form question or check), unanswered
     same_question_asks: int = 0  # how many turns in a row it was asked
     handed_off: bool = False  # a member of staff has the conversation: the concierge stays quiet
-    situation: str = "unknown"  # active | hypothetical | unknown (seed 002)
+    situation: str = "unknown"  # active | hypothetical | unknown: is the person's situation happening now
     open_action_flow: str | None = None
     executed_actions: tuple[str, ...] = ()
     preferred_action: str | None = None  # the action the person asked for (it goes first)

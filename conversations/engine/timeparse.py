@@ -10,7 +10,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from datetime import date, datetime, time, timedelta
+from functools import lru_cache
 from zoneinfo import ZoneInfo
+
+# The slot extractors read the same pieces of a message several times in one turn (the start, the end,
+# the range, a correction each look again); the readers below are pure, so each piece is read once.
+_MEMO_SIZE = 1024
 
 _ISO = re.compile(
     r"\b(\d{4}-\d{2}-\d{2})[T ](\d{1,2}:\d{2}(?::\d{2}(?:\.\d+)?)?)(Z|[+-]\d{2}:?\d{2})?(?![\d:])"
@@ -168,6 +173,7 @@ def _pm_adjust(hour: int, period: str | None) -> int:
     return hour
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def _time_of_day(text: str) -> tuple[time, str] | None:
     """The first time of day in text and the matched snippet."""
     found: list[tuple[int, time, str]] = []
@@ -323,6 +329,7 @@ _REFUSED = {
 }
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def says_correction(text: str) -> bool:
     """Whether a message corrects what was said before ("no, Friday", "不对，是周五")."""
     return bool(_CORRECTS.search(text or ""))
@@ -508,6 +515,7 @@ def _local_now(now: datetime, timezone: str) -> datetime:
     return now.astimezone(ZoneInfo(timezone))
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | None = None,
                    message: str | None = None, corrects: bool = False) -> ParsedTime | None:
     """The first date/time expression in text as an aware datetime in `timezone` (a bare weekday
@@ -536,6 +544,7 @@ def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | No
     return ParsedTime(datetime.combine(on, clock[0], tzinfo=zone), "minute", raw)
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def parse_date(text: str, *, now: datetime, timezone: str, anchor: date | None = None, message: str | None = None) -> date | None:
     """The first calendar date in text (absolute or relative to `now` in `timezone`; see `parse_datetime`)."""
     if m := _ISO.search(text):

@@ -1,5 +1,5 @@
 """Topic stack: a side question pushes a subtopic, answered briefly; the next real answer
-returns the conversation to the step it interrupted (seed 000, P0c)."""
+returns the conversation to the step it interrupted."""
 
 from __future__ import annotations
 

@@ -19,11 +19,11 @@ decision and the final mode (`turn_clarify`) -> the outcome (here).
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
 from typing import Any
 
-from ._serde import FrozenDict, Serializable
+from ._serde import FrozenDict, Serializable, to_jsonable
 from ._text import asks_question as text_asks_question
 from ._text import chitchat_kind, localize
 from .action_prefs import apply_action_request
@@ -170,9 +170,11 @@ class TurnOutcome(Serializable):
 
     def summary(self) -> dict[str, Any]:
         """The outcome without the state (for the reply payload and the audit row)."""
-        data = self.to_dict()
-        data.pop("state")
-        return data
+        # field by field: writing the whole state out only to drop it cost more than the rest
+        return {name: to_jsonable(getattr(self, name)) for name in _SUMMARY_FIELDS}
+
+
+_SUMMARY_FIELDS = tuple(f.name for f in fields(TurnOutcome) if f.name != "state")
 
 
 def initial_state(config: ConversationConfig, *, locale: str | None = None) -> ContextState:
@@ -201,32 +203,32 @@ def advance_context(
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     routed = route_intent(text, domain_intents=config.intents, default_language=state.locale)
-    t = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language, commands=tuple(commands))
-    t.routed = routed_by_commands(t, config)
-    t.trace.extend(f"command {c.describe()}" for c in t.commands)
-    state = start_turn(state, t, config)
-    state = cancel_request(state, t)
-    t.meaning = read_meaning(state, t, config)
-    state = fill_slots(state, t, config, lookups, now=now, timezone=timezone, finders=finders)
-    state = apply_action_request(state, t, config, now=now, timezone=timezone)
-    state = resolve_intent(state, t, config)
-    state = track_topic(state, t, config)
+    work = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language, commands=tuple(commands))
+    work.routed = routed_by_commands(work, config)
+    work.trace.extend(f"command {c.describe()}" for c in work.commands)
+    state = start_turn(state, work, config)
+    state = cancel_request(state, work)
+    work.meaning = read_meaning(state, work, config)
+    state = fill_slots(state, work, config, lookups, now=now, timezone=timezone, finders=finders)
+    state = apply_action_request(state, work, config, now=now, timezone=timezone)
+    state = resolve_intent(state, work, config)
+    state = track_topic(state, work, config)
     if config.diagnostic_enabled:
-        state = diagnose(state, t, config)
+        state = diagnose(state, work, config)
     if config.form is not None:
-        state = fill_form(state, t, config)
-    state = clarify_slots(state, t, config)
-    state = finish_mode(state, t, config)
-    state = _count_repeats(state, t)
-    return _outcome(state, t, config)
+        state = fill_form(state, work, config)
+    state = clarify_slots(state, work, config)
+    state = finish_mode(state, work, config)
+    state = _count_repeats(state, work)
+    return _outcome(state, work, config)
 
 
-def _count_repeats(state: ContextState, t: TurnWork) -> ContextState:
+def _count_repeats(state: ContextState, work: TurnWork) -> ContextState:
     """How many turns in a row the same question is asked (the reply offers a way out at the third)."""
-    if t.decision != "ask" or not t.question:
+    if work.decision != "ask" or not work.question:
         return state.evolve(same_question=None, same_question_asks=0)
     # the same thing asked, however it is worded: the slot, the form question, the check
-    asked = f"{t.question_kind}:{','.join(t.missing_slots) or t.form_question_id or t.next_step_id or t.question}"
+    asked = f"{work.question_kind}:{','.join(work.missing_slots) or work.form_question_id or work.next_step_id or work.question}"
     repeats = state.same_question_asks + 1 if asked == state.same_question else 1
     return state.evolve(same_question=asked, same_question_asks=repeats)
 
@@ -334,67 +336,67 @@ def set_slot_status(
     return state.evolve(slots=with_key(state.slots, name, updated))
 
 
-def _outcome(state: ContextState, t: TurnWork, config: ConversationConfig) -> TurnOutcome:
+def _outcome(state: ContextState, work: TurnWork, config: ConversationConfig) -> TurnOutcome:
     """Assemble the outcome from the working memory."""
     return TurnOutcome(
         state=state,
-        turn_index=t.turn,
-        language=t.language,
-        intent=t.routed.intent,
-        intent_confidence=t.routed.confidence,
-        matched_pattern=t.routed.pattern,
-        intent_kind=t.routed.kind,
-        meaning=t.meaning,
+        turn_index=work.turn,
+        language=work.language,
+        intent=work.routed.intent,
+        intent_confidence=work.routed.confidence,
+        matched_pattern=work.routed.pattern,
+        intent_kind=work.routed.kind,
+        meaning=work.meaning,
         mode=state.mode,
         submode=state.submode,
-        decision=t.decision,
-        reply_action=t.reply_action,
-        proposed_action=t.action,
-        resolved_intent=t.resolved_intent,
-        intent_source=t.intent_source,
-        question=t.question,
-        question_kind=t.question_kind,
-        missing_slots=t.missing_slots,
-        invalid_slots=t.invalid_slots,
-        slots_changed=t.slots_changed,
-        slots_corrected=t.slots_corrected,
+        decision=work.decision,
+        reply_action=work.reply_action,
+        proposed_action=work.action,
+        resolved_intent=work.resolved_intent,
+        intent_source=work.intent_source,
+        question=work.question,
+        question_kind=work.question_kind,
+        missing_slots=work.missing_slots,
+        invalid_slots=work.invalid_slots,
+        slots_changed=work.slots_changed,
+        slots_corrected=work.slots_corrected,
         usable_slots=FrozenDict(state.usable_slots()),
-        side_question=t.side_question,
-        returned_to_step=t.returned_to_step,
-        completed_steps=t.completed_steps,
-        next_step_id=t.next_step_id,
-        next_step_question=t.next_step_question,
-        loop_violations=t.loop_violations,
-        replan=t.replan,
-        replan_reason=t.replan_reason,
-        facts_added=t.facts_added,
-        facts_superseded=t.facts_superseded,
-        contradictions_added=t.contradictions_added,
-        hypotheses_eliminated=t.hypotheses_eliminated,
-        hypotheses_confirmed=t.hypotheses_confirmed,
-        isolation_completed=t.isolation_completed,
+        side_question=work.side_question,
+        returned_to_step=work.returned_to_step,
+        completed_steps=work.completed_steps,
+        next_step_id=work.next_step_id,
+        next_step_question=work.next_step_question,
+        loop_violations=work.loop_violations,
+        replan=work.replan,
+        replan_reason=work.replan_reason,
+        facts_added=work.facts_added,
+        facts_superseded=work.facts_superseded,
+        contradictions_added=work.contradictions_added,
+        hypotheses_eliminated=work.hypotheses_eliminated,
+        hypotheses_confirmed=work.hypotheses_confirmed,
+        isolation_completed=work.isolation_completed,
         estimate_status=state.estimate.status,
-        estimate_drafted=t.estimate_drafted,
-        estimate_changed=t.estimate_changed,
-        ready_for_report=t.ready_for_report,
-        report_blockers=t.report_blockers,
-        form_question_id=t.form_question_id,
-        form_answer_finalized=t.form_answer_finalized,
-        clarify_form_question_id=t.clarify_form_question_id,
-        form_complete=t.form_complete,
-        form_changed_question=t.form_changed_question,
-        form_changed_from=t.form_changed_from,
-        form_changed_to=t.form_changed_to,
-        form_note=t.form_note,
+        estimate_drafted=work.estimate_drafted,
+        estimate_changed=work.estimate_changed,
+        ready_for_report=work.ready_for_report,
+        report_blockers=work.report_blockers,
+        form_question_id=work.form_question_id,
+        form_answer_finalized=work.form_answer_finalized,
+        clarify_form_question_id=work.clarify_form_question_id,
+        form_complete=work.form_complete,
+        form_changed_question=work.form_changed_question,
+        form_changed_from=work.form_changed_from,
+        form_changed_to=work.form_changed_to,
+        form_note=work.form_note,
         situation=state.situation,
-        cancelled=t.cancelled,
-        restarted=t.restarted,
-        handoff_requested=t.handoff_requested,
-        question_repeats=state.same_question_asks if t.question else 0,
-        notice=t.notice,
-        action_requested=t.action_requested,
-        actions_declined=t.actions_declined,
-        trace=tuple(t.trace),
+        cancelled=work.cancelled,
+        restarted=work.restarted,
+        handoff_requested=work.handoff_requested,
+        question_repeats=state.same_question_asks if work.question else 0,
+        notice=work.notice,
+        action_requested=work.action_requested,
+        actions_declined=work.actions_declined,
+        trace=tuple(work.trace),
     )
 
 

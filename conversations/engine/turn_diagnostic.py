@@ -1,4 +1,4 @@
-"""Seed 000 stages of a turn: the system, evidence and replan, isolation, estimate, report, next step."""
+"""Diagnostic stages of a turn: the system, evidence and replan, isolation, estimate, report, next step."""
 
 from __future__ import annotations
 
@@ -83,67 +83,67 @@ from .turn_work import (
 )
 
 
-def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _procedure(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Pick the system being diagnosed; ask which one when it cannot be told."""
     diag = config.diagnostic
     assert diag is not None
     if state.primary_system is not None:
         return state
-    found = detect_procedure(t.text, diag.procedures, t.language)
-    other = named_other_system(t.text, diag, found, t.language)
-    named = named_systems(t.text, diag, t.language)
-    classified = _classified_by_model(t, diag)
+    found = detect_procedure(work.text, diag.procedures, work.language)
+    other = named_other_system(work.text, diag, found, work.language)
+    named = named_systems(work.text, diag, work.language)
+    classified = _classified_by_model(work, diag)
     if classified is not None and len(named) < 2:
         # the model said which system the complaint is about (validated against the plan's systems)
         found, other = (classified, None) if isinstance(classified, ProcedureSpec) else (None, classified)
-        t.trace.append(f"system classified by the model: {classified.id}")
+        work.trace.append(f"system classified by the model: {classified.id}")
     pending = state.pending_clarification
-    if pending is not None and pending.kind == "systems" and (chosen := _system_chosen(t.text, diag, pending.missing)):
+    if pending is not None and pending.kind == "systems" and (chosen := _system_chosen(work.text, diag, pending.missing)):
         # "fan first, then the ac" answering which to start with: the first one named
         found, other = (chosen, None) if isinstance(chosen, ProcedureSpec) else (None, chosen)
     elif len(named) >= 2:
         # two systems at once: one at a time, and the person says which first (never one silently dropped)
-        lang = t.language if t.language in TWO_SYSTEMS_TEXT else "en"
+        lang = work.language if work.language in TWO_SYSTEMS_TEXT else "en"
         labels = [_system_label(s, lang) for s in named]
         labels = ", ".join(labels[:-1]) + {"zh": "和", "ru": " и ", "es": " y "}.get(lang, " and ") + labels[-1]
         text = TWO_SYSTEMS_TEXT[lang].replace("{systems}", labels)
-        t.ask(text, "systems")
-        t.reply_action = "ask_system"
-        t.trace.append("several systems named: " + ", ".join(s.id for s in named))
+        work.ask(text, "systems")
+        work.reply_action = "ask_system"
+        work.trace.append("several systems named: " + ", ".join(s.id for s in named))
         pending = PendingClarification(intent=None, missing=tuple(s.id for s in named), rounds=1, last_question=text,
-                                       asked_turn=t.turn, kind="systems")
-        return state.evolve(pending_clarification=pending, complaint=t.text.strip())
+                                       asked_turn=work.turn, kind="systems")
+        return state.evolve(pending_clarification=pending, complaint=work.text.strip())
     if other is not None:
         # No procedure for the system named: say so plainly, never another system's checks.
-        text = no_procedure_text(config, other.label, t.language)
-        t.ask(text, "system")
-        t.reply_action = "no_procedure"
-        t.trace.append(f"no procedure for {other.id}")
+        text = no_procedure_text(config, other.label, work.language)
+        work.ask(text, "system")
+        work.reply_action = "no_procedure"
+        work.trace.append(f"no procedure for {other.id}")
         rounds = state.pending_clarification.rounds if state.pending_clarification else 0
         pending = PendingClarification(intent=None, missing=("system",), rounds=rounds, last_question=text,
-                                       asked_turn=t.turn, kind="system")
+                                       asked_turn=work.turn, kind="system")
         return state.evolve(pending_clarification=pending, complaint=None)
     found = found or (diag.procedures[0] if len(diag.procedures) == 1 else None)
     if found is None:
-        question = system_question(config, t.language)
+        question = system_question(config, work.language)
         rounds = (state.pending_clarification.rounds if state.pending_clarification else 0) + 1
         if rounds > config.max_clarify_rounds:
-            t.decision, t.reply_action = ABORT, "abort"
+            work.decision, work.reply_action = ABORT, "abort"
             return state.evolve(pending_clarification=None)
-        t.ask(question, "system")
-        t.reply_action = "ask_system"
+        work.ask(question, "system")
+        work.reply_action = "ask_system"
         pending = PendingClarification(
             intent=None,
             missing=("system",),
             rounds=rounds,
             last_question=question,
-            asked_turn=t.turn,
+            asked_turn=work.turn,
             kind="system",
         )
         return state.evolve(pending_clarification=pending)
     kept = tuple(f for f in state.facts if f.system == found.id)  # back to a system: its facts count again
-    hypotheses = tuple(assess(h, kept, t.language) for h in found.hypotheses)
-    t.trace.append(f"procedure {found.id}")
+    hypotheses = tuple(assess(h, kept, work.language) for h in found.hypotheses)
+    work.trace.append(f"procedure {found.id}")
     return state.evolve(
         primary_system=found.id,
         hypotheses=hypotheses,
@@ -152,9 +152,9 @@ def _procedure(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
     )
 
 
-def _classified_by_model(t: TurnWork, diag):  # noqa: ANN001, ANN202
+def _classified_by_model(work: TurnWork, diag):  # noqa: ANN001, ANN202
     """The system a validated `answer(question_id="system")` command names, if any."""
-    said = next((c.value for c in t.commands if c.kind == "answer" and c.question_id == "system"), None)
+    said = next((c.value for c in work.commands if c.kind == "answer" and c.question_id == "system"), None)
     return next((s for s in (*diag.procedures, *diag.other_systems) if s.id == said), None) if said else None
 
 
@@ -234,25 +234,26 @@ def negates_system(text: str, system: ProcedureSpec) -> bool:
                for pattern in patterns for m in pattern.finditer(text))
 
 
-def _switch_to(state: ContextState, t: TurnWork, config: ConversationConfig, target: ProcedureSpec) -> ContextState:
+def _switch_to(state: ContextState, work: TurnWork, config: ConversationConfig, target: ProcedureSpec) -> ContextState:
     """Diagnose another system: its own facts (kept from before, if any) re-derive its hypotheses; the
     facts of the system left stay with it, as do its completed checks."""
     facts = tuple(f for f in state.facts if f.system in (None, target.id))
-    hypotheses = tuple(assess(h, facts, t.language) for h in target.hypotheses)
-    t.notice = localize(SWITCHED_TEXT, t.language).replace("{system}", _system_label(target, t.language).removeprefix("the "))
-    t.trace.append(f"switched procedure {state.primary_system} -> {target.id}")
+    hypotheses = tuple(assess(h, facts, work.language) for h in target.hypotheses)
+    work.notice = localize(SWITCHED_TEXT, work.language).replace("{system}", _system_label(target, work.language).removeprefix("the "))
+    work.trace.append(f"switched procedure {state.primary_system} -> {target.id}")
+    work.evidence_seen = None  # what was read was the other system's evidence
     own = {step.id for step in target.steps}  # its checks are asked afresh (the loop guard counts per visit)
     counts = FrozenDict({k: v for k, v in state.step_repeat_counts.items() if k not in own})
-    state = state.evolve(primary_system=target.id, hypotheses=hypotheses, current_step_id=None, complaint=t.text.strip(),
+    state = state.evolve(primary_system=target.id, hypotheses=hypotheses, current_step_id=None, complaint=work.text.strip(),
                          step_repeat_counts=counts,
                          isolation_complete=False, isolation_finding=None, isolation_invalidated=False,
                          estimate=Estimate(), mode=diagnostic_mode(config))
     # back to a system whose cause its own facts confirm: isolated again (not a finding set aside by a replan)
-    return _isolation(state, t, config, tuple(h.id for h in hypotheses
+    return _isolation(state, work, config, tuple(h.id for h in hypotheses
                                               if h.status == CONFIRMED and h.id not in state.previous_findings))
 
 
-def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Mid-diagnosis, a message about another system: "not the AC, it's the fridge" switches (at any
     point, facts staying with their system); "not the AC" alone asks which system; another fault
     mentioned "as well" is noted while this one is finished; a system with no procedure is said
@@ -260,58 +261,58 @@ def _other_fault(state: ContextState, t: TurnWork, config: ConversationConfig) -
     words is switched to while the cause is not isolated yet."""
     diag = config.diagnostic
     procedure = config.procedure(state.primary_system)
-    if diag is None or procedure is None or t.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
+    if diag is None or procedure is None or work.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
         return state
-    negated, wrong = negates_system(t.text, procedure), _WRONG_SYSTEM.search(t.text)
-    others = [s for s in named_systems(t.text, diag, t.language) if s.id != procedure.id] if negated or wrong else []
-    if negated and not others and (said := detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id], t.language)):
+    negated, wrong = negates_system(work.text, procedure), _WRONG_SYSTEM.search(work.text)
+    others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id] if negated or wrong else []
+    if negated and not others and (said := detect_procedure(work.text, [p for p in diag.procedures if p.id != procedure.id], work.language)):
         others = [said]  # "不是热水器，是暖风不出热风": the other system told by its symptoms
     if negated or (wrong and not others):
         if others and isinstance(others[0], ProcedureSpec):
-            return _switch_to(state, t, config, others[0])
-        said = localize(WHICH_SYSTEM_TEXT, t.language).replace("{system}", _system_label(procedure, t.language).removeprefix("the "))
+            return _switch_to(state, work, config, others[0])
+        said = localize(WHICH_SYSTEM_TEXT, work.language).replace("{system}", _system_label(procedure, work.language).removeprefix("the "))
         dropped = state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
                                isolation_complete=False, isolation_finding=None, estimate=Estimate(),
                                mode=diagnostic_mode(config))
         if others:  # a system with no procedure: said plainly
-            t.notice = said + " " + no_procedure_text(config, others[0].label, t.language)
-            t.reply_action = "no_procedure"
-            t.ask(t.notice, "system")
+            work.notice = said + " " + no_procedure_text(config, others[0].label, work.language)
+            work.reply_action = "no_procedure"
+            work.ask(work.notice, "system")
         else:
-            t.ask(said + " " + system_question(config, t.language), "system")
-            t.reply_action = "ask_system"
-        t.trace.append(f"not {procedure.id}: the system is asked again, its facts stay with it")
+            work.ask(said + " " + system_question(config, work.language), "system")
+            work.reply_action = "ask_system"
+        work.trace.append(f"not {procedure.id}: the system is asked again, its facts stay with it")
         return dropped.evolve(pending_clarification=PendingClarification(
-            intent=None, missing=("system",), rounds=0, last_question=t.question or "", asked_turn=t.turn, kind="system"))
-    seen = match_evidence(t.text, config.all_evidence(state.primary_system), t.language, t.language)
+            intent=None, missing=("system",), rounds=0, last_question=work.question or "", asked_turn=work.turn, kind="system"))
+    seen = match_evidence(work.text, config.all_evidence(state.primary_system), work.language, work.language)
+    work.evidence_seen = seen  # read once, found or not: the evidence stage takes it as it is
     if seen:
-        t.evidence_seen = seen  # read once: the evidence stage takes it as it is
         return state  # evidence of this system: an answer, not another fault
-    others = [s for s in named_systems(t.text, diag, t.language) if s.id != procedure.id]
+    others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id]
     if not others:
         return state  # no other system named: nothing below applies
-    if isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(t.text):
-        return _switch_to(state, t, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
-    if isinstance(others[0], ProcedureSpec) and _ALSO.search(t.text):
-        t.notice = localize(ALSO_TEXT, t.language).replace("{other}", _system_label(others[0], t.language).removeprefix("the ")).replace(
-            "{system}", _system_label(procedure, t.language).removeprefix("the "))
-        t.trace.append(f"{others[0].id} noted; {procedure.id} first")
-        t.reply_action = "no_procedure"  # answered like a fault with no procedure: the check in progress stays
+    if isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
+        return _switch_to(state, work, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
+    if isinstance(others[0], ProcedureSpec) and _ALSO.search(work.text):
+        work.notice = localize(ALSO_TEXT, work.language).replace("{other}", _system_label(others[0], work.language).removeprefix("the ")).replace(
+            "{system}", _system_label(procedure, work.language).removeprefix("the "))
+        work.trace.append(f"{others[0].id} noted; {procedure.id} first")
+        work.reply_action = "no_procedure"  # answered like a fault with no procedure: the check in progress stays
         return state
-    other = named_other_system(t.text, diag, procedure, t.language)
+    other = named_other_system(work.text, diag, procedure, work.language)
     if other is not None:
-        t.notice = no_procedure_text(config, other.label, t.language)
-        t.reply_action = "no_procedure"
-        t.trace.append(f"no procedure for {other.id}; the check in progress stays")
+        work.notice = no_procedure_text(config, other.label, work.language)
+        work.reply_action = "no_procedure"
+        work.trace.append(f"no procedure for {other.id}; the check in progress stays")
         return state
-    found = detect_procedure(t.text, [p for p in diag.procedures if p.id != procedure.id], t.language)
+    found = detect_procedure(work.text, [p for p in diag.procedures if p.id != procedure.id], work.language)
     if found is None:
         return state
-    if state.isolation_complete or count_matches(t.text, found.patterns) <= count_matches(t.text, procedure.patterns):
+    if state.isolation_complete or count_matches(work.text, found.patterns) <= count_matches(work.text, procedure.patterns):
         return state
     if found.id not in {s.id for s in others}:
         return state  # a part word another system shares ("the pump" of a generator) is no switch: only its name is
-    return _switch_to(state, t, config, found)
+    return _switch_to(state, work, config, found)
 
 
 _SWITCH_WORDS = re.compile(r"\b(?:switch|back\s+to|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
@@ -320,15 +321,15 @@ _SWITCH_WORDS = re.compile(r"\b(?:switch|back\s+to|forget\s+(?:that|it|about)|ne
                            re.IGNORECASE)
 
 
-def _start_over(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _start_over(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Cancel / start over before the cause is isolated: the system is asked again (facts stay)."""
     procedure = config.procedure(state.primary_system)
     if procedure is None or state.isolation_complete or config.diagnostic is None:
         return state
     ids = {s.id for s in procedure.steps}
-    t.ask(system_question(config, t.language), "system")
-    t.reply_action = "ask_system"
-    t.trace.append(f"diagnosis of {procedure.id} dropped")
+    work.ask(system_question(config, work.language), "system")
+    work.reply_action = "ask_system"
+    work.trace.append(f"diagnosis of {procedure.id} dropped")
     return state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
                         completed_steps=tuple(s for s in state.completed_steps if s not in ids),
                         skipped_steps=tuple(s for s in state.skipped_steps if s not in ids))
@@ -348,18 +349,18 @@ _NO = {
 }
 
 
-def _yes_no_evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> str | None:
+def _yes_no_evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -> str | None:
     """The evidence a bare yes / no records for the check in progress, when the check says."""
     procedure = config.procedure(state.primary_system)
     step = procedure.step(state.current_step_id) if procedure else None
-    if step is None or t.meaning not in (ANSWER, CONFIRM, DISPUTE_MEANING, EVIDENCE):
+    if step is None or work.meaning not in (ANSWER, CONFIRM, DISPUTE_MEANING, EVIDENCE):
         return None
-    if state.isolation_complete and _DISPUTES.search(t.text):
+    if state.isolation_complete and _DISPUTES.search(work.text):
         return None  # "不可能是减压阀", "no way, it's not a fuel problem": about the conclusion, not this check
-    language = t.language if t.language in _YES else "en"
-    if step.no and re.search(_NO[language], t.text.lower()):
+    language = work.language if work.language in _YES else "en"
+    if step.no and re.search(_NO[language], work.text.lower()):
         return step.no
-    if step.yes and re.search(_YES[language], t.text.lower()):
+    if step.yes and re.search(_YES[language], work.text.lower()):
         return step.yes
     return None
 
@@ -402,69 +403,69 @@ def acknowledges_only(text: str) -> bool:
 
 
 def _reading_for_step(
-    state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]
+    state: ContextState, work: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]
 ) -> list[EvidenceMatch]:
     """A check that expects a measurement is answered by its own evidence or a reading of its kind
     ("12,4 V", "no power at all" = 0 V, "about 118" to a voltage question), read as the plan's
     evidence when a rule of the check knows that value; anything else ("2 amps", "yes", "the ac i
-    guess") leaves it open (issue 14: a non-answer never completes the step)."""
+    guess") leaves it open (a non-answer never completes the step)."""
     procedure = config.procedure(state.primary_system)
     step = procedure.step(state.current_step_id) if procedure else None
-    if (step is not None and step.id not in state.completed_steps and not matches and not t.deferred
-            and acknowledges_only(t.text)):
-        t.step_unanswered = True
-        t.reading_needed, t.reading_got = ("answer" if step.expects == "any" else step.expects), None
-        t.trace.append(f"an acknowledgement, not an answer: {step.id} stays open")
+    if (step is not None and step.id not in state.completed_steps and not matches and not work.deferred
+            and acknowledges_only(work.text)):
+        work.step_unanswered = True
+        work.reading_needed, work.reading_got = ("answer" if step.expects == "any" else step.expects), None
+        work.trace.append(f"an acknowledgement, not an answer: {step.id} stays open")
         return matches
-    if state.isolation_complete and t.meaning in (DISPUTE_MEANING, EVIDENCE) and not read_measurement(t.text):
+    if state.isolation_complete and work.meaning in (DISPUTE_MEANING, EVIDENCE) and not read_measurement(work.text):
         return matches  # "that can't be it": about the conclusion, not the check in progress (a replan)
-    if (step is None or step.expects == "any" or step.id in state.completed_steps or t.deferred
-            or t.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(t.text)
+    if (step is None or step.expects == "any" or step.id in state.completed_steps or work.deferred
+            or work.meaning not in (ANSWER, CONFIRM, EVIDENCE, DISPUTE_MEANING) or _asks_back(work.text)
             or any(m.rule_id in (*step.answered_by, step.yes, step.no) for m in matches)):
         return matches
     if step.expects == "yes_no":  # only a yes, a no or the check's own evidence answers it
-        t.step_unanswered = True
+        work.step_unanswered = True
         if not matches:
-            t.reading_needed, t.reading_got = step.expects, None
+            work.reading_needed, work.reading_got = step.expects, None
         return matches
-    if step.rating and (pair := read_against_rating(t.text, step.expects)) is not None and pair[1] > 0:
+    if step.rating and (pair := read_against_rating(work.text, step.expects)) is not None and pair[1] > 0:
         measured, rated = pair
         below = measured < rated * (1 - float(step.rating.get("tolerance", 0.1)))
         rule_id = step.rating["below"] if below else step.rating["within"]
         rule = next((r for r in config.all_evidence(state.primary_system) if r.id == rule_id), None)
         if rule is not None:
-            t.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
+            work.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
             unit = kind_unit(step.expects)
-            value = f"{localize(rule.label, t.language)}: {measured:g} / {rated:g}" + (f" {unit}" if unit else "")
-            return matches + [EvidenceMatch(rule.id, rule.type, value, t.text.strip()[:80])]
-    reading = read_measurement(t.text, step.expects)
-    if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(t.language))):
+            value = f"{localize(rule.label, work.language)}: {measured:g} / {rated:g}" + (f" {unit}" if unit else "")
+            return matches + [EvidenceMatch(rule.id, rule.type, value, work.text.strip()[:80])]
+    reading = read_measurement(work.text, step.expects)
+    if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(work.language))):
         rule = next((r for r in config.all_evidence(state.primary_system) if r.id == band), None)
         if rule is not None:
-            t.trace.append(f"reading {reading.text} for {step.id}: {band}")
-            return matches + [EvidenceMatch(rule.id, rule.type, f"{localize(rule.label, t.language)} ({reading.text})",
-                                            t.text.strip()[:80])]
+            work.trace.append(f"reading {reading.text} for {step.id}: {band}")
+            return matches + [EvidenceMatch(rule.id, rule.type, f"{localize(rule.label, work.language)} ({reading.text})",
+                                            work.text.strip()[:80])]
     if reading is not None and reading.kind == step.expects:
         own = [r for r in config.all_evidence(state.primary_system) if r.id in step.answered_by]
-        found = match_evidence(reading.text, own, "en", t.language)
-        t.trace.append(f"reading {reading.text} for {step.id}")
-        return matches + [replace(found[0], raw=t.text.strip()[:80])] if found else matches
-    t.step_unanswered = True
+        found = match_evidence(reading.text, own, "en", work.language)
+        work.trace.append(f"reading {reading.text} for {step.id}")
+        return matches + [replace(found[0], raw=work.text.strip()[:80])] if found else matches
+    work.step_unanswered = True
     if not matches:
-        t.reading_needed, t.reading_got = step.expects, reading
-        t.trace.append(f"no {step.expects} reading for {step.id}: the check stays open")
+        work.reading_needed, work.reading_got = step.expects, reading
+        work.trace.append(f"no {step.expects} reading for {step.id}: the check stays open")
     return matches
 
 
-def _own_reading(state: ContextState, t: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
+def _own_reading(state: ContextState, work: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
     """A bare reading ("0 volts") answers the check in progress: when it matches the evidence of several
     checks (the board's 12 V and the outlet's 120 V), only the current check's own evidence is recorded."""
     procedure = config.procedure(state.primary_system)
     step = procedure.step(state.current_step_id) if procedure else None
     if step is None or step.expects in ("any", "yes_no") or len(matches) < 2:
         return matches
-    reading = read_measurement(t.text, step.expects)
-    if reading is None or reading.kind != step.expects or len(re.findall(r"[^\W\d_]{2,}", t.text)) > 4:
+    reading = read_measurement(work.text, step.expects)
+    if reading is None or reading.kind != step.expects or len(re.findall(r"[^\W\d_]{2,}", work.text)) > 4:
         return matches
     own = [m for m in matches if m.rule_id in step.answered_by]
     return own or matches
@@ -479,13 +480,13 @@ def _band(step, value: float) -> str | None:  # noqa: ANN001
     return None
 
 
-def _reading_notice(t: TurnWork, asked_before: int, guard_repeats: int) -> str:
+def _reading_notice(work: TurnWork, asked_before: int, guard_repeats: int) -> str:
     """Say plainly what reading the check needs (and, from the third ask, the ways out)."""
-    lang = t.language if t.language in NEED_READING_TEXT else "en"
-    kinds = READING_KINDS.get(t.reading_needed or "", {})
+    lang = work.language if work.language in NEED_READING_TEXT else "en"
+    kinds = READING_KINDS.get(work.reading_needed or "", {})
     expected, what = kinds.get(lang) or kinds.get("en") or ("", "")
-    got = t.reading_got
-    if t.reading_needed in ("answer", "yes_no"):
+    got = work.reading_got
+    if work.reading_needed in ("answer", "yes_no"):
         text = NEED_ANSWER_TEXT[lang]
     elif got is not None and got.kind in READING_KINDS:
         text = WRONG_READING_TEXT[lang].replace("{value}", got.text).replace("{got}", READING_KINDS[got.kind][lang][0])
@@ -502,61 +503,61 @@ def diagnostic_mode(config: ConversationConfig) -> str:
     return "diagnostic" if "diagnostic" in config.modes.enabled else config.modes.initial
 
 
-def _evidence(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Facts from the message, hypotheses re-derived, replan if isolation is contradicted."""
     procedure = config.procedure(state.primary_system)
     rules = config.all_evidence(state.primary_system)
     before = state
-    if state.isolation_complete and t.meaning in (ANSWER, CONFIRM, EVIDENCE) and _DISPUTES.search(t.text):
-        t.meaning = DISPUTE_MEANING  # "no way, it's not a fuel problem": the conclusion is disputed
-    reported = " ".join(c.text for c in t.commands if c.kind == "report_evidence" and c.text)
-    matches = (list(t.evidence_seen) if t.evidence_seen is not None and not reported
-               else match_evidence(f"{t.text}\n{reported}" if reported else t.text, rules, t.language, t.language))
-    if not matches and not t.deferred and (said := _yes_no_evidence(state, t, config)):
+    if state.isolation_complete and work.meaning in (ANSWER, CONFIRM, EVIDENCE) and _DISPUTES.search(work.text):
+        work.meaning = DISPUTE_MEANING  # "no way, it's not a fuel problem": the conclusion is disputed
+    reported = " ".join(c.text for c in work.commands if c.kind == "report_evidence" and c.text)
+    matches = (list(work.evidence_seen) if work.evidence_seen is not None and not reported
+               else match_evidence(f"{work.text}\n{reported}" if reported else work.text, rules, work.language, work.language))
+    if not matches and not work.deferred and (said := _yes_no_evidence(state, work, config)):
         rule = next(r for r in rules if r.id == said)
-        matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, t.language), t.text.strip()[:80])]
+        matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, work.language), work.text.strip()[:80])]
     if matches:
-        t.deferred = False  # "not sure, but it reads 0 V": the reading counts
-    matches = _own_reading(state, t, config, matches)
-    matches = _reading_for_step(state, t, config, matches)
+        work.deferred = False  # "not sure, but it reads 0 V": the reading counts
+    matches = _own_reading(state, work, config, matches)
+    matches = _reading_for_step(state, work, config, matches)
     state, update = add_facts(
-        state, matches, rules=rules, turn=t.turn, step_id=state.current_step_id
+        state, matches, rules=rules, turn=work.turn, step_id=state.current_step_id
     )
     added = list(update.added)
-    noteworthy = t.meaning in (EVIDENCE, DISPUTE_MEANING) or (
-        t.meaning == ANSWER and state.current_step_id
+    noteworthy = work.meaning in (EVIDENCE, DISPUTE_MEANING) or (
+        work.meaning == ANSWER and state.current_step_id
     )
-    if not added and noteworthy and has_content(t.text) and not t.deferred and not t.step_unanswered:
-        state, note = add_note(state, t.text, turn=t.turn, step_id=state.current_step_id)
+    if not added and noteworthy and has_content(work.text) and not work.deferred and not work.step_unanswered:
+        state, note = add_note(state, work.text, turn=work.turn, step_id=state.current_step_id)
         added.append(note)
     state, changes = reassess_hypotheses(
-        state, procedure.hypotheses if procedure else (), t.language
+        state, procedure.hypotheses if procedure else (), work.language
     )
-    t.facts_added = tuple(added)
-    t.facts_superseded = update.superseded
-    t.contradictions_added = update.contradictions
-    t.hypotheses_eliminated = changes.eliminated
-    t.hypotheses_confirmed = changes.confirmed
+    work.facts_added = tuple(added)
+    work.facts_superseded = update.superseded
+    work.contradictions_added = update.contradictions
+    work.hypotheses_eliminated = changes.eliminated
+    work.hypotheses_confirmed = changes.confirmed
     reason = replan_reason(
         before,
         state,
-        text=t.text,
-        intent=DISPUTE if t.meaning == DISPUTE_MEANING else t.routed.intent,
+        text=work.text,
+        intent=DISPUTE if work.meaning == DISPUTE_MEANING else work.routed.intent,
         new_fact_ids=update.added,
         specs=procedure.hypotheses if procedure else (),
         triggers=config.diagnostic.replan_triggers if config.diagnostic else {},
-        language=t.language,
+        language=work.language,
     )
     if reason and added:
-        state = apply_replan(state, reason=reason, evidence_fact_id=added[0], turn=t.turn)
-        t.replan = True
-        t.replan_reason = reason
-        t.trace.append(f"replan: {reason}")
-    return _isolation(state, t, config, changes.confirmed)
+        state = apply_replan(state, reason=reason, evidence_fact_id=added[0], turn=work.turn)
+        work.replan = True
+        work.replan_reason = reason
+        work.trace.append(f"replan: {reason}")
+    return _isolation(state, work, config, changes.confirmed)
 
 
 def _isolation(
-    state: ContextState, t: TurnWork, config: ConversationConfig, newly_confirmed: tuple[str, ...]
+    state: ContextState, work: TurnWork, config: ConversationConfig, newly_confirmed: tuple[str, ...]
 ) -> ContextState:
     """Complete isolation on a newly confirmed hypothesis and draft the estimate (non-blocking)."""
     procedure = config.procedure(state.primary_system)
@@ -568,63 +569,63 @@ def _isolation(
         candidates = [h for h in state.hypotheses if h.status == CONFIRMED]
     if not candidates:
         return state
-    state = complete_isolation(state, candidates[0], turn=t.turn)
-    t.isolation_completed = True
-    t.trace.append(f"isolation complete: {candidates[0].id}")
+    state = complete_isolation(state, candidates[0], turn=work.turn)
+    work.isolation_completed = True
+    work.trace.append(f"isolation complete: {candidates[0].id}")
     if config.estimate_enabled and state.estimate.status == EST_NONE:
-        state = draft_estimate(state, procedure.hypotheses, turn=t.turn, locale=t.language)
-        t.estimate_drafted = True
-        t.estimate_changed = True
+        state = draft_estimate(state, procedure.hypotheses, turn=work.turn, locale=work.language)
+        work.estimate_drafted = True
+        work.estimate_changed = True
     return state
 
 
-def _complete_steps(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _complete_steps(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Steps answered this turn: by evidence anywhere in the procedure, or the current one by a real answer."""
     procedure = config.procedure(state.primary_system)
     if procedure is None:
         return state
-    new_keys = [f.key for f in state.facts if f.id in t.facts_added]
+    new_keys = [f.key for f in state.facts if f.id in work.facts_added]
     done = list(steps_answered_by(procedure, new_keys))
     current = state.current_step_id
     # A plain answer completes the current step, unless its evidence answered other steps instead
     # (the person skipped ahead: the skipped check stays open). Volunteered evidence only
     # completes the steps it answers.
     # a question back ("is that the big one?") answers nothing, even when no side topic fits
-    answering = t.meaning in (ANSWER, CONFIRM) and not done and not t.deferred and not _asks_back(t.text)
-    answering = answering and not t.step_unanswered
-    if current and answering and has_content(t.text) and procedure.step(current):
+    answering = work.meaning in (ANSWER, CONFIRM) and not done and not work.deferred and not _asks_back(work.text)
+    answering = answering and not work.step_unanswered
+    if current and answering and has_content(work.text) and procedure.step(current):
         done.append(current)
     done = [s for s in dict.fromkeys(done) if s not in state.completed_steps]
     if done:
-        t.completed_steps = tuple(done)
+        work.completed_steps = tuple(done)
     return state.evolve(completed_steps=state.completed_steps + tuple(done))
 
 
-def _estimate_and_report(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _estimate_and_report(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Confirm or skip the estimate when asked; enter the final report when requested."""
-    if t.meaning == ESTIMATE:
-        request = estimate_request(t.text, t.language)
+    if work.meaning == ESTIMATE:
+        request = estimate_request(work.text, work.language)
         state = (
-            confirm_estimate(state, t.text, turn=t.turn)
+            confirm_estimate(state, work.text, turn=work.turn)
             if request == "confirm"
-            else skip_estimate(state, turn=t.turn)
+            else skip_estimate(state, turn=work.turn)
         )
-        t.estimate_changed = True
-        t.reply_action = "estimate_" + ("confirmed" if request == "confirm" else "skipped")
+        work.estimate_changed = True
+        work.reply_action = "estimate_" + ("confirmed" if request == "confirm" else "skipped")
         if "authorization" in config.modes.enabled:
             state = state.evolve(mode="authorization")
-    if state.estimate.lines and _HOW_LONG.search(t.text) and t.meaning != REPORT:
+    if state.estimate.lines and _HOW_LONG.search(work.text) and work.meaning != REPORT:
         # "how long would the repair take?": the labor estimate answers it
         hours = state.estimate.confirmed_hours or sum(line.hours for line in state.estimate.lines)
         lines = "; ".join(f"{line.label} {line.hours:g} h" for line in state.estimate.lines)
-        t.notice = localize(HOW_LONG_TEXT, t.language).replace("{hours}", f"{hours:g}").replace("{lines}", lines)
-        t.step_unanswered = True
-    if t.meaning == REPORT:
+        work.notice = localize(HOW_LONG_TEXT, work.language).replace("{hours}", f"{hours:g}").replace("{lines}", lines)
+        work.step_unanswered = True
+    if work.meaning == REPORT:
         # Never a dead end: the report is written whenever asked; before isolation it says what is unknown.
-        t.reply_action = "final_report"
-        t.notice = localize(REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT, t.language)
+        work.reply_action = "final_report"
+        work.notice = localize(REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT, work.language)
         if not state.isolation_complete:
-            t.report_blockers = ("isolation_incomplete",)
+            work.report_blockers = ("isolation_incomplete",)
         if "final_report" in config.modes.enabled:
             state = state.evolve(mode="final_report")
     return state
@@ -643,7 +644,7 @@ HOW_LONG_TEXT = {
 }
 
 
-def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Choose the check to ask next under the loop guard (fallback at most once in a row)."""
     procedure = config.procedure(state.primary_system)
     guard = config.loop_guard
@@ -651,73 +652,73 @@ def _next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> 
         return state
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
-    if t.deferred and current is not None and not t.facts_added and not step_available(state, current, guard):
+    if work.deferred and current is not None and not work.facts_added and not step_available(state, current, guard):
         # "not sure" to a check already asked as often as the guard allows: go on without it
         if current.id not in state.completed_steps and current.id not in state.skipped_steps:
             state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
             violations.append(f"step_repeat_limit:{current.id}")
-            t.trace.append(f"{current.id} left unanswered: on to the next check")
-    elif t.deferred and current is not None and step_available(state, current, guard) and not t.facts_added:
-        t.notice = localize(DEFERRED_TEXT, t.language)
-        t.reply_action = "ask_step"
-        t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
+            work.trace.append(f"{current.id} left unanswered: on to the next check")
+    elif work.deferred and current is not None and step_available(state, current, guard) and not work.facts_added:
+        work.notice = localize(DEFERRED_TEXT, work.language)
+        work.reply_action = "ask_step"
+        work.next_step_id, work.next_step_question = current.id, localize(current.question, work.language)
         return state
-    if (t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan
+    if (work.reading_needed and current is not None and current.id not in state.completed_steps and not work.replan
             and state.step_repeat_counts.get(current.id, 0) >= guard.max_step_repeats):
         # asked as often as the guard allows and still no answer: never a third time in a row, on to the next
         state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
         violations.append(f"step_repeat_limit:{current.id}")
-        said = _reading_notice(t, 0, guard.max_step_repeats) if t.reading_got is not None else ""
-        t.notice = (said + " " if said else "") + localize(LEFT_OPEN_TEXT, t.language)
-        t.reading_needed = None
-        t.trace.append(f"{current.id} asked {guard.max_step_repeats} times unanswered: left open, on to the next check")
-    if t.reading_needed and current is not None and current.id not in state.completed_steps and not t.replan:
+        said = _reading_notice(work, 0, guard.max_step_repeats) if work.reading_got is not None else ""
+        work.notice = (said + " " if said else "") + localize(LEFT_OPEN_TEXT, work.language)
+        work.reading_needed = None
+        work.trace.append(f"{current.id} asked {guard.max_step_repeats} times unanswered: left open, on to the next check")
+    if work.reading_needed and current is not None and current.id not in state.completed_steps and not work.replan:
         asked = state.step_repeat_counts.get(current.id, 0)
-        t.notice = _reading_notice(t, asked, guard.max_step_repeats)
-        t.reply_action = "ask_step"
-        t.next_step_id, t.next_step_question = current.id, localize(current.question, t.language)
+        work.notice = _reading_notice(work, asked, guard.max_step_repeats)
+        work.reply_action = "ask_step"
+        work.next_step_id, work.next_step_question = current.id, localize(current.question, work.language)
         if asked < guard.max_step_repeats:  # past the limit it is asked with the ways out, uncounted
-            t.action = ProposedAction(QUESTION, current.id, current.topic)
+            work.action = ProposedAction(QUESTION, current.id, current.topic)
         return state
     if (
-        t.meaning == UNCLEAR_MEANING
-        and not t.deferred  # "not sure" once the check was asked enough: on to the next one
-        and not chitchat_kind(t.text)  # "thanks" mid-check is answered in kind, then the check again
+        work.meaning == UNCLEAR_MEANING
+        and not work.deferred  # "not sure" once the check was asked enough: on to the next one
+        and not chitchat_kind(work.text)  # "thanks" mid-check is answered in kind, then the check again
         and current is not None
         and current.id not in state.completed_steps
     ):
         if may_fallback(state, guard):
-            t.reply_action, t.action = "fallback", ProposedAction(FALLBACK, step_id=current.id)
-            t.ask(FALLBACK_TEXT.get(t.language, FALLBACK_TEXT["en"]), "fallback")
-            t.next_step_id = current.id
-            t.next_step_question = localize(current.question, t.language)
+            work.reply_action, work.action = "fallback", ProposedAction(FALLBACK, step_id=current.id)
+            work.ask(FALLBACK_TEXT.get(work.language, FALLBACK_TEXT["en"]), "fallback")
+            work.next_step_id = current.id
+            work.next_step_question = localize(current.question, work.language)
             return state
         violations.append("consecutive_fallback")
         if not step_available(state, current, guard):
             violations.append(f"step_repeat_limit:{current.id}")
             state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
     keep = (
-        current is not None and not t.replan and step_available(state, current, guard)
+        current is not None and not work.replan and step_available(state, current, guard)
     )
     step = current if keep else next_step(state, procedure, guard)
     if step is not None:
         violations += check_loop(state, ProposedAction(QUESTION, step.id, step.topic), guard)
-    t.loop_violations = tuple(violations)
+    work.loop_violations = tuple(violations)
     if step is None:
-        t.ready_for_report = state.isolation_complete
-        if t.reply_action == "acknowledge":
-            t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
-        if t.reply_action == "no_more_steps" and not t.notice:
-            t.notice = _with_system(NO_MORE_STEPS_TEXT, procedure, t.language)
+        work.ready_for_report = state.isolation_complete
+        if work.reply_action == "acknowledge":
+            work.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
+        if work.reply_action == "no_more_steps" and not work.notice:
+            work.notice = _with_system(NO_MORE_STEPS_TEXT, procedure, work.language)
         return state.evolve(current_step_id=None)
-    t.next_step_id = step.id
-    t.next_step_question = localize(step.question, t.language)
-    t.ready_for_report = state.isolation_complete
-    if t.reply_action == "acknowledge":
-        t.reply_action = "ask_step"
-    if t.reply_action in ("ask_step", "estimate_confirmed", "estimate_skipped"):
+    work.next_step_id = step.id
+    work.next_step_question = localize(step.question, work.language)
+    work.ready_for_report = state.isolation_complete
+    if work.reply_action == "acknowledge":
+        work.reply_action = "ask_step"
+    if work.reply_action in ("ask_step", "estimate_confirmed", "estimate_skipped"):
         # The estimate is non-blocking: its reply goes on with the next check.
-        t.action = ProposedAction(QUESTION, step.id, step.topic)
+        work.action = ProposedAction(QUESTION, step.id, step.topic)
     return state.evolve(current_step_id=step.id)
 
 
@@ -727,7 +728,7 @@ def _with_system(text: Mapping[str, str], procedure: ProcedureSpec, language: st
     return localize(text, language).replace("{system}", label.lower() if language in ("en", "es") else label)
 
 
-def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def _tell_next_step(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """'what's the next step?': the check to do now (the one in progress, else the next open one)."""
     procedure = config.procedure(state.primary_system)
     if procedure is None:
@@ -735,54 +736,54 @@ def _tell_next_step(state: ContextState, t: TurnWork, config: ConversationConfig
     current = procedure.step(state.current_step_id)
     open_now = current is not None and current.id not in state.completed_steps and current.id not in state.skipped_steps
     step = current if open_now else next_step(state, procedure, config.loop_guard)  # asking is not a repeat
-    t.reply_action = "ask_step"
+    work.reply_action = "ask_step"
     if step is None:
-        t.notice = _with_system(NOTHING_LEFT_TEXT if state.isolation_complete else NO_MORE_STEPS_TEXT, procedure, t.language)
-        t.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
-        t.ready_for_report = state.isolation_complete
+        work.notice = _with_system(NOTHING_LEFT_TEXT if state.isolation_complete else NO_MORE_STEPS_TEXT, procedure, work.language)
+        work.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
+        work.ready_for_report = state.isolation_complete
         return state.evolve(current_step_id=None)
-    t.notice = localize(NEXT_STEP_TEXT, t.language)
-    t.next_step_id, t.next_step_question = step.id, localize(step.question, t.language)
-    t.ready_for_report = state.isolation_complete
-    t.trace.append(f"next step asked for: {step.id}")
+    work.notice = localize(NEXT_STEP_TEXT, work.language)
+    work.next_step_id, work.next_step_question = step.id, localize(step.question, work.language)
+    work.ready_for_report = state.isolation_complete
+    work.trace.append(f"next step asked for: {step.id}")
     return state.evolve(current_step_id=step.id)
 
 
-def diagnose(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
-    """Seed 000 behaviours for plans with diagnostic procedures."""
-    if t.meaning == CANCEL_MEANING:
-        state = _start_over(state, t, config)
-    if t.meaning == NEXT_STEP_MEANING and state.primary_system is not None:
-        return _tell_next_step(state, t, config)
-    if t.meaning in (SIDE_QUESTION, *NOT_AN_ANSWER):  # the step in progress stays where it was
+def diagnose(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
+    """The diagnostic stages, for plans with diagnostic procedures."""
+    if work.meaning == CANCEL_MEANING:
+        state = _start_over(state, work, config)
+    if work.meaning == NEXT_STEP_MEANING and state.primary_system is not None:
+        return _tell_next_step(state, work, config)
+    if work.meaning in (SIDE_QUESTION, *NOT_AN_ANSWER):  # the step in progress stays where it was
         procedure = config.procedure(state.primary_system)
         step = procedure.step(state.current_step_id) if procedure else None
         if step is not None:
-            t.next_step_id = step.id
-            t.next_step_question = localize(step.question, t.language)
+            work.next_step_id = step.id
+            work.next_step_question = localize(step.question, work.language)
         return state
-    t.deferred = bool(state.current_step_id) and defers_answer(t.text)
+    work.deferred = bool(state.current_step_id) and defers_answer(work.text)
     before = state.primary_system
-    state = _procedure(state, t, config)
+    state = _procedure(state, work, config)
     if state.primary_system is None:
         return state
     if before is not None:
-        state = _other_fault(state, t, config)
+        state = _other_fault(state, work, config)
         if state.primary_system is None:
             return state  # "not the AC": which system, then
-        if t.reply_action == "no_procedure":
+        if work.reply_action == "no_procedure":
             procedure = config.procedure(state.primary_system)
             step = procedure.step(state.current_step_id) if procedure else None
             if step is not None and step.id not in state.completed_steps:
-                t.next_step_id, t.next_step_question = step.id, localize(step.question, t.language)
+                work.next_step_id, work.next_step_question = step.id, localize(step.question, work.language)
             return state
-    if state.mode in ("authorization",) and t.meaning not in (ESTIMATE, REPORT):
+    if state.mode in ("authorization",) and work.meaning not in (ESTIMATE, REPORT):
         state = state.evolve(mode=diagnostic_mode(config))
-    state = _evidence(state, t, config)
-    state = _complete_steps(state, t, config)
-    state = _estimate_and_report(state, t, config)
+    state = _evidence(state, work, config)
+    state = _complete_steps(state, work, config)
+    state = _estimate_and_report(state, work, config)
     # A procedure with nothing left to ask settles on what is confirmed.
-    state = _isolation(state, t, config, ())
-    if t.reply_action == "final_report":
+    state = _isolation(state, work, config, ())
+    if work.reply_action == "final_report":
         return state  # the report is written now: no further check is asked
-    return _next_step(state, t, config)
+    return _next_step(state, work, config)

@@ -1,4 +1,4 @@
-"""Form stages of a turn (seed 003): the pending question's answer, corrections, clarifying threads."""
+"""Form stages of a turn: the pending question's answer, corrections, clarifying threads."""
 
 from __future__ import annotations
 
@@ -36,9 +36,9 @@ from .state import ContextState
 from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, SIDE_QUESTION, TurnWork
 
 
-def _command_answer(t: TurnWork, spec: FormQuestionSpec) -> str | None:
+def _command_answer(work: TurnWork, spec: FormQuestionSpec) -> str | None:
     """The value an `answer` command gives this form question, in the form's own format."""
-    answer = next((c for c in t.commands if c.kind == "answer" and c.question_id == spec.id), None)
+    answer = next((c for c in work.commands if c.kind == "answer" and c.question_id == spec.id), None)
     if answer is None or answer.value is None:
         return None
     if spec.answer_type == "number" and spec.unit:
@@ -46,149 +46,149 @@ def _command_answer(t: TurnWork, spec: FormQuestionSpec) -> str | None:
     return answer.value
 
 
-def _command_correction(state: ContextState, t: TurnWork, form: FormSpec) -> tuple[FormQuestionSpec, str] | None:
+def _command_correction(state: ContextState, work: TurnWork, form: FormSpec) -> tuple[FormQuestionSpec, str] | None:
     """An `answer` command to a question already answered, with another value: a correction."""
-    for command in t.commands:
+    for command in work.commands:
         spec = form.question(command.question_id) if command.kind == "answer" else None
         final = state.finalized(spec.id) if spec is not None else None
-        value = _command_answer(t, spec) if final is not None else None
+        value = _command_answer(work, spec) if final is not None else None
         if value is not None and value != final.answer:
             return spec, value
     return None
 
 
-def fill_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Answer the clarifying thread, finalize when the answer is good enough, else clarify."""
     form = config.form
     assert form is not None
     asked = form.question(state.current_step_id)  # the question put to the person before this turn
-    state, prefilled = prefill_from_slots(state, form, turn=t.turn, locale=t.language)
+    state, prefilled = prefill_from_slots(state, form, turn=work.turn, locale=work.language)
     if prefilled:
-        t.trace.append("prefilled: " + ", ".join(prefilled))
-    if t.meaning == CANCEL_MEANING and asks_to_restart(t.text) and (state.finalized_answers or state.active_thread):
+        work.trace.append("prefilled: " + ", ".join(prefilled))
+    if work.meaning == CANCEL_MEANING and asks_to_restart(work.text) and (state.finalized_answers or state.active_thread):
         # "start over" / "重新开始": the person begins again, so the answers they gave are cleared
         names = {q.slot for q in form.questions if q.slot}
         state = state.evolve(finalized_answers=(), active_thread=None, archived_threads=(),
                              slots=FrozenDict({k: v for k, v in state.slots.items() if k not in names}))
-        t.restarted = True
-        t.trace.append("form restarted: answers cleared")
-        return _form_next(state, t, config, current_question(state, form))
-    if t.meaning == CANCEL_MEANING:  # the answers stay; the question in progress is asked again
+        work.restarted = True
+        work.trace.append("form restarted: answers cleared")
+        return _form_next(state, work, config, current_question(state, form))
+    if work.meaning == CANCEL_MEANING:  # the answers stay; the question in progress is asked again
         state = state.evolve(form_editing=None)  # a change dropped leaves the answer as it was
-        return _form_next(state, t, config, current_question(state, form))
-    if t.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
+        return _form_next(state, work, config, current_question(state, form))
+    if work.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
         if state.form_editing is not None:  # then back to the change in progress
-            t.next_step_question = _edit_question(state, form, t.language)
-            t.form_question_id = state.form_editing if state.form_editing != "?" else None
+            work.next_step_question = _edit_question(state, form, work.language)
+            work.form_question_id = state.form_editing if state.form_editing != "?" else None
             return state
-        return _form_next(state, t, config, form.question(state.current_step_id), returning=True)
-    about_actions = bool(t.action_requested or t.actions_declined or set(action_slot_types(config)) & set(t.slots_changed))
+        return _form_next(state, work, config, form.question(state.current_step_id), returning=True)
+    about_actions = bool(work.action_requested or work.actions_declined or set(action_slot_types(config)) & set(work.slots_changed))
     pending = asked if asked is not None and state.finalized(asked.id) is None else None
-    if about_actions and pending is not None and pending.required and not _answers_pending(t, pending):
+    if about_actions and pending is not None and pending.required and not _answers_pending(work, pending):
         # "can you draft an email to him?" while a needed question waits: the wish is kept, the question asked
         # again as it is (never "I can't take that as the answer")
-        t.trace.append(f"the message speaks of the actions; {pending.id} is still needed")
-        return _form_next(state, t, config, pending)
+        work.trace.append(f"the message speaks of the actions; {pending.id} is still needed")
+        return _form_next(state, work, config, pending)
     if about_actions and (pending is None and state.finalized_answers or pending is not None and not pending.required):
         # "make it 3:30" / "set up a call instead" speaks of the action, not of an earlier answer; an
         # optional question waiting is gone past, so the action is not held up by asking it again
-        if pending is not None and t.action_requested:
+        if pending is not None and work.action_requested:
             state = state.evolve(skipped_steps=state.skipped_steps + (pending.id,))
-            t.trace.append(f"optional question {pending.id} skipped: the person went on to the action")
-        return _form_next(state, t, config, current_question(state, form))
-    if chitchat_kind(t.text) and all(c.kind == "chitchat" for c in t.commands):  # "hello", "thanks!": answered in kind, the question asked again
+            work.trace.append(f"optional question {pending.id} skipped: the person went on to the action")
+        return _form_next(state, work, config, current_question(state, form))
+    if chitchat_kind(work.text) and all(c.kind == "chitchat" for c in work.commands):  # "hello", "thanks!": answered in kind, the question asked again
         if state.form_editing is not None:
-            t.next_step_question = _edit_question(state, form, t.language)
+            work.next_step_question = _edit_question(state, form, work.language)
             return state
-        return _form_next(state, t, config, form.question(state.current_step_id) or current_question(state, form))
-    if (edited := _edit_answer(state, t, config)) is not None:
+        return _form_next(state, work, config, form.question(state.current_step_id) or current_question(state, form))
+    if (edited := _edit_answer(state, work, config)) is not None:
         return edited
-    state, moved = _follow_slot_corrections(state, t, config)
+    state, moved = _follow_slot_corrections(state, work, config)
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
-        return _form_next(state, t, config, current_question(state, form))
-    if (corrected := _command_correction(state, t, form) or find_correction(state, form, t.text, t.language)) is not None:
+        return _form_next(state, work, config, current_question(state, form))
+    if (corrected := _command_correction(state, work, form) or find_correction(state, form, work.text, work.language)) is not None:
         target, value = corrected
         before = state.finalized(target.id).answer
-        state = finalize_answer(state, target, value, turn=t.turn, locale=t.language, form=form)
-        t.form_changed_question = target.id
-        t.form_changed_from = before
-        t.form_changed_to = value
-        t.trace.append(f"form answer {target.id} corrected: {before} -> {value}")
-        return _form_next(state, t, config, current_question(state, form))
+        state = finalize_answer(state, target, value, turn=work.turn, locale=work.language, form=form)
+        work.form_changed_question = target.id
+        work.form_changed_from = before
+        work.form_changed_to = value
+        work.trace.append(f"form answer {target.id} corrected: {before} -> {value}")
+        return _form_next(state, work, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
-    if asked is None and form.kind == "interview" and has_content(t.text):
+    if asked is None and form.kind == "interview" and has_content(work.text):
         # an interview's opening message answers its first question
         spec = current_question(state, form)
     if spec is None:
-        return _form_next(state, t, config, current_question(state, form))
-    if prefilled and not _answers_beyond(t, state, config, spec):
+        return _form_next(state, work, config, current_question(state, form))
+    if prefilled and not _answers_beyond(work, state, config, spec):
         # "面向小区居民和团长" while the constraints are asked: it answered another question, not this one
-        return _form_next(state, t, config, current_question(state, form))
+        return _form_next(state, work, config, current_question(state, form))
     state = open_thread(state, spec.id)
-    state = answer_clarifying_question(state, t.text, turn=t.turn)
-    given = _command_answer(t, spec)
+    state = answer_clarifying_question(state, work.text, turn=work.turn)
+    given = _command_answer(work, spec)
     if given and spec.answer_type == "text" and is_vacuous(given):
         given = None  # a generator's "answer" of "whatever" / "随便" answers nothing
-    verdict = FormEvaluation(True, given) if given else evaluate_answer(t.text, spec, t.language, state.active_thread)
+    verdict = FormEvaluation(True, given) if given else evaluate_answer(work.text, spec, work.language, state.active_thread)
     if verdict.accepted:
-        value = verdict.value or t.text
+        value = verdict.value or work.text
         if spec.answer_type == "text" and not given:
-            value = _without_others(value, _other_raws(t, state, config, spec))
-        state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form)
-        t.form_answer_finalized = state.finalized(spec.id)
-        state = _fill_alongside(state, t, form)
-        return _form_next(state, t, config, current_question(state, form))
-    if (other := _answer_to_another(state, form, t, spec)) is not None:
+            value = _without_others(value, _other_raws(work, state, config, spec))
+        state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form)
+        work.form_answer_finalized = state.finalized(spec.id)
+        state = _fill_alongside(state, work, form)
+        return _form_next(state, work, config, current_question(state, form))
+    if (other := _answer_to_another(state, form, work, spec)) is not None:
         # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
-        state = finalize_answer(state, other[0], other[1], turn=t.turn, locale=t.language, form=form)
-        t.trace.append(f"answer for {other[0].id} given while {spec.id} was asked")
-        state = _fill_alongside(state, t, form)
-        return _form_next(state, t, config, spec)
+        state = finalize_answer(state, other[0], other[1], turn=work.turn, locale=work.language, form=form)
+        work.trace.append(f"answer for {other[0].id} given while {spec.id} was asked")
+        state = _fill_alongside(state, work, form)
+        return _form_next(state, work, config, spec)
     asked = len(state.active_thread.entries) if state.active_thread else 0
-    prompt = _clarify_next(spec, asked, verdict, t) if asked < form.max_clarify else None
-    if verdict.reason == "non_answer" and defers_answer(t.text):
+    prompt = _clarify_next(spec, asked, verdict, work) if asked < form.max_clarify else None
+    if verdict.reason == "non_answer" and defers_answer(work.text):
         # "not sure yet" / "还没想好" is never an answer: say that's fine and ask again, more simply
-        prompt = _t(t.language, "That's fine if it isn't decided yet. ", "还没想好也没关系。") + (
-            prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, t.language))
-    elif verdict.reason == "non_answer" and spec.answer_type == "text" and is_vacuous(t.text):
+        prompt = _t(work.language, "That's fine if it isn't decided yet. ", "还没想好也没关系。") + (
+            prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
+    elif verdict.reason == "non_answer" and spec.answer_type == "text" and is_vacuous(work.text):
         # "whatever" / "随便" leaves nothing to plan from: never taken, however often it is said
-        prompt = _t(t.language, "I need a little more than that to go on. ", "这样还不够具体，我没法记下来。") + (
-            prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, t.language))
+        prompt = _t(work.language, "I need a little more than that to go on. ", "这样还不够具体，我没法记下来。") + (
+            prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
     if prompt is not None:
-        t.ask(prompt, "form_clarify")
-        t.reply_action = "form_clarify"
-        t.action = ProposedAction("clarification", step_id=spec.id, topic=spec.id)
-        t.form_question_id = spec.id
-        t.clarify_form_question_id = spec.id
+        work.ask(prompt, "form_clarify")
+        work.reply_action = "form_clarify"
+        work.action = ProposedAction("clarification", step_id=spec.id, topic=spec.id)
+        work.form_question_id = spec.id
+        work.clarify_form_question_id = spec.id
         return state
-    if has_content(t.text) and spec.answer_type == "text":  # out of clarifying questions: take the answer, flag it for review
+    if has_content(work.text) and spec.answer_type == "text":  # out of clarifying questions: take the answer, flag it for review
         # (never for a typed question: "1,450 sq ft" is no building type however often it is said)
         state = finalize_answer(
             state,
             spec,
-            t.text.strip(),
-            turn=t.turn,
-            locale=t.language,
+            work.text.strip(),
+            turn=work.turn,
+            locale=work.language,
             form=form,
             needs_review=True,
         )
-        t.form_answer_finalized = state.finalized(spec.id)
-        return _form_next(state, t, config, current_question(state, form))
-    return _form_reask(state, t, config, spec)
+        work.form_answer_finalized = state.finalized(spec.id)
+        return _form_next(state, work, config, current_question(state, form))
+    return _form_reask(state, work, config, spec)
 
 
-def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, t: TurnWork) -> str | None:
+def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, work: TurnWork) -> str | None:
     """The next clarifying question, following from the person's last answer: what was wrong with
     it when that can be said (a number in another unit, two choices named), else the question's own
     prompts in turn, then what kind of answer fits; the thread grows up to the plan's `max_clarify`."""
-    lang = t.language
+    lang = work.language
     if verdict.reason == "wrong_unit" and spec.unit:
-        given = _given_unit(t.text, spec.unit, lang)
+        given = _given_unit(work.text, spec.unit, lang)
         own = _UNIT_NAMES.get(spec.unit, (spec.unit, spec.unit))
         return _t(lang, f"That is {given}, not {own[0]}. ", f"这是{given}，不是{own[1]}。") + (
             clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else localize(spec.question, lang))
     if verdict.reason == "several_choices":
-        named = [c for c in spec.choices if c.value in choices_named(t.text, spec, lang)] or list(spec.choices)
+        named = [c for c in spec.choices if c.value in choices_named(work.text, spec, lang)] or list(spec.choices)
         labels = [localize(c.label, lang) or c.value for c in named]
         return _t(lang, f"Which one is it mainly: {', '.join(labels[:-1])} or {labels[-1]}?",
                   f"主要是哪一种：{'、'.join(labels[:-1])}还是{labels[-1]}？")
@@ -220,24 +220,24 @@ def _given_unit(text: str, own: str, lang: str) -> str:
 
 
 def _form_reask(
-    state: ContextState, t: TurnWork, config: ConversationConfig, spec: FormQuestionSpec
+    state: ContextState, work: TurnWork, config: ConversationConfig, spec: FormQuestionSpec
 ) -> ContextState:
     """Nothing usable and nothing left to clarify: fall back once, then re-ask, never loop."""
     guard = config.loop_guard
     if may_fallback(state, guard):
-        t.ask(_form_fallback(spec, t.language), "fallback")
-        t.reply_action, t.action = "fallback", ProposedAction(FALLBACK, step_id=spec.id)
+        work.ask(_form_fallback(spec, work.language), "fallback")
+        work.reply_action, work.action = "fallback", ProposedAction(FALLBACK, step_id=spec.id)
         return state.evolve(current_step_id=spec.id)
     if state.step_repeat_counts.get(spec.id, 0) >= guard.max_step_repeats:
-        t.decision, t.reply_action = ABORT, "abort"
-        t.loop_violations = (f"step_repeat_limit:{spec.id}",)
+        work.decision, work.reply_action = ABORT, "abort"
+        work.loop_violations = (f"step_repeat_limit:{spec.id}",)
         return state
-    return _form_next(state, t, config, spec)
+    return _form_next(state, work, config, spec)
 
 
 def _form_next(
     state: ContextState,
-    t: TurnWork,
+    work: TurnWork,
     config: ConversationConfig,
     spec: FormQuestionSpec | None,
     returning: bool = False,
@@ -245,30 +245,30 @@ def _form_next(
     """Point at the next form question (or say the form is complete)."""
     form = config.form
     assert form is not None
-    if spec is not None and not spec.required and t.action_requested and not returning and state.form_editing is None:
+    if spec is not None and not spec.required and work.action_requested and not returning and state.form_editing is None:
         # "called twice, no answer; can you draft an email to him?": the action asked for is not held up by an
-        # optional question next in line (seed 002: never ask and act at once)
+        # optional question next in line (never ask and act at once)
         state = state.evolve(skipped_steps=state.skipped_steps + (spec.id,))
-        t.trace.append(f"optional question {spec.id} skipped: the person asked for an action")
-        return _form_next(state, t, config, current_question(state, form), returning)
+        work.trace.append(f"optional question {spec.id} skipped: the person asked for an action")
+        return _form_next(state, work, config, current_question(state, form), returning)
     done = form_complete(state, form) and state.form_editing is None  # not while an answer is being changed
-    t.form_complete = done
+    work.form_complete = done
     if spec is None:
         if not returning:
-            t.reply_action = "form_complete" if done else t.reply_action
+            work.reply_action = "form_complete" if done else work.reply_action
         return state.evolve(current_step_id=None)
-    t.form_question_id = spec.id
-    t.next_step_id = spec.id
-    t.next_step_question = localize(spec.question, t.language)
+    work.form_question_id = spec.id
+    work.next_step_id = spec.id
+    work.next_step_question = localize(spec.question, work.language)
     if not returning:
-        t.reply_action = "form_next"
-        t.action = ProposedAction(QUESTION, step_id=spec.id, topic=spec.id)
+        work.reply_action = "form_next"
+        work.action = ProposedAction(QUESTION, step_id=spec.id, topic=spec.id)
     return state.evolve(current_step_id=spec.id)
 
 
-def _answers_pending(t: TurnWork, spec: FormQuestionSpec) -> bool:
+def _answers_pending(work: TurnWork, spec: FormQuestionSpec) -> bool:
     """The message (also) answers the question waiting ("yes I called her, set up a call on Friday")."""
-    return spec.answer_type in ("yes_no", "choice", "number") and evaluate_answer(t.text, spec, t.language).accepted
+    return spec.answer_type in ("yes_no", "choice", "number") and evaluate_answer(work.text, spec, work.language).accepted
 
 
 def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
@@ -288,30 +288,30 @@ def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
     return " ".join(part for part in (_t(language, "I still can't take that as the answer.", "这个我还不能作为答案。"), question, hint, way_out) if part)
 
 
-def _answer_to_another(state: ContextState, form: FormSpec, t: TurnWork, asked: FormQuestionSpec) -> tuple[FormQuestionSpec, str] | None:
+def _answer_to_another(state: ContextState, form: FormSpec, work: TurnWork, asked: FormQuestionSpec) -> tuple[FormQuestionSpec, str] | None:
     """A number the message gives in the unit of another question not answered yet, when it does not
     answer the one asked: that question's answer."""
     for spec in form.questions:
         if spec.id == asked.id or spec.answer_type != "number" or not spec.unit or state.finalized(spec.id) is not None:
             continue
-        if asked.unit != spec.unit and mentions_unit(t.text, spec.unit):
-            verdict = evaluate_answer(t.text, spec, t.language)
+        if asked.unit != spec.unit and mentions_unit(work.text, spec.unit):
+            verdict = evaluate_answer(work.text, spec, work.language)
             if verdict.accepted and verdict.value:
                 return spec, verdict.value
     return None
 
 
-def _fill_alongside(state: ContextState, t: TurnWork, form: FormSpec) -> ContextState:
+def _fill_alongside(state: ContextState, work: TurnWork, form: FormSpec) -> ContextState:
     """Questions the plan lets other answers fill, answered by this message too when it names
     exactly one of their choices ("It's a duplex where two families will live": residential, and a
     two-family dwelling); the message's own negations hold ("not a duplex" names none)."""
     for spec in form.questions:
         if not spec.fill_from_answers or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
             continue
-        verdict = evaluate_answer(t.text, spec, t.language)
+        verdict = evaluate_answer(work.text, spec, work.language)
         if verdict.accepted and verdict.value:
-            state = finalize_answer(state, spec, verdict.value, turn=t.turn, locale=t.language, form=form)
-            t.trace.append(f"{spec.id} answered alongside: {verdict.value}")
+            state = finalize_answer(state, spec, verdict.value, turn=work.turn, locale=work.language, form=form)
+            work.trace.append(f"{spec.id} answered alongside: {verdict.value}")
     return state
 
 
@@ -319,7 +319,7 @@ def _t(lang: str, en: str, zh: str) -> str:
     return zh if lang.startswith("zh") else en
 
 
-def _follow_slot_corrections(state: ContextState, t: TurnWork, config: ConversationConfig) -> tuple[ContextState, bool]:
+def _follow_slot_corrections(state: ContextState, work: TurnWork, config: ConversationConfig) -> tuple[ContextState, bool]:
     """A slot this message corrected ("actually the users are nurses") changes the final answer it backs."""
     form = config.form
     assert form is not None
@@ -327,23 +327,23 @@ def _follow_slot_corrections(state: ContextState, t: TurnWork, config: Conversat
     for spec in form.questions:
         final = state.finalized(spec.id)
         slot = state.slots.get(spec.slot) if spec.slot else None
-        if final is None or slot is None or spec.slot not in t.slots_changed or slot.value == final.answer:
+        if final is None or slot is None or spec.slot not in work.slots_changed or slot.value == final.answer:
             continue
         if spec.answer_type == "text" and text_length(slot.value.strip()) < spec.min_chars:
             continue
-        if spec.accumulate and not is_correction(t.text) and _replace_part(final.answer, slot.value, whole=False) is None:
+        if spec.accumulate and not is_correction(work.text) and _replace_part(final.answer, slot.value, whole=False) is None:
             # "must launch before June" after "our budget is 15k": another constraint, not a new account of the budget
             if slot.value.casefold() not in final.answer.casefold():
-                joint = "；" if t.language.startswith("zh") else "; "
-                state = finalize_answer(state, spec, f"{final.answer}{joint}{slot.value}", turn=t.turn, locale=t.language, form=form)
-                t.trace.append(f"form answer {spec.id} gathers: {slot.value}")
+                joint = "；" if work.language.startswith("zh") else "; "
+                state = finalize_answer(state, spec, f"{final.answer}{joint}{slot.value}", turn=work.turn, locale=work.language, form=form)
+                work.trace.append(f"form answer {spec.id} gathers: {slot.value}")
                 moved = True
             continue
         value = _replace_part(final.answer, slot.value) if spec.accumulate else slot.value
-        state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form)
+        state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form)
         if not moved:
-            t.form_changed_question, t.form_changed_from, t.form_changed_to = spec.id, final.answer, value
-        t.trace.append(f"form answer {spec.id} follows its corrected slot: {final.answer} -> {slot.value}")
+            work.form_changed_question, work.form_changed_from, work.form_changed_to = spec.id, final.answer, value
+        work.trace.append(f"form answer {spec.id} follows its corrected slot: {final.answer} -> {slot.value}")
         moved = True
     return state, moved
 
@@ -371,17 +371,17 @@ def _replace_part(gathered: str, new: str, *, whole: bool = True) -> str | None:
     return joint.join(new if i == best else p for i, p in enumerate(parts))
 
 
-def _other_raws(t: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> list[str]:
+def _other_raws(work: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> list[str]:
     """The words of this message that gave other questions' slots."""
     form = config.form
     assert form is not None
     others = {q.slot for q in form.questions if q.slot and q.id != spec.id}
-    return [state.slots[n].raw for n in t.slots_changed if n in others and n in state.slots and state.slots[n].raw]
+    return [state.slots[n].raw for n in work.slots_changed if n in others and n in state.slots and state.slots[n].raw]
 
 
-def _answers_beyond(t: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> bool:
+def _answers_beyond(work: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> bool:
     """Whether the message says more than what answered other questions (so it may answer this one too)."""
-    rest = _without_others(t.text, _other_raws(t, state, config, spec))
+    rest = _without_others(work.text, _other_raws(work, state, config, spec))
     rest = _LEAD_IN.sub("", rest).strip()
     return text_length(rest) >= max(spec.min_chars, 4) and has_content(rest)
 
@@ -438,7 +438,7 @@ def _edit_question(state: ContextState, form, lang: str) -> str:  # noqa: ANN001
     return _say("current", lang, question=question, answer=state.finalized(spec.id).answer)
 
 
-def _edit_answer(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState | None:
+def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState | None:
     """A change of a final answer once every question is answered (or one in progress), else None.
 
     The person names the answer (by its words, its unit, or its place in the listing) or is
@@ -449,59 +449,59 @@ def _edit_answer(state: ContextState, t: TurnWork, config: ConversationConfig) -
     form = config.form
     assert form is not None
     editing = state.form_editing
-    lang = "zh" if t.language.startswith("zh") else "en"
+    lang = "zh" if work.language.startswith("zh") else "en"
     at_review = editing is None and current_question(state, form) is None and bool(state.finalized_answers)
-    given = value_in_own_unit(state, form, t.text, t.language) if at_review else None
+    given = value_in_own_unit(state, form, work.text, work.language) if at_review else None
     if given is not None and given[1] != state.finalized(given[0].id).answer:  # "1600 sq ft" at the review: a change
-        return _apply_edit(state, t, config, *given)
-    if editing is None and not (at_review and wants_edit(t.text)):
+        return _apply_edit(state, work, config, *given)
+    if editing is None and not (at_review and wants_edit(work.text)):
         return None
-    corrected = find_correction(state, form, t.text, t.language, prefer=editing or "?")
+    corrected = find_correction(state, form, work.text, work.language, prefer=editing or "?")
     if corrected is not None:  # what and to what, in one message ("change the storeys to 3")
-        return _apply_edit(state, t, config, *corrected)
+        return _apply_edit(state, work, config, *corrected)
     target = form.question(editing) if editing not in (None, "?") else None
-    if target is not None and evaluate_answer(t.text, target, t.language).accepted:
+    if target is not None and evaluate_answer(work.text, target, work.language).accepted:
         named = target  # an answer to the question being changed ("3 floors" names no floor area)
     else:
-        named = edit_target(state, form, t.text, listed=editing == "?")
-        if target is not None and named is not None and not (wants_edit(t.text) or names_question(t.text, named)):
+        named = edit_target(state, form, work.text, listed=editing == "?")
+        if target is not None and named is not None and not (wants_edit(work.text) or names_question(work.text, named)):
             named = None  # "1,600 sq ft" for the storeys: a wrong unit, not a change of the floor area
     if named is not None and (target is None or named.id != target.id):
-        value = _value_with_name(t.text, named, t.language)
+        value = _value_with_name(work.text, named, work.language)
         if value is not None and value != state.finalized(named.id).answer:
-            return _apply_edit(state, t, config, named, value)
-        return _ask_edit(state.evolve(form_editing=named.id), t, form, named, _edit_question(state.evolve(form_editing=named.id), form, lang))
+            return _apply_edit(state, work, config, named, value)
+        return _ask_edit(state.evolve(form_editing=named.id), work, form, named, _edit_question(state.evolve(form_editing=named.id), form, lang))
     if target is None:  # nothing named: which one?
         state = state.evolve(form_editing="?")
-        t.ask(edit_prompt(state, form, lang), "form_edit")
-        t.reply_action = "form_edit"
-        t.action = ProposedAction("clarification", topic="form_edit")
-        t.form_complete = False
+        work.ask(edit_prompt(state, form, lang), "form_edit")
+        work.reply_action = "form_edit"
+        work.action = ProposedAction("clarification", topic="form_edit")
+        work.form_complete = False
         return state.evolve(current_step_id=None)
     state = open_thread(state, target.id)
-    state = answer_clarifying_question(state, t.text, turn=t.turn)
-    verdict = evaluate_answer(t.text, target, t.language, state.active_thread)
+    state = answer_clarifying_question(state, work.text, turn=work.turn)
+    verdict = evaluate_answer(work.text, target, work.language, state.active_thread)
     current = state.finalized(target.id).answer
     if verdict.accepted and verdict.value and verdict.value != current:
-        return _apply_edit(state, t, config, target, verdict.value)
+        return _apply_edit(state, work, config, target, verdict.value)
     if verdict.accepted:  # the same answer again: nothing to change, back to the review
         question = localize(target.question, lang).rstrip("?？")
-        t.form_note = _say("same", lang, question=question, answer=current)
+        work.form_note = _say("same", lang, question=question, answer=current)
         state = state.evolve(form_editing=None)
-        return _form_next(state, t, config, None)
+        return _form_next(state, work, config, None)
     asked = len(state.active_thread.entries) if state.active_thread else 0
-    prompt = clarify_prompt(target, asked - 1, t.language) or localize(target.question, t.language)
-    return _ask_edit(state, t, form, target, f"{_say('kept', lang, answer=current)} {prompt}")
+    prompt = clarify_prompt(target, asked - 1, work.language) or localize(target.question, work.language)
+    return _ask_edit(state, work, form, target, f"{_say('kept', lang, answer=current)} {prompt}")
 
 
-def _ask_edit(state: ContextState, t: TurnWork, form, spec: FormQuestionSpec, prompt: str) -> ContextState:  # noqa: ANN001
+def _ask_edit(state: ContextState, work: TurnWork, form, spec: FormQuestionSpec, prompt: str) -> ContextState:  # noqa: ANN001
     """Ask for the chosen answer's new value (the answer stays as it is until one is accepted)."""
     state = open_thread(state, spec.id).evolve(form_editing=spec.id)
-    t.ask(prompt, "form_edit")
-    t.reply_action = "form_edit"
-    t.action = ProposedAction("clarification", step_id=spec.id, topic=spec.id)
-    t.form_question_id = spec.id
-    t.form_complete = False
+    work.ask(prompt, "form_edit")
+    work.reply_action = "form_edit"
+    work.action = ProposedAction("clarification", step_id=spec.id, topic=spec.id)
+    work.form_question_id = spec.id
+    work.form_complete = False
     return state
 
 
@@ -516,12 +516,12 @@ def _value_with_name(text: str, spec: FormQuestionSpec, language: str) -> str | 
     return None
 
 
-def _apply_edit(state: ContextState, t: TurnWork, config: ConversationConfig, spec: FormQuestionSpec, value: str) -> ContextState:
+def _apply_edit(state: ContextState, work: TurnWork, config: ConversationConfig, spec: FormQuestionSpec, value: str) -> ContextState:
     """The changed answer replaces the old one in place; then back to the review."""
     form = config.form
     assert form is not None
     before = state.finalized(spec.id).answer
-    state = finalize_answer(state, spec, value, turn=t.turn, locale=t.language, form=form).evolve(form_editing=None)
-    t.form_changed_question, t.form_changed_from, t.form_changed_to = spec.id, before, value
-    t.trace.append(f"form answer {spec.id} changed: {before} -> {value}")
-    return _form_next(state, t, config, current_question(state, form))
+    state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form).evolve(form_editing=None)
+    work.form_changed_question, work.form_changed_from, work.form_changed_to = spec.id, before, value
+    work.trace.append(f"form answer {spec.id} changed: {before} -> {value}")
+    return _form_next(state, work, config, current_question(state, form))

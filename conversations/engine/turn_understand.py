@@ -75,104 +75,104 @@ from .turn_work import (
 _SIDE_INTENT = {"locate": LOCATE, "explain": EXPLAIN, "howto": HOWTO, "knowledge": EXPLAIN}
 
 
-def routed_by_commands(t: TurnWork, config: ConversationConfig) -> IntentResult:
+def routed_by_commands(work: TurnWork, config: ConversationConfig) -> IntentResult:
     """The router's reading, overridden by an explicit intent or side question command."""
-    routed = t.routed
-    if (start := t.command("start_intent")) and config.intent(start.intent):
+    routed = work.routed
+    if (start := work.command("start_intent")) and config.intent(start.intent):
         return replace(routed, intent=start.intent, kind="domain", confidence=1.0, candidates=(start.intent,),
                        ambiguous=False, pattern=None)
-    if side := t.command("side_question"):
+    if side := work.command("side_question"):
         return replace(routed, intent=_SIDE_INTENT[side.side_kind], kind="builtin", confidence=1.0, pattern=None)
-    clarify = t.command("clarify")
+    clarify = work.command("clarify")
     if clarify is not None and len(asked := [c for c in clarify.candidates if config.intent(c)]) >= 2:
         # two requests fit: asked about, never guessed
         return replace(routed, intent=asked[0], kind="domain", confidence=1.0, candidates=tuple(asked), ambiguous=True, pattern=None)
     return routed
 
 
-def cancel_request(state: ContextState, t: TurnWork) -> ContextState:
+def cancel_request(state: ContextState, work: TurnWork) -> ContextState:
     """`cancel` (the model's, or the whole message says so): drop the request in progress and its
     open clarification (facts and answers stay)."""
-    if t.command("cancel") is None and not asks_to_cancel(t.text) and not asks_to_restart(t.text):
+    if work.command("cancel") is None and not asks_to_cancel(work.text) and not asks_to_restart(work.text):
         return state
-    t.trace.append("cancelled: active intent and pending clarification dropped")
-    t.cancelled = True
+    work.trace.append("cancelled: active intent and pending clarification dropped")
+    work.cancelled = True
     return state.evolve(active_intent=None, pending_clarification=None, clarify_rounds=0)
 
 
-def start_turn(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def start_turn(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Counters, locale, latest text, situation, and whether the last question got an answer."""
-    side = t.routed.is_side_question and t.routed.kind == "builtin"
-    answered = state.last_question_answered or (not side and has_content(t.text))
+    side = work.routed.is_side_question and work.routed.kind == "builtin"
+    answered = state.last_question_answered or (not side and has_content(work.text))
     # keep the locale on bare ids/numbers
-    locale = t.language if language_signal(t.text) else state.locale
-    t.language = locale
+    locale = work.language if language_signal(work.text) else state.locale
+    work.language = locale
     return state.evolve(
-        turn_index=t.turn,
+        turn_index=work.turn,
         message_count=state.message_count + 1,
-        latest_user_text=t.text,
+        latest_user_text=work.text,
         locale=locale,
         last_question_answered=answered,
-        situation=update_situation(state.situation, t.text),
+        situation=update_situation(state.situation, work.text),
         complaint=state.complaint
-        or (t.text.strip() if config.diagnostic_enabled and has_content(t.text) else None),
+        or (work.text.strip() if config.diagnostic_enabled and has_content(work.text) else None),
     )
 
 
-def read_meaning(state: ContextState, t: TurnWork, config: ConversationConfig) -> str:
+def read_meaning(state: ContextState, work: TurnWork, config: ConversationConfig) -> str:
     """What the message is, in the conversation's terms."""
-    if t.cancelled:
+    if work.cancelled:
         return CANCEL_MEANING
-    if t.command("human_handoff") is not None or asks_for_human(t.text):
-        t.handoff_requested = True
-        t.trace.append("the person asks for a human")
+    if work.command("human_handoff") is not None or asks_for_human(work.text):
+        work.handoff_requested = True
+        work.trace.append("the person asks for a human")
         return HANDOFF_MEANING
-    if (t.routed.kind not in ("builtin", "domain") and config.form is not None and not t.commands
-            and _QUESTION_ENDING.search(t.text) and _ASKS_SOMETHING.search(t.text) and not wants_edit(t.text)):
+    if (work.routed.kind not in ("builtin", "domain") and config.form is not None and not work.commands
+            and _QUESTION_ENDING.search(work.text) and _ASKS_SOMETHING.search(work.text) and not wants_edit(work.text)):
         # "what does our policy say about flexible hours?" while a form question waits asks, it does not answer
-        t.routed = replace(t.routed, intent=EXPLAIN, kind="builtin", confidence=max(t.routed.confidence, 0.5))
-    if t.routed.kind not in ("builtin", "domain") and not wants_edit(t.text) and _asks_about_side_topic(t.text, config, t.language):
+        work.routed = replace(work.routed, intent=EXPLAIN, kind="builtin", confidence=max(work.routed.confidence, 0.5))
+    if work.routed.kind not in ("builtin", "domain") and not wants_edit(work.text) and _asks_about_side_topic(work.text, config, work.language):
         # "should I give him a written warning?": a question about a topic the plan answers briefly
-        t.routed = replace(t.routed, intent=EXPLAIN, kind="builtin", confidence=max(t.routed.confidence, 0.6))
-    routed = t.routed
+        work.routed = replace(work.routed, intent=EXPLAIN, kind="builtin", confidence=max(work.routed.confidence, 0.6))
+    routed = work.routed
     if (
         config.estimate_enabled
         and state.estimate.status != EST_NONE
-        and estimate_request(t.text, t.language)
+        and estimate_request(work.text, work.language)
     ):
         return ESTIMATE
-    if config.diagnostic_enabled and _NEXT_STEP.search(t.text):
+    if config.diagnostic_enabled and _NEXT_STEP.search(work.text):
         return NEXT_STEP_MEANING
     if config.diagnostic_enabled:
         patterns = (
             config.diagnostic.report_patterns if config.diagnostic else None
         ) or REPORT_PATTERNS
-        if first_match(t.text, patterns, t.language):
+        if first_match(work.text, patterns, work.language):
             return REPORT
     if routed.kind == "domain":
         return REQUEST
     if routed.kind == "builtin":
-        if routed.is_side_question and _statement_answering_form(state, t, config):
+        if routed.is_side_question and _statement_answering_form(state, work, config):
             return ANSWER  # "...where our accountants can see what is still missing." describes, it does not ask
         if routed.is_side_question:
             return SIDE_QUESTION
         return {NEW_EVIDENCE: EVIDENCE, DISPUTE: DISPUTE_MEANING, CONFIRMATION: CONFIRM}[
             routed.intent
         ]
-    if t.command("confirm", "deny") is not None:  # a yes or no the rules did not read ("sounds good", "nah")
-        return CONFIRM if t.command("confirm") is not None else DISPUTE_MEANING
-    if not has_content(t.text):
+    if work.command("confirm", "deny") is not None:  # a yes or no the rules did not read ("sounds good", "nah")
+        return CONFIRM if work.command("confirm") is not None else DISPUTE_MEANING
+    if not has_content(work.text):
         return UNCLEAR_MEANING
     return FOLLOW_UP if routed.follow_up and state.active_intent else ANSWER
 
 
-def _statement_answering_form(state: ContextState, t: TurnWork, config: ConversationConfig) -> bool:
+def _statement_answering_form(state: ContextState, work: TurnWork, config: ConversationConfig) -> bool:
     """A long statement with no question mark, while a form question waits, is an answer, not a side question."""
-    if config.form is None or "?" in t.text or "？" in t.text:
+    if config.form is None or "?" in work.text or "？" in work.text:
         return False
     if state.finalized_answers and state.current_step_id is None:
         return False  # every question answered: nothing is waiting
-    return len(t.text.split()) > 15 or len(re.findall(r"[\u3400-\u9fff]", t.text)) > 30
+    return len(work.text.split()) > 15 or len(re.findall(r"[\u3400-\u9fff]", work.text)) > 30
 
 
 # "what's the next step?", "what should I check next", "now what?", 下一步做什么, что дальше, ¿y ahora qué?
@@ -232,7 +232,7 @@ def _stay_end(state: ContextState, entry: datetime | None) -> datetime | None:
 
 def fill_slots(
     state: ContextState,
-    t: TurnWork,
+    work: TurnWork,
     config: ConversationConfig,
     lookups: Lookups | None,
     *,
@@ -246,46 +246,46 @@ def fill_slots(
         return state
     known_entry = state.slots.get("at_time")
     entry = _aware(known_entry.value) if known_entry is not None else None
-    ctx = ExtractContext(now=now, timezone=timezone, language=t.language, entry=entry, end=_stay_end(state, entry))
-    found = extract_slots(t.text, [config.slot_spec(n) for n in names], ctx)
-    if t.meaning == SIDE_QUESTION:  # "what do you mean by constraints?" states no constraints
+    ctx = ExtractContext(now=now, timezone=timezone, language=work.language, entry=entry, end=_stay_end(state, entry))
+    found = extract_slots(work.text, [config.slot_spec(n) for n in names], ctx)
+    if work.meaning == SIDE_QUESTION:  # "what do you mean by constraints?" states no constraints
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor != "text"}
     for name, candidates in state.slot_candidates.items():
-        if name not in found and (value := resolve_reference(t.text, candidates)):
+        if name not in found and (value := resolve_reference(work.text, candidates)):
             found[name] = Extraction(value=value, raw="reference")
-            t.trace.append(f"slot {name} resolved from reference")
-    _identifiers_by_what_they_are(t, config, found, lookups or {})
-    spans = _identifier_spans(t.text, found, config)
-    _drop_pieces_of_identifiers(t, found, spans, config)
-    _named_values(state, t, names, found, finders, spans)
-    _listed_item_named(state, t, found)
-    for command in t.commands:
+            work.trace.append(f"slot {name} resolved from reference")
+    _identifiers_by_what_they_are(work, config, found, lookups or {})
+    spans = _identifier_spans(work.text, found, config)
+    _drop_pieces_of_identifiers(work, found, spans, config)
+    _named_values(state, work, names, found, finders, spans)
+    _listed_item_named(state, work, found)
+    for command in work.commands:
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
             # the words that said it, when the message has them (a form tells one question's words from another's)
             own = found.get(command.slot)
-            said = re.search(re.escape(command.value), t.text, re.IGNORECASE)
+            said = re.search(re.escape(command.value), work.text, re.IGNORECASE)
             raw = own.raw if own is not None and own.value == command.value else (said.group(0) if said else command.kind)
             found[command.slot] = Extraction(value=command.value, raw=raw)
-            commanded = {c.slot for c in t.commands if c.kind in ("set_slot", "correct_slot")}
+            commanded = {c.slot for c in work.commands if c.kind in ("set_slot", "correct_slot")}
             for other in [n for n, e in found.items() if n not in commanded and e.raw.casefold() == raw.casefold()]:
                 del found[other]  # the same words are one thing: what the generator said they are ("A1001" the order)
-    _identifiers_by_lookup(state, t, config, found, lookups or {})
-    _amount_asked_about(state, t, config, found, lookups or {})
-    _identifier_without_request(state, t, config, found, lookups or {})
+    _identifiers_by_lookup(state, work, config, found, lookups or {})
+    _amount_asked_about(state, work, config, found, lookups or {})
+    _identifier_without_request(state, work, config, found, lookups or {})
     # pieces of the identifiers looked up too ("gz" of "gz-th-2207"); the same words as one are two things, asked about
-    _drop_pieces_of_identifiers(t, found, _identifier_spans(t.text, found, config), config, whole=False)
-    _one_token_two_things(state, t, config, found, lookups or {})
-    state = _the_other_one(state, t, config, found)
-    end_kept = _keep_stay_length(state, found, t.text)
-    merged, changed = merge_slots(state.slots, found, t.turn)
+    _drop_pieces_of_identifiers(work, found, _identifier_spans(work.text, found, config), config, whole=False)
+    _one_token_two_things(state, work, config, found, lookups or {})
+    state = _the_other_one(state, work, config, found)
+    end_kept = _keep_stay_length(state, found, work.text)
+    merged, changed = merge_slots(state.slots, found, work.turn)
     if end_kept:  # the end said before is the end of the stay with this start, as if said with it
-        merged = FrozenDict({**merged, "until_time": replace(merged["until_time"], source_turn=t.turn)})
-    t.slots_corrected = tuple(n for n in changed if n in state.slots)
-    merged = validate_slots(merged, changed, lookups, t.turn)
-    t.slots_changed = changed
-    t.slots_mentioned = tuple(found)
+        merged = FrozenDict({**merged, "until_time": replace(merged["until_time"], source_turn=work.turn)})
+    work.slots_corrected = tuple(n for n in changed if n in state.slots)
+    merged = validate_slots(merged, changed, lookups, work.turn)
+    work.slots_changed = changed
+    work.slots_mentioned = tuple(found)
     if changed:
-        t.trace.append("slots changed: " + ", ".join(changed))
+        work.trace.append("slots changed: " + ", ".join(changed))
     return state.evolve(slots=merged)
 
 
@@ -298,7 +298,7 @@ _IDENTIFIER_EXTRACTORS = ("order_no", "plate_no")
 _LOOKED_UP = ("lot_code", "order_no")
 
 
-def _identifiers_by_what_they_are(t: TurnWork, config: ConversationConfig, found: dict[str, Extraction],
+def _identifiers_by_what_they_are(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction],
                                   lookups: Lookups) -> None:
     """An identifier a pattern read as one thing that exists only as another is that other thing: "GZ-TH-2207"
     is a lot code by its shape, but no lot has it and an order does, so it is the order (and "GZ" inside it is
@@ -315,8 +315,8 @@ def _identifiers_by_what_they_are(t: TurnWork, config: ConversationConfig, found
             hit = lookup_identifier(lookups[other], [extraction.value], {})
             if hit is not None:
                 del found[name]
-                found[other] = Extraction(value=hit[0], raw=extraction.value if extraction.value in t.text else extraction.raw)
-                t.trace.append(f"{extraction.value} is no {name} but an {other}: read as {other}")
+                found[other] = Extraction(value=hit[0], raw=extraction.value if extraction.value in work.text else extraction.raw)
+                work.trace.append(f"{extraction.value} is no {name} but an {other}: read as {other}")
                 break
 
 
@@ -329,41 +329,41 @@ def _identifier_spans(text: str, found: dict[str, Extraction], config: Conversat
     return spans
 
 
-def _drop_pieces_of_identifiers(t: TurnWork, found: dict[str, Extraction], spans: list[tuple[int, int]],
+def _drop_pieces_of_identifiers(work: TurnWork, found: dict[str, Extraction], spans: list[tuple[int, int]],
                                 config: ConversationConfig, *, whole: bool = True) -> None:
     """Drop what was read from inside an identifier (and, with `whole`, from all of its words)."""
     for name, extraction in list(found.items()):
         if config.slot_spec(name).extractor in _IDENTIFIER_EXTRACTORS or not extraction.raw:
             continue
         size = len(extraction.raw)
-        starts = [m.start() for m in re.finditer(re.escape(extraction.raw), t.text, re.IGNORECASE)]
+        starts = [m.start() for m in re.finditer(re.escape(extraction.raw), work.text, re.IGNORECASE)]
         if starts and all(any(s <= p and p + size <= e and (whole or size < e - s) for s, e in spans) for p in starts):
             del found[name]
-            t.trace.append(f"slot {name} dropped: part of an identifier")
+            work.trace.append(f"slot {name} dropped: part of an identifier")
 
 
-def _named_values(state: ContextState, t: TurnWork, names: list[str], found: dict[str, Extraction],
+def _named_values(state: ContextState, work: TurnWork, names: list[str], found: dict[str, Extraction],
                   finders: Iterable[Finder], spans: list[tuple[int, int]] = ()) -> None:
     """Things named in words (a lot, a city): a record's value wins over a pattern's reading of
     the same words; a slot the names leave open (one lot code in two cities) is to be asked."""
     if not finders:
         return
     remembered = {k: v.value for k, v in state.slots.items()}
-    text = t.text
+    text = work.text
     for start, end in spans:  # the words of an identifier name nothing else
         text = text[:start] + "#" * (end - start) + text[end:]
-    named = find_named_values(text, t.language, finders, names=names,
+    named = find_named_values(text, work.language, finders, names=names,
                               stated={k: e.value for k, e in found.items()}, remembered=remembered)
     for slot, (value, raw) in named.settled.items():
         found[slot] = Extraction(value=value, raw=raw)
-        t.trace.append(f"slot {slot} found by name")
+        work.trace.append(f"slot {slot} found by name")
     for slot in named.ambiguous:
         found.pop(slot, None)
-        t.trace.append(f"slot {slot} ambiguous: " + ", ".join(v for v, _ in named.ambiguous[slot]))
-    t.ambiguous_slots = named.ambiguous
+        work.trace.append(f"slot {slot} ambiguous: " + ", ".join(v for v, _ in named.ambiguous[slot]))
+    work.ambiguous_slots = named.ambiguous
 
 
-def _listed_item_named(state: ContextState, t: TurnWork, found: dict[str, Extraction]) -> None:
+def _listed_item_named(state: ContextState, work: TurnWork, found: dict[str, Extraction]) -> None:
     """ "那成都东站那笔呢", "the one at Chengdu East": a listed item (an order of the arrears list) pointed at by
     what the list said of it (its lot, its city). The place named describes the item, it is no new place;
     one fit is that item, several are asked about ("which one do you mean: ...?"), never guessed."""
@@ -372,42 +372,42 @@ def _listed_item_named(state: ContextState, t: TurnWork, found: dict[str, Extrac
         kinds = {k for d in details.values() for k in d}
         pending = state.pending_clarification
         asked = pending is not None and pending.kind == "slot" and name in pending.missing
-        if not kinds or not (asked or points_at_listed_item(t.text)):
+        if not kinds or not (asked or points_at_listed_item(work.text)):
             continue
         named: dict[str, str | tuple[str, ...]] = {k: e.value for k, e in found.items() if k != name and k in kinds}
         # a name that fits two things (one lot code in two cities) still says which listed items it may be
-        named.update({k: tuple(v for v, _ in options) for k, options in t.ambiguous_slots.items() if k in kinds and k not in named})
+        named.update({k: tuple(v for v, _ in options) for k, options in work.ambiguous_slots.items() if k in kinds and k not in named})
         fits = listed_by_details(candidates, details, named)
         if not fits or (name in found and found[name].value not in fits):
             continue
-        t.pointed_at = name
-        raw = next((found[k].raw for k in named if k in found), t.text.strip()[:40])
+        work.pointed_at = name
+        raw = next((found[k].raw for k in named if k in found), work.text.strip()[:40])
         for k in named:
             found.pop(k, None)
-            t.ambiguous_slots.pop(k, None)
+            work.ambiguous_slots.pop(k, None)
         if name in found:
-            t.trace.append(f"slot {name}: the {', '.join(named)} named describe it")
+            work.trace.append(f"slot {name}: the {', '.join(named)} named describe it")
         elif len(fits) == 1:
             found[name] = Extraction(value=fits[0], raw=raw)
-            t.trace.append(f"slot {name} resolved from the list by {', '.join(named)}")
+            work.trace.append(f"slot {name} resolved from the list by {', '.join(named)}")
         else:
-            t.ambiguous_slots[name] = tuple((c, details[c].get("label") or c) for c in fits)
-            t.trace.append(f"slot {name}: {len(fits)} listed items fit, asked")
+            work.ambiguous_slots[name] = tuple((c, details[c].get("label") or c) for c in fits)
+            work.trace.append(f"slot {name}: {len(fits)} listed items fit, asked")
 
 
-def _the_other_one(state: ContextState, t: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> ContextState:
+def _the_other_one(state: ContextState, work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> ContextState:
     """ "and at the other car park?", "另一个停车场呢": the lot talked about before this one; with none before,
     the lot is no longer known and is asked (never the same lot priced again as if it were the other)."""
-    if not names_other_one(t.text):
+    if not names_other_one(work.text):
         return state
     for name in _slot_names(config):
         if config.slot_spec(name).extractor != "lot_code" or name in found or (current := state.slots.get(name)) is None:
             continue
         if current.previous:
-            found[name] = Extraction(value=current.previous[0], raw=t.text.strip()[:40])
-            t.trace.append(f"slot {name}: the other one talked about")
+            found[name] = Extraction(value=current.previous[0], raw=work.text.strip()[:40])
+            work.trace.append(f"slot {name}: the other one talked about")
         else:
-            t.trace.append(f"slot {name}: which other one is not known, asked")
+            work.trace.append(f"slot {name}: which other one is not known, asked")
             # no longer usable, still remembered: the lot given next has this one before it
             state = state.evolve(slots={**state.slots, name: replace(current, status=UNVERIFIED, validated_by=None)})
     return state
@@ -442,7 +442,7 @@ def _aware(value: str) -> datetime | None:
     return parsed if parsed.tzinfo is not None else None
 
 
-def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: ConversationConfig,
+def _identifiers_by_lookup(state: ContextState, work: TurnWork, config: ConversationConfig,
                            found: dict[str, Extraction], lookups: Lookups) -> None:
     """A needed identifier the patterns missed is looked up among the message's tokens.
 
@@ -453,15 +453,15 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
     pending = state.pending_clarification
     asked = set(pending.missing) if pending is not None and pending.kind == "slot" else set()
     # the request asked for, or each of the requests it may be ("was th kc 5521 charged correctly": a rule or an order?)
-    requested = [i for name in (t.routed.candidates if t.routed.ambiguous else (t.routed.intent,))
-                 if t.routed.kind == "domain" and (i := config.intent(name)) is not None]
+    requested = [i for name in (work.routed.candidates if work.routed.ambiguous else (work.routed.intent,))
+                 if work.routed.kind == "domain" and (i := config.intent(name)) is not None]
     needed = [n for n in (*sorted(asked), *(n for i in requested for n in i.required_slots)) if n in lookups and n not in found]
     taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
     known = {k: v.value for k, v in state.slots.items()}
     for name in dict.fromkeys(needed):
         # the identifier asked for may be the very words that also name a lot ("A1001" is an order
         # and a lot): the answer is read as what was asked
-        tokens = identifier_candidates(t.text, taken if name not in asked else ())
+        tokens = identifier_candidates(work.text, taken if name not in asked else ())
         hit = lookup_identifier(lookups[name], tokens, known)
         if hit is not None and name in asked:
             for other in [n for n, e in found.items() if e.raw.casefold() == hit[1].casefold()]:
@@ -473,16 +473,16 @@ def _identifiers_by_lookup(state: ContextState, t: TurnWork, config: Conversatio
         else:
             continue
         taken.append(found[name].raw)
-        t.trace.append(f"slot {name} resolved by lookup")
+        work.trace.append(f"slot {name} resolved by lookup")
 
 
-def _identifier_without_request(state: ContextState, t: TurnWork, config: ConversationConfig,
+def _identifier_without_request(state: ContextState, work: TurnWork, config: ConversationConfig,
                                  found: dict[str, Extraction], lookups: Lookups) -> None:
     """A message that names no request but an identifier that exists as an order and as nothing else ("can you
     check gz-th-2207", "and 4401556677?") names that order; the request that needs it follows from it. A token that is
     also a lot ("A1001") is left to be asked about."""
     pending = state.pending_clarification
-    if (t.routed.kind == "domain" or pending is not None or t.commands or t.meaning in (CANCEL_MEANING, HANDOFF_MEANING)
+    if (work.routed.kind == "domain" or pending is not None or work.commands or work.meaning in (CANCEL_MEANING, HANDOFF_MEANING)
             or any(config.slot_spec(n).extractor in _IDENTIFIER_EXTRACTORS for n in found)):
         return
     taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
@@ -491,40 +491,40 @@ def _identifier_without_request(state: ContextState, t: TurnWork, config: Conver
         kind = config.slot_spec(name).extractor
         if name not in lookups or kind not in _IDENTIFIER_EXTRACTORS or kind in _BY_SHAPE:
             continue
-        hit = lookup_identifier(lookups[name], identifier_candidates(t.text, taken), {})
+        hit = lookup_identifier(lookups[name], identifier_candidates(work.text, taken), {})
         if hit is None or any(call_lookup(lookups[lot], hit[1], {}) for lot in lots):
             continue
         found[name] = Extraction(value=hit[0], raw=hit[1])
-        t.trace.append(f"slot {name} resolved by lookup (named without a request)")
+        work.trace.append(f"slot {name} resolved by lookup (named without a request)")
         return
 
 
-def _amount_asked_about(state: ContextState, t: TurnWork, config: ConversationConfig,
+def _amount_asked_about(state: ContextState, work: TurnWork, config: ConversationConfig,
                         found: dict[str, Extraction], lookups: Lookups) -> None:
     """An identifier with an amount said and asked about ("th_kc_5521 - was the 10 right?", "4401556677 收了我6块
     对不对") is looked up; what it names (an order) tells the request: the one that needs it. Not while a question
     is waiting for its answer, and not when the amount is the identifier itself."""
     pending = state.pending_clarification
-    if (t.meaning in (CANCEL_MEANING, HANDOFF_MEANING) or t.command("start_intent") is not None
-            or (pending is not None and pending.kind == "slot") or not asks_amount_right(t.text)):
+    if (work.meaning in (CANCEL_MEANING, HANDOFF_MEANING) or work.command("start_intent") is not None
+            or (pending is not None and pending.kind == "slot") or not asks_amount_right(work.text)):
         return
     taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
     for name in _slot_names(config):
         if name not in lookups or config.slot_spec(name).extractor not in _IDENTIFIER_EXTRACTORS or config.slot_spec(name).extractor in _BY_SHAPE:
             continue
         said = found.get(name)
-        hit = (said.value, said.raw) if said is not None else lookup_identifier(lookups[name], identifier_candidates(t.text, taken), {})
-        if hit is None or not asks_amount_right(t.text.replace(hit[1], " ")):
+        hit = (said.value, said.raw) if said is not None else lookup_identifier(lookups[name], identifier_candidates(work.text, taken), {})
+        if hit is None or not asks_amount_right(work.text.replace(hit[1], " ")):
             continue
         takers = [i.name for i in config.intents if name in i.required_slots]
         if said is None:
             found[name] = Extraction(value=hit[0], raw=hit[1])
-            t.trace.append(f"slot {name} resolved by lookup (an amount asked about)")
-        if len(takers) == 1 and t.routed.intent != takers[0]:
-            t.routed = replace(t.routed, intent=takers[0], kind="domain", confidence=max(t.routed.confidence, 0.6),
+            work.trace.append(f"slot {name} resolved by lookup (an amount asked about)")
+        if len(takers) == 1 and work.routed.intent != takers[0]:
+            work.routed = replace(work.routed, intent=takers[0], kind="domain", confidence=max(work.routed.confidence, 0.6),
                                candidates=(takers[0],), ambiguous=False, pattern=None)
-            t.meaning = REQUEST
-            t.trace.append(f"an amount asked about with {name}: {takers[0]}")
+            work.meaning = REQUEST
+            work.trace.append(f"an amount asked about with {name}: {takers[0]}")
         return
 
 
@@ -533,17 +533,17 @@ def _amount_asked_about(state: ContextState, t: TurnWork, config: ConversationCo
 _BY_SHAPE = ("plate_no",)
 
 
-def _one_token_two_things(state: ContextState, t: TurnWork, config: ConversationConfig,
+def _one_token_two_things(state: ContextState, work: TurnWork, config: ConversationConfig,
                           found: dict[str, Extraction], lookups: Lookups) -> None:
     """One token that is two things ("A1001" is an order and a lot), with nothing to tell which (no
     request in words, no question asked): both are kept and the requests they serve are asked about."""
-    if t.routed.ambiguous and t.command("clarify") is not None:  # a generator's clarify: the same words, two slots?
+    if work.routed.ambiguous and work.command("clarify") is not None:  # a generator's clarify: the same words, two slots?
         same = [(a, b) for a in found for b in found if a < b and found[a].raw and found[a].raw.casefold() == found[b].raw.casefold()]
         if same:
-            t.notice = _two_things(config, t.language, found[same[0][0]].raw, *same[0])
+            work.notice = _two_things(config, work.language, found[same[0][0]].raw, *same[0])
         return
     pending = state.pending_clarification
-    if t.routed.kind == "domain" or (pending is not None and pending.kind == "slot") or t.command("set_slot", "correct_slot"):
+    if work.routed.kind == "domain" or (pending is not None and pending.kind == "slot") or work.command("set_slot", "correct_slot"):
         return  # the request, the question asked or the generator's own commands say which it is
     for name, extraction in list(found.items()):
         if config.slot_spec(name).extractor not in _IDENTIFIER_EXTRACTORS and name not in lookups:
@@ -558,10 +558,10 @@ def _one_token_two_things(state: ContextState, t: TurnWork, config: Conversation
             if hit is None or not own or not theirs or set(own) & set(theirs):
                 continue
             found[other] = Extraction(value=hit[0], raw=extraction.raw)
-            t.routed = replace(t.routed, intent=own[0], kind="domain", ambiguous=True, candidates=(own[0], theirs[0]),
-                               confidence=max(t.routed.confidence, 0.5))
-            t.trace.append(f"{extraction.raw} is both {name} and {other}: asked ({', '.join(serving)})")
-            t.notice = _two_things(config, t.language, extraction.raw, name, other)
+            work.routed = replace(work.routed, intent=own[0], kind="domain", ambiguous=True, candidates=(own[0], theirs[0]),
+                               confidence=max(work.routed.confidence, 0.5))
+            work.trace.append(f"{extraction.raw} is both {name} and {other}: asked ({', '.join(serving)})")
+            work.notice = _two_things(config, work.language, extraction.raw, name, other)
             return
 
 
@@ -576,10 +576,10 @@ def _two_things(config: ConversationConfig, language: str, raw: str, name: str, 
 _ORDINALS = {"first": 0, "1st": 0, "第一": 0, "前者": 0, "second": 1, "2nd": 1, "第二": 1, "后者": 1, "latter": 1, "former": 0}
 
 
-def _picked_request(candidates: tuple[str, ...], t: TurnWork, config: ConversationConfig) -> str | None:
+def _picked_request(candidates: tuple[str, ...], work: TurnWork, config: ConversationConfig) -> str | None:
     """The request an answer to "which is it?" picks: by place ("the second one", "后者"), or by the thing its
     required details name ("the order", "the car park", "订单"), when only one fits."""
-    lowered = t.text.casefold()
+    lowered = work.text.casefold()
     for word, index in _ORDINALS.items():
         if word in lowered and index < len(candidates):
             return candidates[index]
@@ -600,38 +600,38 @@ def _a(noun: str) -> str:
     return f"{'an' if noun[:1] in 'aeiou' else 'a'} {noun}"
 
 
-def _pick_ambiguous(state: ContextState, t: TurnWork, config: ConversationConfig) -> str | None:
+def _pick_ambiguous(state: ContextState, work: TurnWork, config: ConversationConfig) -> str | None:
     """Among equally matched domain intents, the single one whose required slots are all valid;
     if several are, the single one whose slot this very message gave (fresh evidence wins)."""
-    domain = [config.intent(name) for name in t.routed.candidates if config.intent(name)]
+    domain = [config.intent(name) for name in work.routed.candidates if config.intent(name)]
     usable = state.usable_slots()
     complete = [i for i in domain if i and _has_required_slots(i, usable)]
     if len(complete) == 1:
         return complete[0].name
-    mentioned = set(t.slots_mentioned)  # given in this message, new or restated
+    mentioned = set(work.slots_mentioned)  # given in this message, new or restated
     fresh = [i.name for i in complete if mentioned & set(i.required_slots)]
     return fresh[0] if len(fresh) == 1 else None
 
 
-def _switched_by_slot(state: ContextState, t: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
+def _switched_by_slot(state: ContextState, work: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
     """A follow-up that gives a detail only another intent uses ("check order SCN-019" while a
     rule was being explained) moves to that intent, when it is the only one and is complete."""
     active = config.intent(state.active_intent)
     if active is None:
         return None
     used = set(active.required_slots) | set(active.optional_slots)
-    new = set(t.slots_mentioned) - used
+    new = set(work.slots_mentioned) - used
     usable = state.usable_slots()
     takers = [i.name for i in config.intents if i.name != active.name and new & set(i.required_slots)
               and _has_required_slots(i, usable)]
     return (takers[0], "slots") if len(takers) == 1 else None
 
 
-def _started_by_slot(state: ContextState, t: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
+def _started_by_slot(state: ContextState, work: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
     """A first message that names no request but gives what only one request needs ("check order
     SZ-2026-0312-77 please", "苏E 9Z8Y7?") is that request, when its details are all known."""
     usable = state.usable_slots()
-    takers = [i.name for i in config.intents if set(t.slots_mentioned) & set(i.required_slots)]
+    takers = [i.name for i in config.intents if set(work.slots_mentioned) & set(i.required_slots)]
     if len(takers) == 1 and _has_required_slots(config.intent(takers[0]), usable):
         return takers[0], "slots"
     return None
@@ -641,97 +641,97 @@ def _has_required_slots(intent: DomainIntent, usable: Mapping[str, str]) -> bool
     return all(name in usable for name in intent.required_slots)
 
 
-def resolve_intent(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def resolve_intent(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Which domain intent this turn serves: explicit, pending clarification, or follow-up."""
     pending = state.pending_clarification
     resolved, source = None, None
-    if t.routed.kind == "domain":
-        resolved, source = t.routed.intent, "explicit"
-        if t.routed.ambiguous:
-            resolved = _pick_ambiguous(state, t, config)
+    if work.routed.kind == "domain":
+        resolved, source = work.routed.intent, "explicit"
+        if work.routed.ambiguous:
+            resolved = _pick_ambiguous(state, work, config)
             source = "slots" if resolved else None
-    elif pending is not None and pending.kind == "intent" and (picked := _picked_request(pending.missing, t, config)):
+    elif pending is not None and pending.kind == "intent" and (picked := _picked_request(pending.missing, work, config)):
         resolved, source = picked, "pending_clarification"  # "the order" / "the car park" / "the second one"
     elif (
         pending is not None
         and pending.kind == "slot"
-        and t.meaning in (ANSWER, CONFIRM, FOLLOW_UP, UNCLEAR_MEANING)
+        and work.meaning in (ANSWER, CONFIRM, FOLLOW_UP, UNCLEAR_MEANING)
     ):
         resolved, source = pending.intent, "pending_clarification"
     elif state.active_intent and (
-        t.meaning == FOLLOW_UP
+        work.meaning == FOLLOW_UP
         # a new value for the request in progress, however it is phrased: an answer, a correction
         # ("不对，…"), or words that read like evidence ("我其实是下午五点才开走的")
-        or (t.meaning not in (SIDE_QUESTION, REQUEST) and t.slots_changed)
-        or _asks_about_request(state, t, config)
+        or (work.meaning not in (SIDE_QUESTION, REQUEST) and work.slots_changed)
+        or _asks_about_request(state, work, config)
     ):
-        if t.meaning == SIDE_QUESTION:
-            t.meaning = FOLLOW_UP
-            t.trace.append("side question about the request in progress: a follow-up")
-        resolved, source = _switched_by_slot(state, t, config) or (state.active_intent, "follow_up")
-    elif not state.active_intent and t.meaning != SIDE_QUESTION and t.slots_mentioned:
-        resolved, source = _started_by_slot(state, t, config) or (None, None)
-    elif (t.meaning == SIDE_QUESTION and t.routed.intent == EXPLAIN and not t.command("side_question")
-          and not _names_side_topic(t, config) and (started := _started_by_slot(state, t, config))):
+        if work.meaning == SIDE_QUESTION:
+            work.meaning = FOLLOW_UP
+            work.trace.append("side question about the request in progress: a follow-up")
+        resolved, source = _switched_by_slot(state, work, config) or (state.active_intent, "follow_up")
+    elif not state.active_intent and work.meaning != SIDE_QUESTION and work.slots_mentioned:
+        resolved, source = _started_by_slot(state, work, config) or (None, None)
+    elif (work.meaning == SIDE_QUESTION and work.routed.intent == EXPLAIN and not work.command("side_question")
+          and not _names_side_topic(work, config) and (started := _started_by_slot(state, work, config))):
         # "explain the Xuhui lot 1 rule": what the request needs is named, so it is that request, not a side question
         resolved, source = started
-        t.meaning = REQUEST
-    if t.pointed_at and source != "explicit" and (taker := _taker_of_pointed(resolved or state.active_intent, t, config)):
+        work.meaning = REQUEST
+    if work.pointed_at and source != "explicit" and (taker := _taker_of_pointed(resolved or state.active_intent, work, config)):
         # "鼓浪屿码头那笔呢" after the arrears list: an order of the list is pointed at, so it is that order's request
         resolved, source = taker, "slots"
-    t.resolved_intent = resolved
-    t.intent_source = source
+    work.resolved_intent = resolved
+    work.intent_source = source
     if resolved:
-        t.trace.append(f"intent {resolved} ({source})")
+        work.trace.append(f"intent {resolved} ({source})")
         return state.evolve(active_intent=resolved)
     return state
 
 
-def _taker_of_pointed(current: str | None, t: TurnWork, config: ConversationConfig) -> str | None:
+def _taker_of_pointed(current: str | None, work: TurnWork, config: ConversationConfig) -> str | None:
     """The one request that needs the listed item pointed at, when the current one does not use it."""
     intent = config.intent(current)
-    if intent is not None and t.pointed_at in (*intent.required_slots, *intent.optional_slots):
+    if intent is not None and work.pointed_at in (*intent.required_slots, *intent.optional_slots):
         return None
-    takers = [i.name for i in config.intents if t.pointed_at in i.required_slots]
+    takers = [i.name for i in config.intents if work.pointed_at in i.required_slots]
     return takers[0] if len(takers) == 1 else None
 
 
-def _names_side_topic(t: TurnWork, config: ConversationConfig) -> bool:
+def _names_side_topic(work: TurnWork, config: ConversationConfig) -> bool:
     """The message names one of the plan's side topics ("who runs the Tianhe car park?" asks about the operator,
     not the lot's prices): a lot named in it does not make it that lot's request."""
-    return any(first_match(t.text, topic.patterns, t.language) for topic in config.side_topics)
+    return any(first_match(work.text, topic.patterns, work.language) for topic in config.side_topics)
 
 
-def _asks_about_request(state: ContextState, t: TurnWork, config: ConversationConfig) -> bool:
+def _asks_about_request(state: ContextState, work: TurnWork, config: ConversationConfig) -> bool:
     """A question that changes a detail of the request in progress ("what is it on Sunday?", "what's it like
     at Guanqian?") is about that request, not a side question, unless it names one of the plan's side topics
     or a generator said it is one."""
-    if t.meaning != SIDE_QUESTION or t.command("side_question") is not None:
+    if work.meaning != SIDE_QUESTION or work.command("side_question") is not None:
         return False
     active = config.intent(state.active_intent)
-    if active is None or not set(t.slots_changed) & {*active.required_slots, *active.optional_slots}:
+    if active is None or not set(work.slots_changed) & {*active.required_slots, *active.optional_slots}:
         return False
-    return not _names_side_topic(t, config)
+    return not _names_side_topic(work, config)
 
 
-def track_topic(state: ContextState, t: TurnWork, config: ConversationConfig) -> ContextState:
+def track_topic(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Push a side question (answered briefly); any other message returns to the interrupted step."""
-    if t.meaning != SIDE_QUESTION:
+    if work.meaning != SIDE_QUESTION:
         state, returned = pop_all(state)
-        t.returned_to_step = returned
+        work.returned_to_step = returned
         return state
     # the system being diagnosed answers first: its "igniter" before the water heater's
     topics = sorted(config.side_topics, key=lambda topic: topic.system not in (None, state.primary_system))
-    topic = detect_topic(t.text, t.routed.intent, topics, t.language, state.topic_stack)
-    submode = submode_for(t.routed.intent, config.modes.submodes)
+    topic = detect_topic(work.text, work.routed.intent, topics, work.language, state.topic_stack)
+    submode = submode_for(work.routed.intent, config.modes.submodes)
     key = f"side:{topic}:{submode}"
     last = state.cooldowns.get(key)
     repeat = last is not None and state.turn_index - last <= config.loop_guard.topic_cooldown_turns
     return_step = state.current_step_id
-    state = push_topic(state, topic=topic, submode=submode, return_step_id=return_step, turn=t.turn)
-    answer = side_answer(topic, submode, config.side_topics, t.language)
-    t.side_question = SideQuestion( topic, submode, answer, state.topic_stack[0].return_step_id, repeat )
-    t.reply_action = "side_answer"
-    t.action = ProposedAction("side_answer", step_id=return_step, topic=key)
-    t.trace.append(f"side question {topic} ({submode}) pushed")
+    state = push_topic(state, topic=topic, submode=submode, return_step_id=return_step, turn=work.turn)
+    answer = side_answer(topic, submode, config.side_topics, work.language)
+    work.side_question = SideQuestion( topic, submode, answer, state.topic_stack[0].return_step_id, repeat )
+    work.reply_action = "side_answer"
+    work.action = ProposedAction("side_answer", step_id=return_step, topic=key)
+    work.trace.append(f"side question {topic} ({submode}) pushed")
     return state

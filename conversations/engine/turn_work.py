@@ -266,7 +266,7 @@ class TurnWork:
     form_changed_question: str | None = None
     form_changed_from: str | None = None
     form_changed_to: str | None = None
-    # what the message says about the actions (seed 002): the one wanted, the ones refused
+    # what the message says about the actions: the one wanted, the ones refused
     action_requested: str | None = None
     actions_declined: tuple[str, ...] = ()
     form_note: str | None = None  # a word about the form to say before the rest ("nothing changed")

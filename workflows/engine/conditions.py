@@ -34,17 +34,17 @@ def _describe(condition: Mapping[str, Any], default: str) -> str:
     return str(condition.get("message") or default)
 
 
-def _equals(c: Mapping, view: ConditionView) -> str | None:
-    value = view.get(c["key"])
-    if value is not _MISSING and value == c["value"]:
+def _equals(condition: Mapping, view: ConditionView) -> str | None:
+    value = view.get(condition["key"])
+    if value is not _MISSING and value == condition["value"]:
         return None
-    return _describe(c, f"{c['key']} must be {c['value']!r}")
+    return _describe(condition, f"{condition['key']} must be {condition['value']!r}")
 
 
-def _in(c: Mapping, view: ConditionView) -> str | None:
-    if view.get(c["key"]) in c["values"]:
+def _in(condition: Mapping, view: ConditionView) -> str | None:
+    if view.get(condition["key"]) in condition["values"]:
         return None
-    return _describe(c, f"{c['key']} must be one of {c['values']!r}")
+    return _describe(condition, f"{condition['key']} must be one of {condition['values']!r}")
 
 
 def _number(view: ConditionView, key: str) -> float | None:
@@ -54,66 +54,66 @@ def _number(view: ConditionView, key: str) -> float | None:
     return float(value)
 
 
-def _at_least(c: Mapping, view: ConditionView) -> str | None:
-    value = _number(view, c["key"])
-    if value is not None and value >= c["value"]:
+def _at_least(condition: Mapping, view: ConditionView) -> str | None:
+    value = _number(view, condition["key"])
+    if value is not None and value >= condition["value"]:
         return None
-    return _describe(c, f"{c['key']} must be at least {c['value']}")
+    return _describe(condition, f"{condition['key']} must be at least {condition['value']}")
 
 
-def _below(c: Mapping, view: ConditionView) -> str | None:
-    value = _number(view, c["key"])
-    if value is not None and value < c["value"]:
+def _below(condition: Mapping, view: ConditionView) -> str | None:
+    value = _number(view, condition["key"])
+    if value is not None and value < condition["value"]:
         return None
-    return _describe(c, f"{c['key']} must be below {c['value']}")
+    return _describe(condition, f"{condition['key']} must be below {condition['value']}")
 
 
-def _present(c: Mapping, view: ConditionView) -> str | None:
-    value = view.get(c["key"])
+def _present(condition: Mapping, view: ConditionView) -> str | None:
+    value = view.get(condition["key"])
     if value is not _MISSING and value not in (None, "", [], {}):
         return None
-    return _describe(c, f"{c['key']} is missing")
+    return _describe(condition, f"{condition['key']} is missing")
 
 
-def _absent(c: Mapping, view: ConditionView) -> str | None:
-    if _present(c, view) is not None:
+def _absent(condition: Mapping, view: ConditionView) -> str | None:
+    if _present(condition, view) is not None:
         return None
-    return _describe(c, f"{c['key']} must not be set")
+    return _describe(condition, f"{condition['key']} must not be set")
 
 
-def _step_completed(c: Mapping, view: ConditionView) -> str | None:
-    if c["step"] in view.completed_steps:
+def _step_completed(condition: Mapping, view: ConditionView) -> str | None:
+    if condition["step"] in view.completed_steps:
         return None
-    return _describe(c, f"step '{c['step']}' is not completed yet")
+    return _describe(condition, f"step '{condition['step']}' is not completed yet")
 
 
-def _action_allowed(c: Mapping, view: ConditionView) -> str | None:
+def _action_allowed(condition: Mapping, view: ConditionView) -> str | None:
     # The conversation layer publishes ask-then-act blockers per action under this key.
     # No published decision (a run that has heard nothing yet) fails closed: never act first.
-    blockers = view.get(f"action_blockers.{c['action']}")
+    blockers = view.get(f"action_blockers.{condition['action']}")
     if blockers is _MISSING:
-        return _describe(c, "no_decision_yet: the person has not said anything yet")
+        return _describe(condition, "no_decision_yet: the person has not said anything yet")
     if not blockers:
         return None
-    return _describe(c, "; ".join(str(b) for b in blockers))
+    return _describe(condition, "; ".join(str(b) for b in blockers))
 
 
-def _not(c: Mapping, view: ConditionView) -> str | None:
-    if evaluate(c["condition"], view) is not None:
+def _not(condition: Mapping, view: ConditionView) -> str | None:
+    if evaluate(condition["condition"], view) is not None:
         return None
-    return _describe(c, f"not allowed: {c['condition'].get('type')} holds")
+    return _describe(condition, f"not allowed: {condition['condition'].get('type')} holds")
 
 
-def _all(c: Mapping, view: ConditionView) -> str | None:
-    reasons = [r for r in (evaluate(x, view) for x in c["conditions"]) if r]
-    return _describe(c, "; ".join(reasons)) if reasons else None
+def _all(condition: Mapping, view: ConditionView) -> str | None:
+    reasons = [r for r in (evaluate(x, view) for x in condition["conditions"]) if r]
+    return _describe(condition, "; ".join(reasons)) if reasons else None
 
 
-def _any(c: Mapping, view: ConditionView) -> str | None:
-    reasons = [evaluate(x, view) for x in c["conditions"]]
+def _any(condition: Mapping, view: ConditionView) -> str | None:
+    reasons = [evaluate(x, view) for x in condition["conditions"]]
     if any(r is None for r in reasons):
         return None
-    return _describe(c, " or ".join(r for r in reasons if r))
+    return _describe(condition, " or ".join(r for r in reasons if r))
 
 
 # type -> (evaluator, required fields with their accepted Python types)

@@ -1,4 +1,4 @@
-"""Documents and staleness (ADR-036): a new upstream version makes downstream stale."""
+"""Documents and staleness: a new upstream version makes downstream stale."""
 
 from __future__ import annotations
 

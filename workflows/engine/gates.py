@@ -1,4 +1,4 @@
-"""Gate kind from signals (ADR-037 amendment): auto only when every signal is unambiguous."""
+"""Gate kind from signals: auto only when every signal is unambiguous."""
 
 from __future__ import annotations
 

@@ -33,7 +33,7 @@ NEEDS_SYSTEM_INTERVENTION = "needs_system_intervention"
 
 @dataclass(frozen=True)
 class Option:
-    """One entry of available_options[]: the ADR-037 contract plus a few display hints."""
+    """One entry of available_options[]: the options contract plus a few display hints."""
 
     option_id: str
     label: str
@@ -279,7 +279,7 @@ def available_options(
     actor: str = "participant",
     locale: str = "en",
 ) -> tuple[Option, ...]:
-    """The ADR-037 available_options[] at the run's current step."""
+    """The options offered at the run's current step (available_options[])."""
     return decision_point(plan, run_state, signals, actor=actor, locale=locale).options
 
 
