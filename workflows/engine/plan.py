@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 import pydantic
@@ -168,8 +169,16 @@ class Plan:
     raw: Mapping[str, Any] = field(default_factory=dict, compare=False, repr=False)
     fingerprint: str = ""  # the stored version's checksum: a cache key for derived data
 
+    @cached_property
+    def _edges_by_source(self) -> dict[str, tuple[Edge, ...]]:
+        by_source: dict[str, list[Edge]] = {}
+        for edge in self.edges:
+            by_source.setdefault(edge.source, []).append(edge)
+        return {source: tuple(edges) for source, edges in by_source.items()}
+
     def edges_from(self, node_id: str) -> tuple[Edge, ...]:
-        return tuple(e for e in self.edges if e.source == node_id)
+        """The edges leaving a step, in plan order (looked up, not scanned: every option set asks)."""
+        return self._edges_by_source.get(node_id, ())
 
     def node(self, node_id: str) -> Node:
         return self.nodes[node_id]

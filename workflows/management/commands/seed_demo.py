@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import importlib
+from types import ModuleType
 
+from django.apps import apps
 from django.core.management.base import BaseCommand
 from django.db import transaction
-
-# Each app that has demo data exposes `seed(stdout)` in its `demo` module.
-DEMO_MODULES = ("workflows.demo", "billing.demo", "conversations.demo")
 
 ROLE_NOTES = {
     "person": "person chatting",
@@ -24,23 +23,34 @@ class Command(BaseCommand):
         parser.add_argument("--export-scenarios", metavar="PATH", help="also write the billing scenarios as JSONL to PATH")
 
     def handle(self, *args, **options) -> None:  # noqa: ANN002, ANN003
+        modules = _demo_modules()
         with transaction.atomic():
-            for module_path in DEMO_MODULES:
-                try:
-                    module = importlib.import_module(module_path)
-                except ModuleNotFoundError as error:
-                    if error.name != module_path:
-                        raise
-                    continue
-                self.stdout.write(f"{module_path}:")
+            for module in modules:
+                self.stdout.write(f"{module.__name__}:")
                 module.seed(self.stdout)
         if options.get("export_scenarios"):
-            from billing.demo import export_jsonl
-
-            count = export_jsonl(options["export_scenarios"])
+            exporters = [m.export_jsonl for m in modules if hasattr(m, "export_jsonl")]
+            count = sum(export(options["export_scenarios"]) for export in exporters)
             self.stdout.write(f"Wrote {count} scenarios to {options['export_scenarios']}")
         from workflows.demo import DEMO_USERS
 
         self.stdout.write(self.style.SUCCESS("Demo data ready. Sign in at /login/ with:"))
         for username, password, role in DEMO_USERS:
             self.stdout.write(f"  {username} / {password}  — {ROLE_NOTES[role]}")
+
+
+def _demo_modules() -> list[ModuleType]:
+    """Each installed app's `demo` module, in INSTALLED_APPS order: one that has demo data
+    exposes `seed(stdout)` (and may expose `export_jsonl(path)`). This app names none of them."""
+    found = []
+    for app in apps.get_app_configs():
+        name = f"{app.name}.demo"
+        try:
+            module = importlib.import_module(name)
+        except ModuleNotFoundError as error:
+            if error.name != name:
+                raise
+            continue
+        if hasattr(module, "seed"):
+            found.append(module)
+    return found
