@@ -11,17 +11,12 @@ _connected = False
 
 
 def connect() -> None:
-    """Subscribe knowledge to new billing rule versions and register the Celery tasks (idempotent)."""
+    """Register the Celery tasks (idempotent)."""
     global _connected
     with _lock:
         if _connected:
             return
-        from billing.services import on_version_added
-
         from . import tasks  # noqa: F401  (a worker learns the knowledge tasks from this import)
-        from .derived import on_rule_version_added
-
-        on_version_added(on_rule_version_added)
         # A migration may add the pgvector column: forget what was probed before it ran.
         post_migrate.connect(_reset_vector_probe, dispatch_uid="knowledge_reset_vector_probe")
         _connected = True
@@ -31,3 +26,4 @@ def _reset_vector_probe(**kwargs: object) -> None:
     from .vectors import reset
 
     reset()
+
