@@ -169,6 +169,7 @@ def warm_index(using: str = "default") -> None:
     try:
         knowledge_embedder().embed(["warm up"])
         cached, _ = knowledge_index(backend=vector_backend(using), using=using)
+        _ = cached.index.bm25  # the lexical index is otherwise built by the first hybrid search
     except Exception as error:  # noqa: BLE001 - a head start must never keep a server from starting
         logger.warning("knowledge index not built at start-up (%s); it is built on first use", error)
         return
