@@ -6,15 +6,16 @@ found nothing), tool-call compliance (the tools called are the ones expected, no
 negatives) and answer consistency (the answer states the ground truth: amount, rule and
 version, arrears, verification result).
 
-The query set has three parts: the queries apps register (billing registers its 20 demo
-scenarios asked in Chinese and English, `register_queries`), the extra queries (`eval/extra_queries.jsonl`: packs, version boundaries, negatives) and the
-second operator's queries (`eval/operator_queries.jsonl`), asked about data the scenarios
-do not use: another operator's cities, lots, rules and orders (`eval/operator_fixture.json`),
-loaded before the replay by the loader the app that owns that data registers
-(`register_data_set_loader`; billing's also derives the rules' explanations). Their ground truth was computed
-with the fee engine and the verification service when they were written (each query keeps
-its stay or order in `context`); a few follow the SPEC's calendar-day cap period where the
-engine still counts a night as one period, and say so in `note`.
+The query set has three parts: the queries apps register (`register_queries`: billing's 20
+demo scenarios asked in Chinese and English), the extra queries (`eval/extra_queries.jsonl`:
+packs, version boundaries, negatives) and the second operator's queries
+(`eval/operator_queries.jsonl`), asked about data the scenarios do not use: another operator's
+cities, lots, rules and orders (`eval/operator_fixture.json`), loaded before the replay by the
+loader the app owning that data registers (`register_data_set_loader`: billing's also derives
+the rules' explanations). Their ground truth was computed with the fee engine and the
+verification service when they were written (each query keeps its stay or order in `context`);
+a few follow the SPEC's calendar-day cap period where the engine still counts a night as one
+period, and say so in `note`.
 
 The memory replay set (`eval/memory_cases.jsonl`) holds short conversations whose
 later turns leave out what was said before (plate, city, lot, order), refer back ("第一笔",
