@@ -163,14 +163,15 @@ def timed(fn: Any, repeats: int = 1) -> tuple[list[float], Any]:
 
 
 def measure(data: Synthetic, size: int, queries: int, postgres: bool) -> list[dict[str, Any]]:
-    from conversations.knowledge import services, vectors
+    from conversations.knowledge import vectors
     from conversations.knowledge.engine import NO_FILTERS, RetrievalFilters, SearchOptions
+    from conversations.knowledge.services import index, retrieval
 
     filters = RetrievalFilters(**FILTER)
     mask = data.filter_mask(size)
     backend = "pgvector" if postgres else "numpy"
-    services.invalidate_index()
-    build, _ = timed(lambda: services.knowledge_retrieve("", query_vector=data.queries[0], mode="vector", backend=backend))
+    index.invalidate_index()
+    build, _ = timed(lambda: retrieval.knowledge_retrieve("", query_vector=data.queries[0], mode="vector", backend=backend))
     rows: list[dict[str, Any]] = []
 
     def run(label: str, call: Any, chunk_ids: Any, use_mask: np.ndarray | None, texts: bool = False) -> None:
@@ -191,9 +192,9 @@ def measure(data: Synthetic, size: int, queries: int, postgres: bool) -> list[di
     def hit_ids(result: Any) -> list[str]:
         return [h.chunk.chunk_id for h in result.hits]
 
-    run("service vector", lambda q, t: services.knowledge_retrieve("", query_vector=q, mode="vector", top_k=TOP_K,
+    run("service vector", lambda q, t: retrieval.knowledge_retrieve("", query_vector=q, mode="vector", top_k=TOP_K,
                                                                     backend=backend), hit_ids, None)
-    run("service vector+filter", lambda q, t: services.knowledge_retrieve(
+    run("service vector+filter", lambda q, t: retrieval.knowledge_retrieve(
         "", query_vector=q, mode="vector", top_k=TOP_K, filters=filters, backend=backend), hit_ids, mask)
     if postgres:
         def sql_ids(result: dict[int, float]) -> list[str]:
@@ -205,14 +206,14 @@ def measure(data: Synthetic, size: int, queries: int, postgres: bool) -> list[di
         run("sql hnsw (40 candidates)", lambda q, t: vectors.nearest(q, NO_FILTERS, TOP_K), sql_ids, None)
         run("sql hnsw+filter", lambda q, t: vectors.nearest(q, filters, TOP_K), sql_ids, mask)
     else:
-        cached, _ = services.knowledge_index(backend="numpy")
+        cached, _ = index.knowledge_index(backend="numpy")
         vector_only = SearchOptions(mode="vector")
         run("engine vector (no DB)", lambda q, t: cached.index.search("", query_vector=q, top_k=TOP_K,
                                                                        options=vector_only), lambda r: [h.chunk.chunk_id for h in r], None)
     # Hybrid: the first call builds BM25 over the corpus; time it apart from the queries.
-    bm25_ms, _ = timed(lambda: services.knowledge_retrieve(data.query_texts[0], query_vector=data.queries[0],
+    bm25_ms, _ = timed(lambda: retrieval.knowledge_retrieve(data.query_texts[0], query_vector=data.queries[0],
                                                           mode="hybrid", top_k=TOP_K, backend=backend))
-    run("service hybrid", lambda q, t: services.knowledge_retrieve(t, query_vector=q, mode="hybrid", top_k=TOP_K,
+    run("service hybrid", lambda q, t: retrieval.knowledge_retrieve(t, query_vector=q, mode="hybrid", top_k=TOP_K,
                                                                     backend=backend), None, None)
     for row in rows:
         row.update(size=size, index_build_ms=build[0], bm25_first_ms=bm25_ms[0])

@@ -46,7 +46,7 @@ def main() -> None:
     from django.test.runner import DiscoverRunner
     from rest_framework.test import APIClient
 
-    from config.runtime import tune_gc
+    from config.runtime import start_serving
     from workflows.demo import ensure_demo_users
 
     setup_test_environment()
@@ -57,7 +57,7 @@ def main() -> None:
         ensure_demo_users()
         from django.contrib.auth import get_user_model
 
-        tune_gc()  # as config/wsgi.py does once the server has loaded the project
+        start_serving()  # as config/wsgi.py does once the server has loaded the project (builds the knowledge index)
         from config.settings import base
 
         # The test settings recheck knowledge on every retrieval (tests roll back writes); a server does not.

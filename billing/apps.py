@@ -9,7 +9,16 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
-        from . import handlers  # noqa: F401  registers the billing tools and the fee decision
+        from conversations.dialogues import register_setup_loader
+
+        from . import (
+            handlers,  # noqa: F401  registers the billing tools and the fee decision
+            knowledge,
+        )
+        from .datasets import dataset_load
+
+        knowledge.connect()  # rule explanations follow new rule versions; the evaluation's billing part
+        register_setup_loader(dataset_load)  # scripted dialogues' `setup` creates billing data
 
         # After migrate (billing's own permissions exist by then), the role groups hold every
         # permission their role lists, new models' included, with no manual step.

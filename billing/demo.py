@@ -217,6 +217,9 @@ def seed(stdout) -> None:  # noqa: ANN001
                 parking_order_create(data=order)
     stdout.write(f"  billing: {BillingRule.objects.count()} rules, {BillingRuleVersion.objects.count()} versions, "
                  f"{ParkingOrder.objects.count()} orders, {len(SCENARIOS)} scenarios")
+    from .knowledge import seed as seed_knowledge  # that module imports this one for the scenarios
+
+    seed_knowledge(stdout)
 
 
 def export_jsonl(path: str) -> int:

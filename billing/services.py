@@ -27,6 +27,7 @@ from workflows.models import Review
 
 from .models import BillingRule, BillingRuleVersion, FeeVerification, ParkingOrder
 from .places import lot_cities, places_ensure
+from .signals import rule_version_added
 
 FEE_OPTIONS = (
     ("adjust_to_simulated", "adjust", "Adjust to the simulated amount", "调整为模拟金额",
@@ -133,22 +134,8 @@ def billing_rule_version_add(*, data: dict[str, Any], user=None) -> tuple[Billin
             rule_payload=version["rule_payload"],
         )
         audit_record("billing_rule_version_added", actor=user, payload={"rule_code": rule_code, "version_no": row.version_no})
-        transaction.on_commit(lambda: _version_added_listeners(row))
+        transaction.on_commit(lambda: rule_version_added.send(sender=BillingRuleVersion, version=row))
     return rule, row
-
-
-_VERSION_LISTENERS: list = []
-
-
-def on_version_added(listener):  # noqa: ANN001, ANN201
-    """Subscribe to new rule versions (knowledge regenerates its explanations)."""
-    _VERSION_LISTENERS.append(listener)
-    return listener
-
-
-def _version_added_listeners(row: BillingRuleVersion) -> None:
-    for listener in _VERSION_LISTENERS:
-        listener(row)
 
 
 def _in_force(rows: models.QuerySet, at: datetime) -> models.QuerySet:

@@ -4,8 +4,8 @@ import os
 
 from django.core.asgi import get_asgi_application
 
-from config.runtime import tune_gc
+from config.runtime import start_serving
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")
 application = get_asgi_application()
-tune_gc()
+start_serving()

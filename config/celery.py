@@ -13,7 +13,7 @@ app.autodiscover_tasks()
 
 
 @worker_process_init.connect
-def _tune_worker_gc(**_: object) -> None:
-    from config.runtime import tune_gc
+def _start_worker_process(**_: object) -> None:
+    from config.runtime import start_serving
 
-    tune_gc()
+    start_serving()

@@ -4,10 +4,25 @@ from __future__ import annotations
 
 import gc
 
+from django.db import connections
+from django.dispatch import Signal
+
 # A turn allocates tens of thousands of short-lived objects (ORM queries, engine state);
 # with CPython's default threshold of 700 the collector runs dozens of times per turn and
 # each time walks every long-lived object Django loaded (measured: a third of a turn).
 YOUNG_GENERATION_THRESHOLD = 50_000
+
+# Sent once a web server or worker process has loaded the project, before it serves: apps
+# build what their first request would otherwise wait for (the knowledge index).
+process_started = Signal()
+
+
+def start_serving() -> None:
+    """Warm the apps (`process_started`), then tune the collector; web and worker start-up call this."""
+    process_started.send(sender=None)
+    # A connection opened while warming must not be shared with workers forked from this process.
+    connections.close_all()
+    tune_gc()
 
 
 def tune_gc() -> None:

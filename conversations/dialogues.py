@@ -52,7 +52,7 @@ from __future__ import annotations
 import json
 import re
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -113,11 +113,21 @@ def run_dialogues(dialogues: list[dict[str, Any]], user, model_server=None) -> D
     return report
 
 
-def _setup(setup: dict[str, Any]) -> None:
-    """Create what a dialogue's `setup` names (billing.datasets, shared with the knowledge evaluation)."""
-    from billing.datasets import dataset_load
+_setup_loaders: list[Callable[[dict[str, Any]], None]] = []
 
-    dataset_load(setup)
+
+def register_setup_loader(loader: Callable[[dict[str, Any]], None]) -> None:
+    """Let an app create what a dialogue's `setup` names (billing registers its data set loader)."""
+    if loader not in _setup_loaders:
+        _setup_loaders.append(loader)
+
+
+def _setup(setup: dict[str, Any]) -> None:
+    """Create what a dialogue's `setup` names, through the loaders apps registered."""
+    if setup and not _setup_loaders:
+        raise RuntimeError("A dialogue has a setup, but no app registered a loader for it.")
+    for loader in _setup_loaders:
+        loader(setup)
 
 
 def _run_one(dialogue: dict[str, Any], user, model: ModelScript | None = None) -> list[str]:  # noqa: ANN001

@@ -11,8 +11,8 @@ from django.db.models import Count, QuerySet
 from django.http import HttpRequest
 from django.utils.html import format_html
 
-from . import services
 from .models import KnowledgeChunk, KnowledgeSource
+from .services.ingestion import knowledge_sources_reingest
 
 
 class ReadOnlyMixin:
@@ -83,7 +83,7 @@ class KnowledgeSourceAdmin(ReadOnlyMixin, admin.ModelAdmin):
 
     @admin.action(description="Re-ingest selected sources in the background", permissions=["view"])
     def reingest_in_background(self, request: HttpRequest, queryset: QuerySet[KnowledgeSource]) -> None:
-        pks = services.knowledge_sources_reingest(
+        pks = knowledge_sources_reingest(
             source_pks=list(queryset.values_list("pk", flat=True)), user=request.user
         )
         self.message_user(

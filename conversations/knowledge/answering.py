@@ -16,7 +16,7 @@ from django.utils import timezone
 
 from .engine.packs import load_pack, pack_names, pack_source_ids
 from .engine.search import RetrievalFilters, citation_for
-from .services import citation_dict, knowledge_retrieve
+from .services.retrieval import citation_dict, knowledge_retrieve
 
 ASKING_INTENTS = ("EXPLAIN", "HOWTO", "LOCATE")
 GUIDANCE_CHARS = 320  # a guidance passage is read as advice, not as a pointer to the source
@@ -67,7 +67,7 @@ def _pack_ids_in(workflow_id: str, lang: str) -> tuple[str, ...]:
 
 
 def guidance_for_action(*, plan, state, action, lang: str) -> tuple[tuple[dict[str, Any], ...], list[dict[str, Any]]]:  # noqa: ANN001
-    """The knowledge an offered action rests on (seed 002): passages of the workflow's pack found by the
+    """The knowledge an offered action rests on: passages of the workflow's pack found by the
     action's guidance topics and the situation the manager described, each cited."""
     query = (action.guidance.get(lang) or action.guidance.get("en") or "") if action is not None else ""
     pack = _pack_ids_in(plan.workflow_id, lang)

@@ -1,4 +1,4 @@
-"""Knowledge REST endpoints (RAG-001/003): source upsert, chunk batches, filtered retrieval.
+"""Knowledge REST endpoints: source upsert, chunk batches, filtered retrieval.
 
 Writes (ingestion) are for operators and supervisors (403 otherwise, checked before the body
 is read); any authenticated user may retrieve.
@@ -15,15 +15,14 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.services import parse_time
 from config.errors import validated_input
 from config.schema import conflict
 from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField, JSONInput
 from workflows.permissions import HoldsRequiredPerms
 
-from . import services
 from .engine import RetrievalFilters
 from .models import IngestStatus, KnowledgeSource, KnowledgeStatus
+from .services import ingestion, retrieval
 
 
 class IngestOut(serializers.Serializer):
@@ -120,7 +119,7 @@ class KnowledgeSourceApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated_input(SourceIn, request.data)
-        source, outcome = services.knowledge_source_upsert(data=data, user=request.user)
+        source, outcome = ingestion.knowledge_source_upsert(data=data, user=request.user)
         code = status.HTTP_201_CREATED if outcome == "created" else status.HTTP_200_OK
         return Response(source_out(source, outcome=outcome), status=code)
 
@@ -137,7 +136,7 @@ class ChunkBatchIn(JSONInput):
     source_id = serializers.CharField(max_length=128)
     embedder = serializers.CharField(max_length=64, required=False)
     replace = serializers.BooleanField(required=False, default=False)
-    chunks = ChunkIn(many=True, allow_empty=False, max_length=services.MAX_BATCH_CHUNKS)
+    chunks = ChunkIn(many=True, allow_empty=False, max_length=ingestion.MAX_BATCH_CHUNKS)
 
 
 class ChunkBatchOut(serializers.Serializer):
@@ -156,7 +155,7 @@ class KnowledgeChunkBatchApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated_input(ChunkBatchIn, request.data)
-        source, written = services.knowledge_chunks_batch(
+        source, written = ingestion.knowledge_chunks_batch(
             source_id=data["source_id"],
             chunks=data["chunks"],
             embedder_name=data.get("embedder"),
@@ -168,8 +167,8 @@ class KnowledgeChunkBatchApi(APIView):
 
 class RetrieveIn(JSONInput):
     query = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
-    top_k = serializers.IntegerField(min_value=1, max_value=services.MAX_TOP_K, required=False, default=5)
-    mode = serializers.ChoiceField(choices=list(services.MODES), required=False, default="hybrid")
+    top_k = serializers.IntegerField(min_value=1, max_value=retrieval.MAX_TOP_K, required=False, default=5)
+    mode = serializers.ChoiceField(choices=list(retrieval.MODES), required=False, default="hybrid")
     doc_type = serializers.CharField(max_length=64, required=False, allow_null=True)
     source_type = serializers.CharField(max_length=64, required=False, allow_null=True)
     city_code = serializers.CharField(max_length=32, required=False, allow_null=True)
@@ -230,17 +229,16 @@ class RetrieveApi(APIView):
     )
     def post(self, request: Request) -> Response:
         data = validated_input(RetrieveIn, request.data)
-        at_time = parse_time(data["at_time"], "at_time") if data.get("at_time") else None
         filters = RetrievalFilters(
             doc_type=data.get("doc_type") or None,
             source_type=data.get("source_type") or None,
             city_code=data.get("city_code") or None,
             lot_code=data.get("lot_code") or None,
-            at_time=at_time,
+            at_time=data.get("at_time"),  # aware: AwareDateTimeField refuses a time without offset
             source_ids=tuple(data["source_ids"]) if data.get("source_ids") else None,
             include_inactive=data["include_inactive"],
         )
-        result = services.knowledge_retrieve(
+        result = retrieval.knowledge_retrieve(
             data["query"],
             filters=filters,
             top_k=data["top_k"],
@@ -249,8 +247,8 @@ class RetrieveApi(APIView):
         )
         return Response(
             {
-                "hits": [services.hit_dict(hit) for hit in result.hits],
-                "citations": [services.citation_dict(c) for c in result.citations],
+                "hits": [retrieval.hit_dict(hit) for hit in result.hits],
+                "citations": [retrieval.citation_dict(c) for c in result.citations],
                 "trace": result.trace,
             }
         )

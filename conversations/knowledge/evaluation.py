@@ -1,21 +1,23 @@
 """Knowledge evaluation: replay a query set through retrieval and the help desk, score it.
 
-Metrics (RAG-006): retrieval hit rate (an expected source in the top 5), citation coverage
+Metrics: retrieval hit rate (an expected source in the top 5), citation coverage
 (tool answers that cite the expected source), empty-retrieval rate (positive queries that
 found nothing), tool-call compliance (the tools called are the ones expected, none for
 negatives) and answer consistency (the answer states the ground truth: amount, rule and
 version, arrears, verification result).
 
-The query set has three parts: the 20 demo scenarios asked in Chinese and English, the
-extra queries (`eval/extra_queries.jsonl`: packs, version boundaries, negatives) and the
-second operator's queries (`eval/operator_queries.jsonl`), asked about data the scenarios
-do not use: another operator's cities, lots, rules and orders (`eval/operator_fixture.json`),
-loaded like a scripted dialogue's `setup` before the replay. Their ground truth was computed
-with the fee engine and the verification service when they were written (each query keeps
-its stay or order in `context`); a few follow the SPEC's calendar-day cap period where the
-engine still counts a night as one period, and say so in `note`.
+The query set has three parts: the queries apps register (`register_queries`: billing's 20
+demo scenarios asked in Chinese and English), the extra queries (`eval/extra_queries.jsonl`:
+packs, version boundaries, negatives) and the second operator's queries
+(`eval/operator_queries.jsonl`), asked about data the scenarios do not use: another operator's
+cities, lots, rules and orders (`eval/operator_fixture.json`), loaded before the replay by the
+loader the app owning that data registers (`register_data_set_loader`: billing's also derives
+the rules' explanations). Their ground truth was computed with the fee engine and the
+verification service when they were written (each query keeps its stay or order in `context`);
+a few follow the SPEC's calendar-day cap period where the engine still counts a night as one
+period, and say so in `note`.
 
-The memory replay set (RAG-009, `eval/memory_cases.jsonl`) holds short conversations whose
+The memory replay set (`eval/memory_cases.jsonl`) holds short conversations whose
 later turns leave out what was said before (plate, city, lot, order), refer back ("第一笔",
 "the second one", "that order"), give what was asked for, or change the subject. Each turn
 checks the slots carried (with the turn they came from), the tools called and the answer's
@@ -29,6 +31,7 @@ from __future__ import annotations
 
 import json
 from collections import Counter
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
@@ -45,7 +48,6 @@ EVAL_NOW = datetime.fromisoformat("2026-05-20T10:30:00+08:00")  # a Wednesday: "
 THRESHOLDS = {"retrieval_hit_rate": 0.95, "citation_coverage": 0.95, "empty_retrieval_rate_max": 0.02,
               "tool_call_compliance": 0.95, "answer_consistency": 0.95}
 MEMORY_THRESHOLDS = {"memory_turn_pass_rate": 0.85}
-TOOLS = {"rule_explain": "billing.rule_explain", "arrears_check": "billing.arrears_check", "fee_verify": "billing.fee_verify"}
 COUNTS = {"retrieval_hit_rate": "retrieval_hit", "citation_coverage": "citation", "empty_retrieval_rate": "non_empty",
           "tool_call_compliance": "tool_call", "answer_consistency": "consistency"}
 
@@ -54,31 +56,26 @@ def _jsonl(path: Path, **defaults: Any) -> list[dict[str, Any]]:
     return [{**defaults, **json.loads(line)} for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def scenario_queries() -> list[dict[str, Any]]:
-    """The 20 demo scenarios asked in Chinese and in English, with their ground truth."""
-    from billing.demo import SCENARIOS
+_query_sources: list[Callable[[], list[dict[str, Any]]]] = []
+_data_set_loaders: list[Callable[[dict[str, Any]], list[str]]] = []
 
-    queries = []
-    for scenario in SCENARIOS:
-        expect = scenario["expect"]
-        tag = scenario["tags"][0]
-        texts = [v for k, v in expect.items() if k in ("amount", "total_arrears")]
-        if "rule_code" in expect:
-            texts.append(expect["rule_code"])
-        if expect.get("amount_check_result") == "mismatch":
-            texts.append(expect.get("order_amount", ""))
-        cite = [f"rule:{expect['rule_code']}:v{expect['version_no']}"] if "rule_code" in expect else ["parking_help_desk.arrears_faq"]
-        category = "version_boundary" if scenario["id"] in ("SCN-015", "SCN-016") else tag
-        for lang in ("zh", "en"):
-            queries.append({"id": f"{scenario['id']}-{lang}", "kind": "helpdesk", "category": category, "lang": lang,
-                            "data": "demo", "query": scenario[lang], "expect_tool": TOOLS[tag], "expect_text": texts,
-                            "expect_citation": cite})
-    return queries
+
+def register_queries(source: Callable[[], list[dict[str, Any]]]) -> None:
+    """Add an app's queries to the set (billing: its demo scenarios); idempotent."""
+    if source not in _query_sources:
+        _query_sources.append(source)
+
+
+def register_data_set_loader(loader: Callable[[dict[str, Any]], list[str]]) -> None:
+    """Let an app load the second operator's data set; the loader returns what is missing. Idempotent."""
+    if loader not in _data_set_loaders:
+        _data_set_loaders.append(loader)
 
 
 def load_queries() -> list[dict[str, Any]]:
-    """Every query: the scenarios, the extra queries (demo data and packs), the second operator's."""
-    return scenario_queries() + _jsonl(EXTRA, data="demo") + _jsonl(OPERATOR, data="operator")
+    """Every query: the apps' (the scenarios), the extra queries (demo data and packs), the second operator's."""
+    registered = [query for source in _query_sources for query in source()]
+    return registered + _jsonl(EXTRA, data="demo") + _jsonl(OPERATOR, data="operator")
 
 
 def load_memory_cases() -> list[dict[str, Any]]:
@@ -94,25 +91,11 @@ def query_counts(queries: list[dict[str, Any]] | None = None) -> dict[str, Any]:
 
 
 def fixture_load() -> list[str]:
-    """Load the second operator's data and derive its rules' explanations; what is missing, if anything.
-
-    Explanations are derived after commit when a rule version is added; the evaluation runs in a
-    transaction it rolls back, so it derives them itself, as the after-commit hook would.
-    """
-    from billing.datasets import dataset_load
-    from billing.models import BillingRuleVersion
-
-    from .derived import knowledge_rule_explanations_sync, rule_source_id
-    from .models import KnowledgeSource
-
+    """Load the second operator's data set through the registered loaders; what is missing, if anything."""
+    if not _data_set_loaders:
+        return ["fixture: no app registered a loader for the second operator's data set"]
     data = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    dataset_load(data)
-    codes = sorted({rule["rule_code"] for rule in data["rules"]})
-    knowledge_rule_explanations_sync(rule_codes=codes)
-    wanted = {rule_source_id(code, no) for code, no in
-              BillingRuleVersion.objects.filter(rule__rule_code__in=codes).values_list("rule__rule_code", "version_no")}
-    found = set(KnowledgeSource.objects.filter(source_id__in=wanted).values_list("source_id", flat=True))
-    return [f"fixture: no explanation {sid}" for sid in sorted(wanted - found)]
+    return [problem for loader in _data_set_loaders for problem in loader(data)]
 
 
 @dataclass
@@ -185,7 +168,7 @@ def _filters(spec: dict[str, Any]):  # noqa: ANN202
 
 
 def _retrieval(query: dict[str, Any], report: EvalReport) -> None:
-    from .services import knowledge_retrieve
+    from .services.retrieval import knowledge_retrieve
 
     result = knowledge_retrieve(query["query"], filters=_filters(query.get("filters")), top_k=5)
     found = [h.chunk.source_id for h in result.hits]

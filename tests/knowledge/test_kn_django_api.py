@@ -7,8 +7,8 @@ import pytest
 from django.urls import NoReverseMatch, include, path, reverse
 from rest_framework.test import APIClient
 
-from conversations.knowledge import services
 from conversations.knowledge.models import KnowledgeChunk, KnowledgeSource
+from conversations.knowledge.services import index
 from workflows.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -35,9 +35,9 @@ def _routes_and_fresh_index(settings):  # noqa: ANN001, ANN202
         reverse("retrieve")
     except NoReverseMatch:  # config/urls.py does not include the knowledge routes (yet)
         settings.ROOT_URLCONF = __name__
-    services.invalidate_index()
+    index.invalidate_index()
     yield
-    services.invalidate_index()
+    index.invalidate_index()
 
 
 def _source(api: APIClient, source_id: str, text: str, **fields) -> dict:  # noqa: ANN003

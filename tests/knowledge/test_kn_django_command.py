@@ -11,8 +11,8 @@ import pytest
 from django.core.management import CommandError, call_command
 
 import conversations.knowledge.admin  # noqa: F401  (registers the admin until conversations/admin.py imports it)
-from conversations.knowledge import services
 from conversations.knowledge.models import IngestStatus, KnowledgeChunk, KnowledgeSource
+from conversations.knowledge.services import index
 from workflows.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -49,9 +49,9 @@ def _run(*args: str) -> str:
 
 @pytest.fixture(autouse=True)
 def _fresh_index():  # noqa: ANN202
-    services.invalidate_index()
+    index.invalidate_index()
     yield
-    services.invalidate_index()
+    index.invalidate_index()
 
 
 def test_ingests_directories_and_jsonl_then_reruns_change_nothing(tmp_path) -> None:  # noqa: ANN001

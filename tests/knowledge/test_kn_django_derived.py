@@ -1,5 +1,5 @@
-"""Knowledge derived from billing: rule explanations regenerate when a version is added,
-scenario FAQs, the demo seed is idempotent, and Chinese questions find the right rule."""
+"""Knowledge derived from billing (billing/knowledge.py): rule explanations regenerate when a
+version is added, scenario FAQs, the demo seed is idempotent, and Chinese questions find the right rule."""
 
 from __future__ import annotations
 
@@ -9,13 +9,12 @@ from zoneinfo import ZoneInfo
 
 import pytest
 
+from billing.knowledge import scenario_faq_records
 from billing.services import billing_rule_version_add
-from conversations.knowledge import services
-from conversations.knowledge.apps_hooks import connect
 from conversations.knowledge.demo import seed
-from conversations.knowledge.derived import scenario_faq_records
 from conversations.knowledge.engine import RetrievalFilters
 from conversations.knowledge.models import KnowledgeChunk, KnowledgeSource
+from conversations.knowledge.services import index, retrieval
 from workflows.models import AuditEvent
 
 pytestmark = pytest.mark.django_db
@@ -30,9 +29,9 @@ PAYLOAD = [
 
 @pytest.fixture(autouse=True)
 def _fresh_index():  # noqa: ANN202
-    services.invalidate_index()
+    index.invalidate_index()
     yield
-    services.invalidate_index()
+    index.invalidate_index()
 
 
 def _add_version(effective_from: str, effective_to: str | None = None, price: int = 3) -> None:
@@ -56,7 +55,6 @@ def _add_version(effective_from: str, effective_to: str | None = None, price: in
     ],
 )
 def test_rule_explanation_says_what_one_cap_period_is(django_capture_on_commit_callbacks, cap_period, zh, en) -> None:  # noqa: ANN001
-    connect()
     night = {"name": "night", "type": "periodic", "time_window": {"start": "20:00", "end": "08:00"},
              "unit_minutes": 60, "unit_price": 1, "max_charge": 10}
     if cap_period:
@@ -72,10 +70,13 @@ def test_rule_explanation_says_what_one_cap_period_is(django_capture_on_commit_c
 
 
 def test_rule_explanations_regenerate_when_a_version_is_added(django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
-    connect()
-    connect()  # idempotent: one listener, not two
+    from billing import knowledge
+
+    knowledge.connect()  # a second wiring (BillingConfig.ready() made the first) adds no second receiver
     with django_capture_on_commit_callbacks(execute=True):
         _add_version("2026-01-01T00:00:00+08:00", "2026-06-01T00:00:00+08:00")
+    ingested = AuditEvent.objects.filter(event_type="knowledge_source_ingested", payload__source_id="rule:BJ-CY-TEST:v1")
+    assert ingested.count() == 1  # one receiver: the explanation is written once
     v1 = KnowledgeSource.objects.get(source_id="rule:BJ-CY-TEST:v1")
     assert (v1.doc_type, v1.source_type, v1.city_code, v1.lot_codes, v1.version) == (
         "rule_explain", "biz_derived", "110100", ["BJ-CY-001"], 1)
@@ -96,7 +97,7 @@ def test_rule_explanations_regenerate_when_a_version_is_added(django_capture_on_
     assert "每30分钟4.00元" in v2.content and "6月1日" in v2.content
     assert KnowledgeSource.objects.get(source_id="rule:BJ-CY-TEST:v1").updated_at == v1_updated  # untouched
     # Retrieval at a moment picks the version in force then.
-    at = services.knowledge_retrieve(
+    at = retrieval.knowledge_retrieve(
         "朝阳测试停车场怎么收费",
         filters=RetrievalFilters(doc_type="rule_explain", at_time=datetime(2026, 7, 1, tzinfo=SH)),
     )
@@ -116,9 +117,9 @@ def test_scenario_faqs_cover_every_intent() -> None:
 def demo(db):  # noqa: ANN001, ANN201
     from billing.demo import seed as billing_seed
 
-    billing_seed(io.StringIO())
     out = io.StringIO()
-    seed(out)
+    billing_seed(out)  # the billing data and the knowledge derived from it
+    seed(out)  # the knowledge packs
     return out.getvalue()
 
 
@@ -128,9 +129,12 @@ def test_demo_seed_is_idempotent(demo) -> None:  # noqa: ANN001
     chunks = set(KnowledgeChunk.objects.values_list("pk", flat=True))
     events = AuditEvent.objects.count()
     assert {"rule:SH-PD-DAY:v1", "rule:SH-PD2-DAYNIGHT:v2", "faq:SCN-020", "parking_help_desk.billing_basics_zh"} <= set(sources)
+    from billing.knowledge import seed as billing_knowledge_seed
+
     out = io.StringIO()
+    billing_knowledge_seed(out)
     seed(out)
-    assert "0 created, 0 updated" in out.getvalue()
+    assert out.getvalue().count("0 created, 0 updated") == 3  # packs, rule explanations, scenario FAQs
     assert {s.source_id: s.updated_at for s in KnowledgeSource.objects.all()} == sources
     assert set(KnowledgeChunk.objects.values_list("pk", flat=True)) == chunks
     assert AuditEvent.objects.count() == events
@@ -152,6 +156,6 @@ def test_demo_seed_is_idempotent(demo) -> None:  # noqa: ANN001
     ],
 )
 def test_questions_find_the_right_source(demo, query, filters, expected) -> None:  # noqa: ANN001
-    result = services.knowledge_retrieve(query, filters=RetrievalFilters(**filters), top_k=5)
+    result = retrieval.knowledge_retrieve(query, filters=RetrievalFilters(**filters), top_k=5)
     assert result.hits[0].chunk.source_id == expected
     assert result.citations[0].source_id == expected

@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from config.errors import ApplicationError, NotFound
-from conversations.knowledge import services
 from conversations.knowledge.engine import HashingEmbedder, KnowledgeRecord, RetrievalFilters
 from conversations.knowledge.models import IngestStatus, KnowledgeChunk, KnowledgeSource
+from conversations.knowledge.services import index, ingestion, retrieval
 from conversations.knowledge.tasks import ingest_sources
 from workflows.models import AuditEvent
 
@@ -26,9 +26,9 @@ LONG_EN = "\n\n".join(
 
 @pytest.fixture(autouse=True)
 def _fresh_index():  # noqa: ANN202
-    services.invalidate_index()
+    index.invalidate_index()
     yield
-    services.invalidate_index()
+    index.invalidate_index()
 
 
 def record(source_id: str = "kb.roof_ac", text: str = LONG_EN, **fields) -> KnowledgeRecord:  # noqa: ANN003
@@ -38,7 +38,7 @@ def record(source_id: str = "kb.roof_ac", text: str = LONG_EN, **fields) -> Know
 
 
 def test_ingest_stores_source_chunks_embeddings_and_audit() -> None:
-    report = services.knowledge_ingest([record(city_code="310100", lot_codes=("LOT-A",))], origins="docs/roof.md")
+    report = ingestion.knowledge_ingest([record(city_code="310100", lot_codes=("LOT-A",))], origins="docs/roof.md")
     source = KnowledgeSource.objects.get(source_id="kb.roof_ac")
     chunks = list(source.chunks.order_by("ordinal"))
     assert report.created == ["kb.roof_ac"] and report.chunks_written == len(chunks) > 1
@@ -54,9 +54,9 @@ def test_ingest_stores_source_chunks_embeddings_and_audit() -> None:
 
 
 def test_reingest_replaces_chunks_and_keeps_the_declared_version() -> None:
-    services.knowledge_ingest([record(version=3)])
+    ingestion.knowledge_ingest([record(version=3)])
     old_ids = set(KnowledgeChunk.objects.values_list("chunk_id", flat=True))
-    report = services.knowledge_ingest([record(version=3, text="# Roof AC\n\nReplaced: the capacitor is in the control box.")])
+    report = ingestion.knowledge_ingest([record(version=3, text="# Roof AC\n\nReplaced: the capacitor is in the control box.")])
     source = KnowledgeSource.objects.get(source_id="kb.roof_ac")
     new_ids = set(KnowledgeChunk.objects.values_list("chunk_id", flat=True))
     assert report.updated == ["kb.roof_ac"]
@@ -66,11 +66,11 @@ def test_reingest_replaces_chunks_and_keeps_the_declared_version() -> None:
 
 
 def test_unchanged_content_changes_nothing() -> None:
-    services.knowledge_ingest([record()])
+    ingestion.knowledge_ingest([record()])
     before = KnowledgeSource.objects.get().updated_at
     chunk_pks = set(KnowledgeChunk.objects.values_list("pk", flat=True))
     events = AuditEvent.objects.count()
-    report = services.knowledge_ingest([record()])
+    report = ingestion.knowledge_ingest([record()])
     assert report.unchanged == ["kb.roof_ac"] and not report.changed and report.chunks_written == 0
     assert KnowledgeSource.objects.get().updated_at == before
     assert set(KnowledgeChunk.objects.values_list("pk", flat=True)) == chunk_pks
@@ -79,28 +79,28 @@ def test_unchanged_content_changes_nothing() -> None:
 
 def test_duplicate_source_ids_in_one_ingest_write_nothing() -> None:
     with pytest.raises(ApplicationError) as caught:
-        services.knowledge_ingest([record(), record(text="other")])
+        ingestion.knowledge_ingest([record(), record(text="other")])
     assert caught.value.code == "duplicate_source"
     assert not KnowledgeSource.objects.exists()
 
 
 def test_metadata_upsert_updates_chunks_and_retrieval_sees_it() -> None:
-    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
-    assert services.knowledge_retrieve("capacitor shroud").hits
-    source, outcome = services.knowledge_source_upsert(data={"source_id": "kb.roof_ac", "status": "inactive", "city_code": "110100"})
+    ingestion.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    assert retrieval.knowledge_retrieve("capacitor shroud").hits
+    source, outcome = ingestion.knowledge_source_upsert(data={"source_id": "kb.roof_ac", "status": "inactive", "city_code": "110100"})
     assert outcome == "updated" and source.status == "inactive"
     assert set(KnowledgeChunk.objects.values_list("status", "city_code")) == {("inactive", "110100")}
-    assert services.knowledge_retrieve("capacitor shroud").hits == []
-    hidden = services.knowledge_retrieve("capacitor shroud", filters=RetrievalFilters(include_inactive=True))
+    assert retrieval.knowledge_retrieve("capacitor shroud").hits == []
+    hidden = retrieval.knowledge_retrieve("capacitor shroud", filters=RetrievalFilters(include_inactive=True))
     assert [h.chunk.source_id for h in hidden.hits] == ["kb.roof_ac"]
     # The same metadata again is a no-op.
-    assert services.knowledge_source_upsert(data={"source_id": "kb.roof_ac", "status": "inactive"})[1] == "unchanged"
+    assert ingestion.knowledge_source_upsert(data={"source_id": "kb.roof_ac", "status": "inactive"})[1] == "unchanged"
 
 
 def test_metadata_upsert_of_a_new_version_rechunks_the_stored_content() -> None:
-    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    ingestion.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
     before = set(KnowledgeChunk.objects.values_list("chunk_id", flat=True))
-    source, outcome = services.knowledge_source_upsert(data={"source_id": "kb.roof_ac", "version": 2})
+    source, outcome = ingestion.knowledge_source_upsert(data={"source_id": "kb.roof_ac", "version": 2})
     assert outcome == "updated" and source.version == 2 and source.content.startswith("The capacitor")
     assert set(KnowledgeChunk.objects.values_list("source_version", flat=True)) == {2}
     assert not before & set(KnowledgeChunk.objects.values_list("chunk_id", flat=True))
@@ -108,7 +108,7 @@ def test_metadata_upsert_of_a_new_version_rechunks_the_stored_content() -> None:
 
 def test_metadata_upsert_reports_every_problem() -> None:
     with pytest.raises(ApplicationError) as caught:
-        services.knowledge_source_upsert(
+        ingestion.knowledge_source_upsert(
             data={"source_id": "kb.new", "title": "", "doc_type": "Bad Type", "effective_from": "2026-01-01T00:00:00"}
         )
     fields = {p["field"] for p in caught.value.details["problems"]}
@@ -117,10 +117,10 @@ def test_metadata_upsert_reports_every_problem() -> None:
 
 
 def test_chunk_batch_checks_dimensions_and_embeds_missing_vectors() -> None:
-    services.knowledge_source_upsert(data={"source_id": "kb.batch", "title": "Batch", "doc_type": "faq"})
+    ingestion.knowledge_source_upsert(data={"source_id": "kb.batch", "title": "Batch", "doc_type": "faq"})
     vector = [0.0] * 384
     vector[7] = 2.0
-    source, written = services.knowledge_chunks_batch(
+    source, written = ingestion.knowledge_chunks_batch(
         source_id="kb.batch",
         chunks=[{"text": "Night parking is free.", "embedding": vector}, {"text": "Day parking costs 2 per 30 minutes.", "heading": "Day"}],
     )
@@ -129,18 +129,18 @@ def test_chunk_batch_checks_dimensions_and_embeds_missing_vectors() -> None:
     assert [c.ordinal for c in stored] == [0, 1]
     assert np.isclose(stored[0].vector[7], 1.0)  # normalised
     with pytest.raises(ApplicationError) as caught:
-        services.knowledge_chunks_batch(source_id="kb.batch", chunks=[{"text": "x", "embedding": [0.1] * 12}])
+        ingestion.knowledge_chunks_batch(source_id="kb.batch", chunks=[{"text": "x", "embedding": [0.1] * 12}])
     assert caught.value.code == "dimension_mismatch" and caught.value.details["expected_dim"] == 384
     with pytest.raises(NotFound):
-        services.knowledge_chunks_batch(source_id="kb.missing", chunks=[{"text": "x"}])
+        ingestion.knowledge_chunks_batch(source_id="kb.missing", chunks=[{"text": "x"}])
     # replace=True swaps the whole set.
-    services.knowledge_chunks_batch(source_id="kb.batch", chunks=[{"text": "Only this."}], replace=True)
+    ingestion.knowledge_chunks_batch(source_id="kb.batch", chunks=[{"text": "Only this."}], replace=True)
     assert list(KnowledgeChunk.objects.values_list("text", flat=True)) == ["Only this."]
 
 
 def test_background_ingest_runs_after_commit_and_is_idempotent(django_capture_on_commit_callbacks) -> None:  # noqa: ANN001
     with django_capture_on_commit_callbacks(execute=True):
-        report = services.knowledge_ingest_background([record()])
+        report = ingestion.knowledge_ingest_background([record()])
         assert KnowledgeSource.objects.get().ingest_status == IngestStatus.PENDING
     source = KnowledgeSource.objects.get()
     assert report.queued == [source.pk]
@@ -157,27 +157,27 @@ def test_background_failure_is_recorded_on_the_source(monkeypatch, django_captur
             raise RuntimeError("model server down")
 
     with django_capture_on_commit_callbacks(execute=True):
-        services.knowledge_ingest_background([record()])
-        monkeypatch.setattr(services, "knowledge_embedder", lambda: Broken())
+        ingestion.knowledge_ingest_background([record()])
+        monkeypatch.setattr(ingestion, "knowledge_embedder", lambda: Broken())
     source = KnowledgeSource.objects.get()
     assert source.ingest_status == IngestStatus.FAILED
     assert "model server down" in source.ingest_error
     assert AuditEvent.objects.filter(event_type="knowledge_ingest_failed").count() == 1
     # The admin's re-ingest action queues it again; with a working embedder it completes.
-    monkeypatch.setattr(services, "knowledge_embedder", lambda: HashingEmbedder())
+    monkeypatch.setattr(ingestion, "knowledge_embedder", lambda: HashingEmbedder())
     with django_capture_on_commit_callbacks(execute=True):
-        services.knowledge_sources_reingest(source_pks=[source.pk])
+        ingestion.knowledge_sources_reingest(source_pks=[source.pk])
     source.refresh_from_db()
     assert source.ingest_status == IngestStatus.DONE and source.chunks.count() > 1
 
 
 def test_retrieval_index_is_cached_until_knowledge_changes() -> None:
-    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
-    first = services.knowledge_retrieve("capacitor")
-    second = services.knowledge_retrieve("capacitor")
+    ingestion.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    first = retrieval.knowledge_retrieve("capacitor")
+    second = retrieval.knowledge_retrieve("capacitor")
     assert first.trace["index_rebuilt"] is True and second.trace["index_rebuilt"] is False
-    services.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
-    third = services.knowledge_retrieve("capacitor")
+    ingestion.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
+    third = retrieval.knowledge_retrieve("capacitor")
     assert third.trace["index_rebuilt"] is True and third.trace["corpus_chunks"] == 2
 
 
@@ -187,20 +187,20 @@ def test_other_processes_writes_show_after_the_recheck_interval_own_writes_at_on
     from django.test.utils import CaptureQueriesContext
 
     settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 3600
-    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
-    assert services.knowledge_retrieve("capacitor").trace["index_rebuilt"] is True
+    ingestion.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    assert retrieval.knowledge_retrieve("capacitor").trace["index_rebuilt"] is True
     with CaptureQueriesContext(connection) as captured:
-        assert services.knowledge_retrieve("capacitor").trace["index_rebuilt"] is False
+        assert retrieval.knowledge_retrieve("capacitor").trace["index_rebuilt"] is False
     assert not [q for q in captured.captured_queries if "conversations_knowledgesource" in q["sql"]]
     # This process's own write is seen at once, whatever the interval.
-    services.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
-    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
+    ingestion.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
+    assert retrieval.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
     # Another process's write (no invalidation here) is seen once the interval has passed.
     KnowledgeChunk.objects.filter(source_key="kb.other").delete()
     KnowledgeSource.objects.filter(source_id="kb.other").delete()
-    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
+    assert retrieval.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
     settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 0
-    after = services.knowledge_retrieve("capacitor")
+    after = retrieval.knowledge_retrieve("capacitor")
     assert after.trace["index_rebuilt"] is True and after.trace["corpus_chunks"] == 1
 
 
@@ -211,11 +211,11 @@ def test_a_committed_write_leaves_later_transactions_trusting_the_index(settings
     from django.test.utils import CaptureQueriesContext
 
     settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 3600
-    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    ingestion.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
     with transaction.atomic():
-        assert services.knowledge_retrieve("capacitor").trace["index_rebuilt"] is True
+        assert retrieval.knowledge_retrieve("capacitor").trace["index_rebuilt"] is True
     with transaction.atomic(), CaptureQueriesContext(connection) as captured:
-        assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
+        assert retrieval.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
     assert not [q for q in captured.captured_queries if "conversations_knowledgesource" in q["sql"]]
 
 
@@ -226,32 +226,32 @@ def test_an_index_built_inside_a_rolled_back_write_is_not_trusted_afterwards(set
         pass
 
     settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = 3600
-    services.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
-    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
+    ingestion.knowledge_ingest([record(text="The capacitor sits behind the roof shroud.")])
+    assert retrieval.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
     with pytest.raises(Rollback), transaction.atomic():
-        services.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
-        assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
+        ingestion.knowledge_ingest([record("kb.other", text="Capacitor replacement steps.", title="Other")])
+        assert retrieval.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 2
         raise Rollback
-    assert services.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
+    assert retrieval.knowledge_retrieve("capacitor").trace["corpus_chunks"] == 1
 
 
 def test_retrieval_filters_effective_time_and_rejects_bad_input() -> None:
-    services.knowledge_ingest(
+    ingestion.knowledge_ingest(
         [
             record("kb.old", text="Night rate is 1 per hour.", effective_from=datetime(2026, 1, 1, tzinfo=UTC),
                    effective_to=datetime(2026, 4, 1, tzinfo=UTC)),
             record("kb.new", text="Night rate is 2 per hour.", effective_from=datetime(2026, 4, 1, tzinfo=UTC)),
         ]
     )
-    at = services.knowledge_retrieve("night rate", filters=RetrievalFilters(at_time=datetime(2026, 4, 1, tzinfo=UTC)))
+    at = retrieval.knowledge_retrieve("night rate", filters=RetrievalFilters(at_time=datetime(2026, 4, 1, tzinfo=UTC)))
     assert [h.chunk.source_id for h in at.hits] == ["kb.new"]
-    before = services.knowledge_retrieve("night rate", filters=RetrievalFilters(at_time=datetime(2026, 3, 31, 23, 59, tzinfo=UTC)))
+    before = retrieval.knowledge_retrieve("night rate", filters=RetrievalFilters(at_time=datetime(2026, 3, 31, 23, 59, tzinfo=UTC)))
     assert [h.chunk.source_id for h in before.hits] == ["kb.old"]
     for kwargs in ({"mode": "fuzzy"}, {"top_k": 0}, {"top_k": 51}, {"query_vector": [0.1, 0.2]}):
         with pytest.raises(ApplicationError):
-            services.knowledge_retrieve("night", **kwargs)
+            retrieval.knowledge_retrieve("night", **kwargs)
     with pytest.raises(ApplicationError):
-        services.knowledge_retrieve("   ")
+        retrieval.knowledge_retrieve("   ")
 
 
 def test_pgvector_backend_agrees_with_numpy() -> None:
@@ -263,7 +263,7 @@ def test_pgvector_backend_agrees_with_numpy() -> None:
         if os.environ.get("CONCIERGE_REQUIRE_PGVECTOR"):
             pytest.fail("CONCIERGE_REQUIRE_PGVECTOR is set but the pgvector column is not available")
         pytest.skip("needs PostgreSQL with the pgvector extension")
-    services.knowledge_ingest(
+    ingestion.knowledge_ingest(
         [
             record(f"kb.doc{i}", text=f"Topic {i}: the capacitor {'and contactor ' * (i % 3)}note {i}.",
                    city_code=("310100" if i % 2 else None), doc_type=("faq" if i % 3 else "reference"))
@@ -274,8 +274,8 @@ def test_pgvector_backend_agrees_with_numpy() -> None:
     for query, filters in (("capacitor contactor", RetrievalFilters()),
                            ("capacitor note 7", RetrievalFilters(city_code="310100", doc_type="faq"))):
         for mode in ("vector", "hybrid"):
-            exact = services.knowledge_retrieve(query, filters=filters, mode=mode, top_k=5, backend="numpy")
-            hnsw = services.knowledge_retrieve(query, filters=filters, mode=mode, top_k=5)
+            exact = retrieval.knowledge_retrieve(query, filters=filters, mode=mode, top_k=5, backend="numpy")
+            hnsw = retrieval.knowledge_retrieve(query, filters=filters, mode=mode, top_k=5)
             assert hnsw.trace["backend"] == "pgvector"
             assert [h.chunk.chunk_id for h in hnsw.hits] == [h.chunk.chunk_id for h in exact.hits]
             assert [round(h.score, 5) for h in hnsw.hits] == [round(h.score, 5) for h in exact.hits]

@@ -19,7 +19,7 @@ from conversations.knowledge.engine import (
     parse_jsonl_records,
     parse_markdown_record,
 )
-from conversations.knowledge.services import knowledge_ingest, knowledge_ingest_background
+from conversations.knowledge.services.ingestion import knowledge_ingest, knowledge_ingest_background
 
 SUFFIXES = (".md", ".markdown", ".jsonl")
 

@@ -1,10 +1,14 @@
-"""Knowledge derived from billing (RAG-002): rule explanations and scenario FAQs.
+"""Knowledge derived from billing: rule explanations and scenario FAQs, handed to knowledge ingestion.
 
 Every billing rule version gets an explanation source (`rule:<RULE>:v<N>`, doc_type
 `rule_explain`) in Chinese and English: scope, effective dates, what each segment charges,
-caps and free minutes, and worked examples computed by the fee engine. The RAG-000 scenarios
+caps and free minutes, and worked examples computed by the fee engine. The demo scenarios
 become FAQ sources (`faq:<SCENARIO>`). A new rule version regenerates its rule's explanations
-(`on_rule_version_added`, connected by `apps_hooks.connect`).
+(`on_rule_version_added`, a receiver of `billing.signals.rule_version_added`).
+
+Billing plugs into conversations here, one way: `connect()` (from `BillingConfig.ready()`)
+subscribes to new rule versions and gives the knowledge evaluation the scenarios as queries
+and a loader for its second operator's data set.
 """
 
 from __future__ import annotations
@@ -17,10 +21,16 @@ from decimal import Decimal
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from billing.engine import crosses_midnight
+from conversations.knowledge import evaluation
+from conversations.knowledge.engine import KnowledgeRecord, has_cjk
+from conversations.knowledge.models import KnowledgeSource
+from conversations.knowledge.services.ingestion import IngestReport, knowledge_ingest
 
-from .engine import KnowledgeRecord, has_cjk
-from .services import IngestReport, knowledge_ingest
+from .datasets import dataset_load
+from .engine import crosses_midnight
+from .models import BillingRuleVersion
+from .services import simulate_with_version
+from .signals import rule_version_added
 
 logger = logging.getLogger(__name__)
 
@@ -191,8 +201,6 @@ def _example_base(version: Any) -> datetime:
 
 
 def _example_lines(version: Any) -> tuple[list[str], list[str]]:
-    from billing.services import simulate_with_version
-
     zh_lines, en_lines = [], []
     for number, (entry, exit_) in enumerate(_example_stays(version.rule_payload, _example_base(version)), start=1):
         result = simulate_with_version(version, entry, exit_).result
@@ -324,9 +332,11 @@ def _answer(record: dict[str, Any]) -> tuple[str, str]:
 
 
 def scenario_faq_records(scenarios: Iterable[dict[str, Any]] | None = None) -> list[KnowledgeRecord]:
-    """The RAG-000 scenarios as FAQ sources (question and answer in Chinese and English)."""
+    """The demo scenarios as FAQ sources (question and answer in Chinese and English)."""
     if scenarios is None:
-        from billing.demo import scenario_records
+        from .demo import (
+            scenario_records,  # the demo data imports this module to seed its knowledge
+        )
 
         scenarios = scenario_records()
     records = []
@@ -359,8 +369,6 @@ def scenario_faq_records(scenarios: Iterable[dict[str, Any]] | None = None) -> l
 
 def knowledge_rule_explanations_sync(*, rule_codes: Sequence[str] | None = None, user: Any = None) -> IngestReport:
     """(Re)generate the explanation of every version of the given rules (all rules by default)."""
-    from billing.models import BillingRuleVersion
-
     versions = BillingRuleVersion.objects.select_related("rule").order_by("rule__rule_code", "version_no")
     if rule_codes is not None:
         versions = versions.filter(rule__rule_code__in=list(rule_codes))
@@ -379,11 +387,73 @@ def knowledge_scenario_faqs_sync(*, user: Any = None) -> IngestReport:
     return knowledge_ingest(records, origins=origins, user=user)
 
 
-def on_rule_version_added(version: Any) -> None:
-    """billing.services listener (after commit): regenerate that rule's explanations."""
-    from .tasks import enqueue, sync_rule_explanations
+def seed(stdout: Any) -> None:
+    """Demo data: the explanation of every rule version and the scenario FAQs (idempotent)."""
+    for label, report in (
+        ("rule explanations", knowledge_rule_explanations_sync()),
+        ("scenario FAQs", knowledge_scenario_faqs_sync()),
+    ):
+        stdout.write(f"  knowledge {label}: {report.summary()}")
+
+
+def on_rule_version_added(sender: Any, version: BillingRuleVersion, **kwargs: Any) -> None:
+    """After a rule version is committed: regenerate that rule's explanations (in a worker)."""
+    from .tasks import queue_rule_explanations
 
     try:
-        enqueue(sync_rule_explanations, version.rule.rule_code)
+        queue_rule_explanations(version.rule.rule_code)
     except Exception:  # noqa: BLE001 - knowledge must never break the billing write that succeeded
         logger.exception("could not regenerate the explanations of %s", version.rule.rule_code)
+
+
+# --- the knowledge evaluation's billing part -----------------------------------------
+
+EVAL_TOOLS = {"rule_explain": "billing.rule_explain", "arrears_check": "billing.arrears_check",
+              "fee_verify": "billing.fee_verify"}
+
+
+def scenario_eval_queries() -> list[dict[str, Any]]:
+    """The 20 demo scenarios asked in Chinese and in English, with their ground truth."""
+    from .demo import SCENARIOS
+
+    queries = []
+    for scenario in SCENARIOS:
+        expect = scenario["expect"]
+        tag = scenario["tags"][0]
+        texts = [v for k, v in expect.items() if k in ("amount", "total_arrears")]
+        if "rule_code" in expect:
+            texts.append(expect["rule_code"])
+        if expect.get("amount_check_result") == "mismatch":
+            texts.append(expect.get("order_amount", ""))
+        if "rule_code" in expect:
+            cite = [rule_source_id(expect["rule_code"], expect["version_no"])]
+        else:
+            cite = ["parking_help_desk.arrears_faq"]
+        category = "version_boundary" if scenario["id"] in ("SCN-015", "SCN-016") else tag
+        for lang in ("zh", "en"):
+            queries.append({"id": f"{scenario['id']}-{lang}", "kind": "helpdesk", "category": category, "lang": lang,
+                            "data": "demo", "query": scenario[lang], "expect_tool": EVAL_TOOLS[tag], "expect_text": texts,
+                            "expect_citation": cite})
+    return queries
+
+
+def load_eval_data_set(data: dict[str, Any]) -> list[str]:
+    """Load the evaluation's second operator's data set and derive its rules' explanations; what is missing.
+
+    Explanations are derived after commit when a rule version is added; the evaluation runs in a
+    transaction it rolls back, so they are derived here, as the after-commit receiver would.
+    """
+    dataset_load(data)
+    codes = sorted({rule["rule_code"] for rule in data.get("rules", ())})
+    knowledge_rule_explanations_sync(rule_codes=codes)
+    wanted = {rule_source_id(code, no) for code, no in
+              BillingRuleVersion.objects.filter(rule__rule_code__in=codes).values_list("rule__rule_code", "version_no")}
+    found = set(KnowledgeSource.objects.filter(source_id__in=wanted).values_list("source_id", flat=True))
+    return [f"fixture: no explanation {sid}" for sid in sorted(wanted - found)]
+
+
+def connect() -> None:
+    """Plug billing's knowledge into conversations (from `BillingConfig.ready()`; idempotent)."""
+    rule_version_added.connect(on_rule_version_added, dispatch_uid="billing_knowledge_rule_explanations")
+    evaluation.register_queries(scenario_eval_queries)
+    evaluation.register_data_set_loader(load_eval_data_set)

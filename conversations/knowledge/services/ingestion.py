@@ -1,15 +1,11 @@
-"""Knowledge services: the only code that writes sources and chunks, and retrieval over them.
+"""Knowledge ingestion: the only code that writes sources and chunks.
 
 Ingestion is clean -> chunk -> embed -> upsert (the engine does the first three). A source is
 replaced whole: its old chunks are deleted and the new ones inserted in one transaction, with
 an audit row. A record whose content hash matches what is stored (and was embedded with the
 same embedder) changes nothing. Large inputs are staged (source rows marked pending) and the
-embedding runs in a Celery task after commit (`knowledge_ingest_background`).
-
-Retrieval keeps one `KnowledgeIndex` per process and database, rebuilt only when the cheap
-fingerprint (count, newest update and highest id of the sources) changes; every chunk write
-touches its source, so the fingerprint sees it. On PostgreSQL with pgvector, vector scores
-come from the HNSW index instead of the in-memory matrix (see `vectors.py`).
+embedding runs in a Celery task after commit (`knowledge_ingest_background`). Every write
+drops this process's retrieval index (`index.invalidate_index_on_write`).
 """
 
 from __future__ import annotations
@@ -17,70 +13,41 @@ from __future__ import annotations
 import hashlib
 import json
 import logging
-import math
-import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
 import numpy as np
-from django.conf import settings
-from django.db import connections, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
-from config.errors import ApplicationError, Conflict, NotFound
+from config.errors import Conflict, NotFound
 from workflows.audit import audit_record
 
-from . import vectors
-from .engine import (
+from .. import vectors
+from ..engine import (
     ChunkSnapshot,
-    Citation,
     Embedder,
-    KnowledgeIndex,
     KnowledgeRecord,
-    RetrievalFilters,
-    RetrievalHit,
-    SearchOptions,
-    citations_for,
-    get_embedder,
     l2_normalize,
     make_chunk_id,
     normalize_whitespace,
     record_from_mapping,
     record_snapshots,
-    top_k_indices,
 )
-from .models import IngestStatus, KnowledgeChunk, KnowledgeSource, KnowledgeStatus
+from ..errors import InvalidKnowledge
+from ..models import IngestStatus, KnowledgeChunk, KnowledgeSource, KnowledgeStatus
+from ..selectors import source_chunk_snapshots
+from ..tasks import queue_ingestion
+from .index import invalidate_index, invalidate_index_on_write, knowledge_embedder
 
 logger = logging.getLogger(__name__)
 
-MODES = ("hybrid", "vector", "lexical")
-MAX_TOP_K = 50
 EMBED_BATCH = 64
 MAX_BATCH_CHUNKS = 1000
 ProgressFn = Callable[[str, int, int], None]
-
-
-class InvalidKnowledge(ApplicationError):
-    code = "validation_error"
-
-
-# --- embedders ---------------------------------------------------------------------
-
-_embedders: dict[str, Embedder] = {}
-_embedder_lock = threading.Lock()
-
-
-def knowledge_embedder() -> Embedder:
-    """The configured embedder (KNOWLEDGE_EMBEDDER, default the offline hashing one), shared."""
-    name = str(getattr(settings, "KNOWLEDGE_EMBEDDER", "") or "hash-ngram-v1")
-    with _embedder_lock:
-        if name not in _embedders:
-            _embedders[name] = get_embedder(name, fallback=True)
-        return _embedders[name]
 
 
 def _vector_bytes(vector: np.ndarray) -> bytes:
@@ -252,26 +219,7 @@ def _snapshots_for(source: KnowledgeSource) -> list[ChunkSnapshot]:
     """The chunks a source should have: its content chunked, or its existing chunks re-embedded."""
     if source.content.strip():
         return record_snapshots(_record_of(source))
-    rows = KnowledgeChunk.objects.filter(source=source).order_by("ordinal", "id")
-    return [
-        ChunkSnapshot(
-            chunk_id=row.chunk_id,
-            source_id=source.source_id,
-            source_version=source.version,
-            title=source.title,
-            heading=row.heading,
-            text=row.text,
-            doc_type=source.doc_type,
-            source_type=source.source_type,
-            city_code=source.city_code,
-            lot_codes=tuple(source.lot_codes or ()),
-            effective_from=source.effective_from,
-            effective_to=source.effective_to,
-            status=source.status,
-            ordinal=row.ordinal,
-        )
-        for row in rows
-    ]
+    return source_chunk_snapshots(source)
 
 
 def _embed_snapshots(
@@ -408,7 +356,7 @@ def knowledge_ingest(
             _, written = _process(source, embedder, user=user, progress=progress)
             report.chunks_written += written
         if report.changed:
-            _invalidate_now_and_on_commit()
+            invalidate_index_on_write()
     return report
 
 
@@ -431,15 +379,8 @@ def knowledge_ingest_background(
                 actor=user,
                 payload={"source_ids": [s.source_id for s in staged], "embedder": embedder.name},
             )
-            _queue(report.queued)
+            queue_ingestion(report.queued)
     return report
-
-
-def _queue(source_pks: list[int]) -> None:
-    from .tasks import enqueue, ingest_sources
-
-    pks = list(source_pks)
-    transaction.on_commit(lambda: enqueue(ingest_sources, pks))
 
 
 def knowledge_sources_reingest(*, source_pks: Sequence[int], user: Any = None) -> list[int]:
@@ -457,7 +398,7 @@ def knowledge_sources_reingest(*, source_pks: Sequence[int], user: Any = None) -
             actor=user,
             payload={"source_ids": sorted(s.source_id for s in sources)},
         )
-        _queue(pks)
+        queue_ingestion(pks)
     return pks
 
 
@@ -498,7 +439,7 @@ def knowledge_sources_process(
     return result
 
 
-# --- metadata upserts and chunk batches (RAG-001) ----------------------------------
+# --- metadata upserts and chunk batches (the REST API) -----------------------------
 
 SOURCE_FIELDS = (
     "title",
@@ -567,13 +508,11 @@ def knowledge_source_upsert(*, data: Mapping[str, Any], user: Any = None) -> tup
             payload={"source_id": source.source_id, "version": source.version, "created": created,
                      "fields": sorted(k for k in data if k in SOURCE_FIELDS)},
         )
-        _invalidate_now_and_on_commit()
+        invalidate_index_on_write()
     return source, "created" if created else "updated"
 
 
 def replace_text(record: KnowledgeRecord, text: str) -> KnowledgeRecord:
-    from dataclasses import replace
-
     return replace(record, text=text)
 
 
@@ -707,7 +646,7 @@ def knowledge_chunks_batch(
             payload={"source_id": source.source_id, "chunks": len(rows), "replace": replace,
                      "embedder": name, "provided_embeddings": len(provided)},
         )
-        _invalidate_now_and_on_commit()
+        invalidate_index_on_write()
     return source, len(rows)
 
 
@@ -718,274 +657,3 @@ def _search_text(source: KnowledgeSource, chunk: Mapping[str, Any], text: str) -
         source_type=source.source_type, city_code=None, lot_codes=(), effective_from=None,
         effective_to=None, status=KnowledgeStatus.ACTIVE, ordinal=0,
     ).search_text
-
-
-# --- retrieval ---------------------------------------------------------------------
-
-
-class _ScoredIndex(KnowledgeIndex):
-    """An index without a matrix whose vector scores arrive precomputed (from pgvector).
-
-    `search(query_vector=scores)` takes an (n,) array of per-chunk cosine scores in place of
-    a query embedding, so the engine's filtering, fusion and tie-breaking apply unchanged.
-    """
-
-    def __init__(self, chunks: Sequence[ChunkSnapshot]) -> None:
-        super().__init__(chunks)
-        self.matrix = np.zeros((len(self.chunks), 0), dtype=np.float32)
-
-    def vector_scores(self, query_vector: np.ndarray) -> np.ndarray:
-        return np.asarray(query_vector, dtype=np.float32)
-
-
-@dataclass
-class _Cached:
-    key: tuple[Any, ...]
-    index: KnowledgeIndex
-    pks: np.ndarray
-    position: dict[int, int]
-    mismatched: int
-    built_ms: float
-    # time.monotonic() of the last fingerprint check; -inf: recheck on next use (monotonic
-    # time starts near zero at boot, so 0.0 would read as a recent check on a fresh machine)
-    checked_at: float = -math.inf
-
-
-_cache: dict[tuple[str, str, bool], _Cached] = {}
-_cache_lock = threading.Lock()
-
-
-def invalidate_index() -> None:
-    """Drop this process's cached retrieval indexes (the next retrieval rebuilds)."""
-    with _cache_lock:
-        _cache.clear()
-
-
-def _invalidate_now_and_on_commit(using: str = "default") -> None:
-    # Now, so this transaction's own later reads rebuild; after commit, for everyone else here.
-    invalidate_index()
-    # An index built before this transaction ends may hold rows a rollback removes: it is
-    # rechecked on every use until the transaction commits (see knowledge_index).
-    connection = connections[using]
-    connection.knowledge_written_in_transaction = True
-
-    def committed() -> None:
-        connection.knowledge_written_in_transaction = False
-        invalidate_index()
-
-    transaction.on_commit(committed, using=using)
-
-
-def knowledge_fingerprint(using: str = "default") -> tuple[Any, ...]:
-    """Count, newest update and highest id of the sources: changes whenever knowledge does."""
-    # Raw SQL: this runs before every retrieval, and the ORM's aggregate() costs more than the query.
-    table = connections[using].ops.quote_name(KnowledgeSource._meta.db_table)
-    with connections[using].cursor() as cursor:
-        cursor.execute(f"SELECT COUNT(*), MAX(updated_at), MAX(id) FROM {table}")  # noqa: S608
-        count, last, top = cursor.fetchone()
-    return (count, str(last) if last is not None else None, top)
-
-
-_CHUNK_COLUMNS = (
-    "id", "chunk_id", "source_key", "source_version", "title", "heading", "text", "doc_type",
-    "source_type", "city_code", "lot_codes", "effective_from", "effective_to", "status", "ordinal",
-    "embedder", "dim",
-)
-
-
-def _build(using: str, embedder: Embedder, with_matrix: bool) -> tuple[KnowledgeIndex, np.ndarray, int]:
-    columns = _CHUNK_COLUMNS + (("embedding",) if with_matrix else ())
-    rows = KnowledgeChunk.objects.using(using).order_by("id").values_list(*columns)
-    chunks: list[ChunkSnapshot] = []
-    pks: list[int] = []
-    blobs: list[bytes | None] = []
-    mismatched = 0
-    for row in rows.iterator(chunk_size=5000):
-        pks.append(row[0])
-        chunks.append(
-            ChunkSnapshot(
-                chunk_id=row[1], source_id=row[2], source_version=row[3], title=row[4], heading=row[5],
-                text=row[6], doc_type=row[7], source_type=row[8], city_code=row[9],
-                lot_codes=tuple(row[10] or ()), effective_from=row[11], effective_to=row[12],
-                status=row[13], ordinal=row[14],
-            )
-        )
-        usable = row[15] == embedder.name and row[16] == embedder.dim
-        mismatched += 0 if usable else 1
-        if with_matrix:
-            blobs.append(bytes(row[17]) if usable else None)
-    if not with_matrix:
-        return _ScoredIndex(chunks), np.array(pks, dtype=np.int64), mismatched
-    matrix = np.zeros((len(chunks), embedder.dim), dtype=np.float32)
-    for i, blob in enumerate(blobs):
-        if blob:
-            matrix[i] = np.frombuffer(blob, dtype="<f4")
-    index = KnowledgeIndex(chunks, matrix, embedder_name=embedder.name)
-    return index, np.array(pks, dtype=np.int64), mismatched
-
-
-def knowledge_index(
-    *, backend: str = "numpy", using: str = "default"
-) -> tuple[_Cached, bool]:
-    """This process's index for the database, rebuilt when the fingerprint changed; (index, rebuilt)."""
-    embedder = knowledge_embedder()
-    with_matrix = backend == "numpy"
-    connection = connections[using]
-    slot = (using, str(connection.settings_dict.get("NAME")), with_matrix)
-    now = time.monotonic()
-    if not connection.in_atomic_block:
-        connection.knowledge_written_in_transaction = False
-    provisional = getattr(connection, "knowledge_written_in_transaction", False)
-    cached = _cache.get(slot)
-    if cached is not None and cached.key[1] == embedder.name and now - cached.checked_at < settings.KNOWLEDGE_INDEX_RECHECK_SECONDS:
-        return cached, False  # this process's own writes invalidate at once; others' show within the interval
-    key = (knowledge_fingerprint(using), embedder.name)
-    with _cache_lock:
-        cached = _cache.get(slot)
-        if cached is not None and cached.key == key:
-            cached.checked_at = -math.inf if provisional else now
-            return cached, False
-        started = time.perf_counter()
-        index, pks, mismatched = _build(using, embedder, with_matrix)
-        cached = _Cached(
-            key=key, index=index, pks=pks, position={int(pk): i for i, pk in enumerate(pks)},
-            mismatched=mismatched, built_ms=(time.perf_counter() - started) * 1000, checked_at=-math.inf if provisional else now,
-        )
-        _cache[slot] = cached
-        return cached, True
-
-
-@dataclass(frozen=True)
-class RetrievalResult:
-    """Ranked hits, their citations, and how they were found."""
-
-    hits: list[RetrievalHit]
-    citations: list[Citation]
-    trace: dict[str, Any]
-
-
-def _filters_trace(filters: RetrievalFilters) -> dict[str, Any]:
-    return {
-        "doc_type": filters.doc_type,
-        "source_type": filters.source_type,
-        "city_code": filters.city_code,
-        "lot_code": filters.lot_code,
-        "at_time": _iso(filters.at_time),
-        "source_ids": list(filters.source_ids) if filters.source_ids is not None else None,
-        "include_inactive": filters.include_inactive,
-    }
-
-
-def knowledge_retrieve(
-    query: str,
-    *,
-    filters: RetrievalFilters | None = None,
-    top_k: int = 5,
-    mode: str = "hybrid",
-    query_vector: np.ndarray | Sequence[float] | None = None,
-    backend: str | None = None,
-    using: str = "default",
-) -> RetrievalResult:
-    """Filtered top-k chunks for a query (hybrid, vector or lexical) with citations and a trace."""
-    started = time.perf_counter()
-    filters = filters or RetrievalFilters()
-    query = (query or "").strip()
-    if mode not in MODES:
-        raise InvalidKnowledge(f"mode must be one of {', '.join(MODES)}.", details={"mode": [f"not one of {MODES}"]})
-    if not isinstance(top_k, int) or not 1 <= top_k <= MAX_TOP_K:
-        raise InvalidKnowledge(f"top_k must be between 1 and {MAX_TOP_K}.", details={"top_k": ["out of range"]})
-    embedder = knowledge_embedder()
-    vector: np.ndarray | None = None
-    if query_vector is not None:
-        with np.errstate(over="ignore"):
-            vector = np.asarray(query_vector, dtype=np.float32).reshape(-1)
-        if not np.isfinite(vector).all():
-            raise InvalidKnowledge("query_embedding must hold finite numbers (float32 range).",
-                                   details={"query_embedding": ["not finite"]})
-        if vector.shape[0] != embedder.dim:
-            raise InvalidKnowledge(
-                f"query_embedding has dimension {vector.shape[0]}, expected {embedder.dim}.",
-                code="dimension_mismatch",
-                details={"expected_dim": embedder.dim, "got": int(vector.shape[0])},
-            )
-    elif mode != "lexical" and query:
-        vector = embedder.embed([query])[0]
-    if not query and vector is None:
-        raise InvalidKnowledge("query is required.", details={"query": ["is required"]})
-    if backend is None:
-        backend = "pgvector" if vectors.pgvector_active(using) else "numpy"
-    cached, rebuilt = knowledge_index(backend=backend, using=using)
-    index = cached.index
-    options = SearchOptions(mode=mode)  # type: ignore[arg-type]
-    if backend == "pgvector" and vector is not None and mode != "lexical" and len(index):
-        depth = max(top_k * 4, vectors.MIN_CANDIDATES)
-        also: list[int] = []
-        if mode == "hybrid" and query:
-            lexical = index.bm25.scores(query)
-            keep = index.mask(filters)
-            top_lexical = top_k_indices(lexical, depth, mask=keep & (lexical > 0), tie_rank=index.tie_rank)
-            also = [int(cached.pks[i]) for i in top_lexical]
-        similarities = vectors.nearest(vector, filters, depth, also=also, using=using)
-        scores = np.zeros(len(index), dtype=np.float32)
-        for pk, similarity in similarities.items():
-            position = cached.position.get(pk)
-            if position is not None:
-                scores[position] = similarity
-        hits = index.search(query, query_vector=scores, filters=filters, top_k=top_k, options=options)
-    else:
-        hits = index.search(query, query_vector=vector, filters=filters, top_k=top_k, options=options)
-    citations = citations_for(hits, query, per_source=1)
-    trace = {
-        "mode": mode,
-        "backend": backend,
-        "embedder": embedder.name,
-        "top_k": top_k,
-        "filters": _filters_trace(filters),
-        "corpus_chunks": len(index),
-        "matching_chunks": int(index.mask(filters).sum()) if len(index) else 0,
-        "embedding_mismatch": cached.mismatched,
-        "index_rebuilt": rebuilt,
-        "index_build_ms": round(cached.built_ms, 2) if rebuilt else None,
-        "took_ms": round((time.perf_counter() - started) * 1000, 3),
-    }
-    return RetrievalResult(hits=hits, citations=citations, trace=trace)
-
-
-def hit_dict(hit: RetrievalHit) -> dict[str, Any]:
-    """A hit in the REST shape."""
-    chunk = hit.chunk
-
-    def rounded(value: float | None) -> float | None:
-        return None if value is None else round(float(value), 6)
-
-    return {
-        "chunk_id": chunk.chunk_id,
-        "source_id": chunk.source_id,
-        "version": chunk.source_version,
-        "title": chunk.title,
-        "heading": chunk.heading,
-        "text": chunk.text,
-        "score": rounded(hit.score),
-        "vector_score": rounded(hit.vector_score),
-        "lexical_score": rounded(hit.lexical_score),
-        "rank": hit.rank,
-        "doc_type": chunk.doc_type,
-        "source_type": chunk.source_type,
-        "city_code": chunk.city_code,
-        "lot_codes": list(chunk.lot_codes),
-        "effective_from": _iso(chunk.effective_from),
-        "effective_to": _iso(chunk.effective_to),
-    }
-
-
-def citation_dict(citation: Citation) -> dict[str, Any]:
-    """A citation in the REST shape."""
-    return {
-        "source_id": citation.source_id,
-        "version": citation.version,
-        "title": citation.title,
-        "chunk_id": citation.chunk_id,
-        "snippet": citation.snippet,
-        "effective_from": _iso(citation.effective_from),
-        "effective_to": _iso(citation.effective_to),
-    }
