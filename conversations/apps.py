@@ -8,6 +8,7 @@ class ConversationsConfig(AppConfig):
 
     def ready(self) -> None:
         from billing.handlers import register_lookups
+        from config.runtime import process_started
         from workflows.services.plans import register_plan_section
         from workflows.services.runs import register_run_parent_lock
         from workflows.signals import review_decided
@@ -22,3 +23,22 @@ class ConversationsConfig(AppConfig):
         register_run_parent_lock(lock_conversation_of_run)  # lock order: conversation, then run
         register_plan_section("conversation", validate_config)
         connect()  # billing rule versions regenerate their knowledge explanations
+        process_started.connect(_warm_plans, dispatch_uid="conversations-warm-plans")
+
+
+def _warm_plans(**kwargs: object) -> None:
+    """Parse the newest plans and their conversation configs (compiling their patterns) before
+    the first message, which would otherwise wait for it."""
+    import logging
+
+    from django.db import DatabaseError
+
+    from workflows.selectors import plan_by_id, plans_latest
+
+    from .selectors import conversation_config
+
+    try:
+        for row in plans_latest():
+            conversation_config(plan_by_id(row.pk))
+    except DatabaseError:  # not migrated yet: the first message parses them
+        logging.getLogger(__name__).warning("plans not warmed at start-up", exc_info=True)
