@@ -407,7 +407,7 @@ class WorkflowPlanAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):  # noqa: ANN001, ANN201
         row, created = plans.plan_upload(document=form.cleaned_data["document"], user=request.user)
         obj.pk = row.pk
-        obj.__dict__.update({k: v for k, v in row.__dict__.items() if not k.startswith("_")})
+        obj.refresh_from_db()  # the stored version, new or the identical one, is what the admin shows
         if not created:
             self.message_user(request, f"Unchanged: identical to {row}.", messages.INFO)
 

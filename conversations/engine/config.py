@@ -68,7 +68,7 @@ case-insensitively (Chinese needs no spaces).
                                        "patterns": {"en": ["commercial", "office"]}}],
                           "clarify": [{"en": "Is it residential or commercial?"}],
                           "slot": "building_type", "unit": null, "min_chars": 2}]},
-  "actions": [                                     // ask-then-act (seed 002)
+  "actions": [                                     // ask-then-act: asked before it is done
     {"id": "draft_email", "flow": "email", "priority": 1, "label": {"en": "Draft an email"},
      "min_history": 2, "requires_active_situation": true, "require_recommendation": false,
      "keywords": {"en": ["\\bemail\\b"]}, "requires_slots": [], "requires_completed_steps": []}
@@ -278,8 +278,8 @@ class ProcedureSpec(Spec):
 
 @pydantic.dataclasses.dataclass(frozen=True)
 class OtherSystemSpec(Spec):
-    """A system people report faults on that has no guided procedure in this plan (issue 14:
-    a propane fridge must never get the roof air conditioner's checks)."""
+    """A system people report faults on that has no guided procedure in this plan (a propane
+    fridge must never get the roof air conditioner's checks)."""
 
     id: Id
     label: Localized = field(default_factory=FrozenDict)  # default: the id
