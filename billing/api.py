@@ -14,7 +14,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from config.errors import validated_input, validated_query
+from config.errors import NotFound, validated_input, validated_query
 from config.schema import conflict
 from config.serializers import (
     POSITIVE_INT_MAX,
@@ -25,8 +25,9 @@ from config.serializers import (
 )
 from workflows.permissions import HoldsRequiredPerms
 
-from . import places, services
+from . import selectors, services
 from .models import BillingRule, City, Lot, ParkingOrder
+from .parsing import local_iso
 
 
 def money(value) -> str:  # noqa: ANN001
@@ -106,8 +107,8 @@ class OrderOut(serializers.Serializer):
 def version_out(version) -> dict:  # noqa: ANN001
     return {
         "version_no": version.version_no,
-        "effective_from": services.local_iso(version.effective_from),
-        "effective_to": services.local_iso(version.effective_to),
+        "effective_from": local_iso(version.effective_from),
+        "effective_to": local_iso(version.effective_to),
         "priority": version.priority,
         "rule_payload": version.rule_payload,
     }
@@ -124,7 +125,7 @@ def order_out(order: ParkingOrder) -> dict:
     return {
         "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
         "billing_rule_code": order.billing_rule_code or None, "billing_rule_version_no": order.billing_rule_version_no,
-        "entry_time": services.local_iso(order.entry_time), "exit_time": services.local_iso(order.exit_time),
+        "entry_time": local_iso(order.entry_time), "exit_time": local_iso(order.exit_time),
         "total_amount": money(order.total_amount), "paid_amount": money(order.paid_amount),
         "arrears_amount": money(order.arrears_amount), "status": order.status,
     }
@@ -163,7 +164,7 @@ class BillingRuleDetailApi(APIView):
     def get(self, request: Request, rule_code: str) -> Response:
         rule = BillingRule.objects.prefetch_related("versions").filter(rule_code=rule_code).first()
         if rule is None:
-            raise services.NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
+            raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
         return Response(rule_out(rule))
 
 
@@ -201,8 +202,11 @@ class SimulationOut(serializers.Serializer):
 class SimulateApi(APIView):
     @extend_schema(request=SimulateIn, responses=SimulationOut, summary="Simulate a stay's fee")
     def post(self, request: Request) -> Response:
-        simulation = services.fee_simulate(**validated_input(SimulateIn, request.data))
-        return Response(simulation.to_dict())
+        simulation = selectors.fee_simulate(**validated_input(SimulateIn, request.data))
+        body = simulation.result.to_dict()
+        if simulation.rule_code:
+            body.update(rule_code=simulation.rule_code, version_no=simulation.version_no)
+        return Response(body)
 
 
 class OrderIn(JSONInput):
@@ -238,7 +242,7 @@ class OrderDetailApi(APIView):
 
     @extend_schema(responses=OrderOut, summary="Read a parking order")
     def get(self, request: Request, order_no: str) -> Response:
-        return Response(order_out(services.order_get(order_no)))
+        return Response(order_out(selectors.order_get(order_no)))
 
 
 class ArrearsQueryIn(serializers.Serializer):
@@ -261,7 +265,7 @@ class ArrearsApi(APIView):
     def get(self, request: Request) -> Response:
         query = validated_query(ArrearsQueryIn, request.query_params, code="validation_error")
         plate = query["plate_no"]
-        orders = services.arrears_list(plate_no=plate, city_code=query.get("city_code"))
+        orders = selectors.arrears_list(plate_no=plate, city_code=query.get("city_code"))
         total = sum((o.arrears_amount for o in orders), start=0)
         return Response({"plate_no": plate.upper(), "count": len(orders), "total_arrears": money(total),
                          "results": [order_out(o) for o in orders]})
@@ -366,7 +370,7 @@ class CityListApi(APIView):
     def post(self, request: Request) -> Response:
         data = validated_input(CityIn, request.data)
         created = not City.objects.filter(code=data["code"]).exists()
-        city = places.city_save(data=data, user=request.user)
+        city = services.city_save(data=data, user=request.user)
         return Response(CityOut(city).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -392,5 +396,5 @@ class LotListApi(APIView):
     def post(self, request: Request) -> Response:
         data = validated_input(LotIn, request.data)
         created = not Lot.objects.filter(city__code=data["city_code"], code=data["code"]).exists()
-        lot = places.lot_save(data=data, user=request.user)
+        lot = services.lot_save(data=data, user=request.user)
         return Response(LotOut(lot).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

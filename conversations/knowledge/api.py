@@ -15,7 +15,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from billing.services import parse_time
+from billing.parsing import parse_time
 from config.errors import validated_input
 from config.schema import conflict
 from config.serializers import POSITIVE_INT_MAX, AwareDateTimeField, JSONInput

@@ -191,7 +191,7 @@ def _example_base(version: Any) -> datetime:
 
 
 def _example_lines(version: Any) -> tuple[list[str], list[str]]:
-    from billing.services import simulate_with_version
+    from billing.selectors import simulate_with_version
 
     zh_lines, en_lines = [], []
     for number, (entry, exit_) in enumerate(_example_stays(version.rule_payload, _example_base(version)), start=1):
