@@ -9,7 +9,10 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
-        from . import handlers  # noqa: F401  registers the billing tools and the fee decision
+        from . import handlers  # registers the billing tools and the fee decision with workflows
+
+        # Billing plugs into conversations (never the other way): its identifier lookups and place finder.
+        handlers.register_lookups()
 
         # After migrate (billing's own permissions exist by then), the role groups hold every
         # permission their role lists, new models' included, with no manual step.

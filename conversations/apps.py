@@ -7,7 +7,6 @@ class ConversationsConfig(AppConfig):
     verbose_name = "Conversations and knowledge"
 
     def ready(self) -> None:
-        from billing.handlers import register_lookups
         from workflows.services import on_event, register_plan_section, register_run_parent_lock
 
         from . import handlers  # noqa: F401  registers the conversation-fed step handlers
@@ -15,7 +14,6 @@ class ConversationsConfig(AppConfig):
         from .knowledge.apps_hooks import connect
         from .services import lock_conversation_of_run, on_review_decided
 
-        register_lookups()
         on_event(on_review_decided)
         register_run_parent_lock(lock_conversation_of_run)  # lock order: conversation, then run
         register_plan_section("conversation", validate_config)
