@@ -11,48 +11,51 @@ from datetime import datetime
 from typing import Any
 
 from django.db import models
-from django.db.models import Func, Prefetch, Q, Value
-from django.db.models.functions import Replace, Upper
+from django.db.models import Prefetch, Q
 
 from billing.engine import FeeResult, simulate_fee
 from config.errors import NotFound
 
-from .models import BillingRule, BillingRuleVersion, City, Lot, ParkingOrder
+from .models import BillingRule, BillingRuleVersion, City, Lot, ParkingOrder, identifier_key_of
 from .parsing import InvalidInput, parse_time, rule_payload_checked
 
 # --- rules and their versions ----------------------------------------------------------
 
 
 def _versions_in_force(at: datetime) -> models.QuerySet:
-    """Versions whose range holds `at`, each with its rule (one query), best first: the highest priority,
-    then the latest start; the rule code keeps ties in a fixed order."""
+    """Versions whose range holds `at`, each with its rule (one query). Unordered: the few candidates are
+    ranked in Python (ordering by the rule's columns costs more to build than the whole query)."""
     return (
         BillingRuleVersion.objects.select_related("rule")
         .filter(Q(effective_to__isnull=True) | Q(effective_to__gt=at), effective_from__lte=at)
-        .order_by("-priority", "-effective_from", "rule__rule_code", "-version_no")
+        .order_by()
     )
+
+
+def _rank(version: BillingRuleVersion) -> tuple:
+    """Best first: the highest priority, then the latest start; the rule code and version keep ties in order."""
+    return (-version.priority, -version.effective_from.timestamp(), version.rule.rule_code, -version.version_no)
 
 
 def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: str | None = None,
                      lot_code: str | None = None) -> BillingRuleVersion:
     """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
     if rule_code:
-        version = _versions_in_force(at).filter(rule__rule_code=rule_code).first()
-        if version is None:
+        candidates = list(_versions_in_force(at).filter(rule__rule_code=rule_code))
+        if not candidates:
             if not BillingRule.objects.filter(rule_code=rule_code).exists():
                 raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
             raise NotFound(f"No version of {rule_code} is in force at {at.isoformat()}.", code="no_rule_in_force")
-        return version
+        return min(candidates, key=_rank)
     if not city_code:
         raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
     candidates = _versions_in_force(at).filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)
-    # A rule naming lots applies to those lots only; one naming the lot asked about beats the city's default.
+    # A rule naming lots applies to those lots only; one naming the lot asked about beats the city's rules.
     fitting = [v for v in candidates if not (lot_code and v.rule.lot_codes and lot_code not in v.rule.lot_codes)]
-    best = next((v for v in fitting if lot_code and lot_code in v.rule.lot_codes), None) or next(iter(fitting), None)
-    if best is None:
+    if not fitting:
         where = f"{city_code}/{lot_code}" if lot_code else city_code
         raise NotFound(f"No billing rule is in force for {where} at {at.isoformat()}.", code="no_rule_in_force")
-    return best
+    return min(fitting, key=lambda v: (0 if lot_code and lot_code in v.rule.lot_codes else 1, *_rank(v)))
 
 
 def billing_rules_list(*, city_code: str | None = None, lot_code: str | None = None) -> list[BillingRule]:
@@ -151,14 +154,13 @@ def order_get(order_no: str) -> ParkingOrder:
     return order
 
 
-_PLATE_SEPARATORS = re.compile(r"[\s·•.\-_]+")
-_PLATE_CHARS = (" ", "·", "•", ".", "-", "_")
+_SEPARATORS = re.compile(r"[\s·•.\-_]+")
 
 
 def identifier_key(value: str) -> str:
     """A plate or an order number as compared: upper case, without the spaces, dots, dashes and underscores
     written between its groups ("粤B·D12345" is "粤BD12345"; "gz 0603 771" and "GZ-0603-771" are "GZ0603771")."""
-    return _PLATE_SEPARATORS.sub("", value).upper()
+    return _SEPARATORS.sub("", value).upper()
 
 
 def plate_key(plate_no: str) -> str:
@@ -166,27 +168,14 @@ def plate_key(plate_no: str) -> str:
     return identifier_key(plate_no)
 
 
-def _keyed(field: str) -> Func:
-    """The database's `identifier_key` of a column: upper case, the same separators removed."""
-    folded = Upper(field)
-    for char in _PLATE_CHARS:
-        folded = Replace(folded, Value(char), Value(""))
-    return folded
-
-
-def orders_of_plate() -> models.QuerySet:
-    """Orders with their plate's key (`plate_key`), however the plate was written when the order was made."""
-    return ParkingOrder.objects.annotate(plate_key=_keyed("plate_no"))
-
-
 def orders_by_key() -> models.QuerySet:
     """Orders with their number's key (`order_key`, see `identifier_key`), however it was written."""
-    return ParkingOrder.objects.annotate(order_key=_keyed("order_no"))
+    return ParkingOrder.objects.alias(order_key=identifier_key_of("order_no"))
 
 
 def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[ParkingOrder]:
     """Orders of a plate (and city) that still owe money, oldest first; "ABC-1234" and "abc 1234" are one plate."""
-    orders = orders_of_plate().filter(plate_key=plate_key(plate_no), arrears_amount__gt=0)
+    orders = ParkingOrder.objects.filter(plate_key=plate_key(plate_no), arrears_amount__gt=0)
     if city_code:
         orders = orders.filter(city_code=city_code)
     return list(orders.order_by("entry_time", "order_no"))
@@ -244,7 +233,7 @@ def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bo
     key = plate_key(value)
     if key and "\u4e00" <= key[0] <= "\u9fff" and key[0] not in _PROVINCES:
         key = key[1:]  # "是ABC-1234": a word before the plate, not its province
-    recorded = orders_of_plate().filter(plate_key=key).values_list("plate_no", flat=True).first()
+    recorded = ParkingOrder.objects.filter(plate_key=key).values_list("plate_no", flat=True).first()
     return recorded or (key if _PLATE_LIKE.fullmatch(key) else False)
 
 
