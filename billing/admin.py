@@ -10,9 +10,10 @@ from django.forms.models import BaseInlineFormSet
 
 from config.errors import ApplicationError
 
-from . import places, services
+from . import services
 from .engine import validate_rule_payload
 from .models import BillingRule, BillingRuleVersion, City, FeeVerification, Lot, ParkingOrder
+from .parsing import aliases_checked, names_checked
 
 
 class VersionForm(forms.ModelForm):
@@ -171,10 +172,10 @@ class _PlaceForm(forms.ModelForm):
     aliases = forms.JSONField(required=False, help_text='["浦东一号", "Pudong 1"]', widget=forms.Textarea(attrs={"rows": 2, "cols": 60}))
 
     def clean_names(self):  # noqa: ANN201
-        return self._checked(places.names_checked, "names")
+        return self._checked(names_checked, "names")
 
     def clean_aliases(self):  # noqa: ANN201
-        return self._checked(places.aliases_checked, "aliases")
+        return self._checked(aliases_checked, "aliases")
 
     def _checked(self, check, field: str):  # noqa: ANN001, ANN202
         try:
@@ -205,7 +206,7 @@ class CityAdmin(admin.ModelAdmin):
         return ["code"] if obj is not None else []  # rules and orders refer to the code
 
     def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001
-        places.city_save(data={"code": obj.code, "names": obj.names, "aliases": obj.aliases}, user=request.user)
+        services.city_save(data={"code": obj.code, "names": obj.names, "aliases": obj.aliases}, user=request.user)
 
 
 @admin.register(Lot)
@@ -220,5 +221,5 @@ class LotAdmin(admin.ModelAdmin):
         return ["city", "code"] if obj is not None else []  # rules and orders refer to the code in its city
 
     def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001
-        places.lot_save(data={"city_code": obj.city.code, "code": obj.code, "names": obj.names, "aliases": obj.aliases},
+        services.lot_save(data={"city_code": obj.city.code, "code": obj.code, "names": obj.names, "aliases": obj.aliases},
                         user=request.user)

@@ -7,6 +7,9 @@ only supervisors change rules, since a rule prices every stay and order in its s
 
 from __future__ import annotations
 
+from datetime import datetime
+from decimal import Decimal
+
 from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
@@ -25,13 +28,24 @@ from config.serializers import (
 )
 from workflows.permissions import HoldsRequiredPerms
 
-from . import places, services
+from . import selectors, services
 from .models import BillingRule, City, Lot, ParkingOrder
+from .parsing import local_iso
 
 
-def money(value) -> str:  # noqa: ANN001
-    return f"{value:.2f}"
+class LocalTimeOutField(serializers.DateTimeField):
+    """A time as the API writes it: ISO 8601 in the product's zone with its offset (`local_iso`; DRF's own
+    field would write "Z" for an offset of zero)."""
 
+    def to_representation(self, value: datetime | None) -> str | None:
+        return local_iso(value)
+
+
+class BlankAsNullCharField(serializers.CharField):
+    """A text column that stores "not given" as a blank, written as null."""
+
+    def to_representation(self, value: str | None) -> str | None:
+        return value or None
 
 
 class ScopeIn(JSONInput):
@@ -60,8 +74,8 @@ class ScopeOut(serializers.Serializer):
 
 class VersionOut(serializers.Serializer):
     version_no = serializers.IntegerField()
-    effective_from = serializers.DateTimeField()
-    effective_to = serializers.DateTimeField(allow_null=True, help_text="null: open-ended.")
+    effective_from = LocalTimeOutField()
+    effective_to = LocalTimeOutField(allow_null=True, help_text="null: open-ended.")
     priority = serializers.IntegerField()
     rule_payload = serializers.JSONField(help_text="The segments (see the billing rule payload).")
 
@@ -71,11 +85,16 @@ class RuleOut(serializers.Serializer):
     name = serializers.CharField()
     scope = ScopeOut()
     status = serializers.ChoiceField(choices=BillingRule.Status.choices)
-    versions = VersionOut(many=True)
+    versions = VersionOut(many=True, help_text="Oldest first.")
 
 
 class RuleCreatedOut(RuleOut):
-    created_version_no = serializers.IntegerField()
+    """A rule after a version was added, with the number of the version added."""
+
+    created_version_no = serializers.SerializerMethodField()  # the service's version, given in the context
+
+    def get_created_version_no(self, rule: BillingRule) -> int:
+        return self.context["created_version_no"]
 
 
 class RuleListOut(serializers.Serializer):
@@ -93,41 +112,14 @@ class OrderOut(serializers.Serializer):
     plate_no = serializers.CharField()
     city_code = serializers.CharField()
     lot_code = serializers.CharField()
-    billing_rule_code = serializers.CharField(allow_null=True)
+    billing_rule_code = BlankAsNullCharField(allow_null=True)
     billing_rule_version_no = serializers.IntegerField(allow_null=True)
-    entry_time = serializers.DateTimeField()
-    exit_time = serializers.DateTimeField(allow_null=True, help_text="null: the car is still parked.")
+    entry_time = LocalTimeOutField()
+    exit_time = LocalTimeOutField(allow_null=True, help_text="null: the car is still parked.")
     total_amount = MoneyOutField()
     paid_amount = MoneyOutField()
     arrears_amount = MoneyOutField()
     status = serializers.ChoiceField(choices=ParkingOrder.Status.choices)
-
-
-def version_out(version) -> dict:  # noqa: ANN001
-    return {
-        "version_no": version.version_no,
-        "effective_from": services.local_iso(version.effective_from),
-        "effective_to": services.local_iso(version.effective_to),
-        "priority": version.priority,
-        "rule_payload": version.rule_payload,
-    }
-
-
-def rule_out(rule: BillingRule) -> dict:
-    return {
-        "rule_code": rule.rule_code, "name": rule.name, "scope": rule.scope, "status": rule.status,
-        "versions": [version_out(v) for v in sorted(rule.versions.all(), key=lambda v: v.version_no)],
-    }
-
-
-def order_out(order: ParkingOrder) -> dict:
-    return {
-        "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
-        "billing_rule_code": order.billing_rule_code or None, "billing_rule_version_no": order.billing_rule_version_no,
-        "entry_time": services.local_iso(order.entry_time), "exit_time": services.local_iso(order.exit_time),
-        "total_amount": money(order.total_amount), "paid_amount": money(order.paid_amount),
-        "arrears_amount": money(order.arrears_amount), "status": order.status,
-    }
 
 
 class BillingRuleListApi(APIView):
@@ -137,13 +129,9 @@ class BillingRuleListApi(APIView):
 
     @extend_schema(parameters=[RuleQueryIn], responses=RuleListOut, summary="List billing rules with their versions")
     def get(self, request: Request) -> Response:
-        rules = BillingRule.objects.prefetch_related("versions").order_by("rule_code")
         query = validated_query(RuleQueryIn, request.query_params)
-        city, lot = query.get("city_code"), query.get("lot_code")
-        if city:
-            rules = rules.filter(city_code=city)
-        out = [rule_out(r) for r in rules if not lot or not r.lot_codes or lot in r.lot_codes]
-        return Response({"count": len(out), "results": out})
+        rules = selectors.billing_rules_list(city_code=query.get("city_code"), lot_code=query.get("lot_code"))
+        return Response(RuleListOut({"count": len(rules), "results": rules}).data)
 
     @extend_schema(
         request=RuleIn,
@@ -153,18 +141,14 @@ class BillingRuleListApi(APIView):
     def post(self, request: Request) -> Response:
         data = validated_input(RuleIn, request.data)
         rule, version = services.billing_rule_version_add(data=data, user=request.user)
-        body = rule_out(BillingRule.objects.prefetch_related("versions").get(pk=rule.pk))
-        body["created_version_no"] = version.version_no
+        body = RuleCreatedOut(selectors.billing_rule_get(rule.rule_code), context={"created_version_no": version.version_no}).data
         return Response(body, status=status.HTTP_201_CREATED)
 
 
 class BillingRuleDetailApi(APIView):
     @extend_schema(responses=RuleOut, summary="Read a billing rule with its versions")
     def get(self, request: Request, rule_code: str) -> Response:
-        rule = BillingRule.objects.prefetch_related("versions").filter(rule_code=rule_code).first()
-        if rule is None:
-            raise services.NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
-        return Response(rule_out(rule))
+        return Response(RuleOut(selectors.billing_rule_get(rule_code)).data)
 
 
 class SimulateIn(JSONInput):
@@ -191,18 +175,24 @@ class SegmentChargeOut(serializers.Serializer):
 
 
 class SimulationOut(serializers.Serializer):
-    duration_minutes = serializers.IntegerField()
-    total_amount = MoneyOutField(max_digits=None)
-    breakdown = SegmentChargeOut(many=True)
+    duration_minutes = serializers.IntegerField(source="result.duration_minutes")
+    total_amount = MoneyOutField(max_digits=None, source="result.total_amount")
+    breakdown = SegmentChargeOut(many=True, source="result.breakdown")
     rule_code = serializers.CharField(required=False, help_text="With a stored rule: the rule and version used.")
     version_no = serializers.IntegerField(required=False)
+
+    def to_representation(self, simulation: selectors.Simulation) -> dict:
+        body = super().to_representation(simulation)
+        if simulation.rule_code is None:  # an inline payload: no stored rule to name
+            del body["rule_code"], body["version_no"]
+        return body
 
 
 class SimulateApi(APIView):
     @extend_schema(request=SimulateIn, responses=SimulationOut, summary="Simulate a stay's fee")
     def post(self, request: Request) -> Response:
-        simulation = services.fee_simulate(**validated_input(SimulateIn, request.data))
-        return Response(simulation.to_dict())
+        simulation = selectors.fee_simulate(**validated_input(SimulateIn, request.data))
+        return Response(SimulationOut(simulation).data)
 
 
 class OrderIn(JSONInput):
@@ -229,7 +219,7 @@ class OrderListApi(APIView):
     )
     def post(self, request: Request) -> Response:
         order = services.parking_order_create(data=validated_input(OrderIn, request.data), user=request.user)
-        return Response(order_out(order), status=status.HTTP_201_CREATED)
+        return Response(OrderOut(order).data, status=status.HTTP_201_CREATED)
 
 
 class OrderDetailApi(APIView):
@@ -238,7 +228,7 @@ class OrderDetailApi(APIView):
 
     @extend_schema(responses=OrderOut, summary="Read a parking order")
     def get(self, request: Request, order_no: str) -> Response:
-        return Response(order_out(services.order_get(order_no)))
+        return Response(OrderOut(selectors.order_get(order_no)).data)
 
 
 class ArrearsQueryIn(serializers.Serializer):
@@ -261,16 +251,15 @@ class ArrearsApi(APIView):
     def get(self, request: Request) -> Response:
         query = validated_query(ArrearsQueryIn, request.query_params, code="validation_error")
         plate = query["plate_no"]
-        orders = services.arrears_list(plate_no=plate, city_code=query.get("city_code"))
-        total = sum((o.arrears_amount for o in orders), start=0)
-        return Response({"plate_no": plate.upper(), "count": len(orders), "total_arrears": money(total),
-                         "results": [order_out(o) for o in orders]})
+        orders = selectors.arrears_list(plate_no=plate, city_code=query.get("city_code"))
+        total = sum((o.arrears_amount for o in orders), start=Decimal("0"))
+        return Response(ArrearsOut({"plate_no": plate.upper(), "count": len(orders), "total_arrears": total, "results": orders}).data)
 
 
 class VerifyOut(serializers.Serializer):
-    order_no = serializers.CharField()
-    amount_check_result = serializers.ChoiceField(choices=["match", "mismatch"])
-    amount_check_action = serializers.ChoiceField(choices=["auto_pass", "needs_review"])
+    order_no = serializers.CharField(source="order.order_no")
+    amount_check_result = serializers.ChoiceField(choices=["match", "mismatch"], source="result")
+    amount_check_action = serializers.ChoiceField(choices=["auto_pass", "needs_review"], source="action")
     order_total_amount = MoneyOutField()
     simulated_total_amount = MoneyOutField(max_digits=None)
     rule_code = serializers.CharField()
@@ -289,16 +278,7 @@ class VerifyApi(APIView):
     )
     def post(self, request: Request, order_no: str) -> Response:
         verification = services.parking_order_verify(order_no=order_no, user=request.user)
-        return Response({
-            "order_no": order_no,
-            "amount_check_result": verification.result,
-            "amount_check_action": verification.action,
-            "order_total_amount": money(verification.order_total_amount),
-            "simulated_total_amount": money(verification.simulated_total_amount),
-            "rule_code": verification.rule_code,
-            "version_no": verification.version_no,
-            "review_id": verification.review_id,
-        })
+        return Response(VerifyOut(verification).data)
 
 
 # --- lots and cities ---------------------------------------------------------------
@@ -358,7 +338,7 @@ class CityListApi(APIView):
 
     @extend_schema(responses=CityListOut, summary="List cities")
     def get(self, request: Request) -> Response:
-        cities = list(City.objects.all())
+        cities = selectors.cities_list()
         return Response(CityListOut({"count": len(cities), "results": cities}).data)
 
     @extend_schema(request=CityIn, responses={200: CityOut, 201: CityOut},
@@ -366,7 +346,7 @@ class CityListApi(APIView):
     def post(self, request: Request) -> Response:
         data = validated_input(CityIn, request.data)
         created = not City.objects.filter(code=data["code"]).exists()
-        city = places.city_save(data=data, user=request.user)
+        city = services.city_save(data=data, user=request.user)
         return Response(CityOut(city).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)
 
 
@@ -379,12 +359,7 @@ class LotListApi(APIView):
     @extend_schema(parameters=[LotQueryIn], responses=LotListOut, summary="List lots (by city or code)")
     def get(self, request: Request) -> Response:
         query = validated_query(LotQueryIn, request.query_params)
-        lots = Lot.objects.select_related("city")
-        if query.get("city_code"):
-            lots = lots.filter(city__code=query["city_code"])
-        if query.get("code"):
-            lots = lots.filter(code__iexact=query["code"])
-        lots = list(lots)
+        lots = selectors.lots_list(city_code=query.get("city_code"), code=query.get("code"))
         return Response(LotListOut({"count": len(lots), "results": lots}).data)
 
     @extend_schema(request=LotIn, responses={200: LotOut, 201: LotOut},
@@ -392,5 +367,5 @@ class LotListApi(APIView):
     def post(self, request: Request) -> Response:
         data = validated_input(LotIn, request.data)
         created = not Lot.objects.filter(city__code=data["city_code"], code=data["code"]).exists()
-        lot = places.lot_save(data=data, user=request.user)
+        lot = services.lot_save(data=data, user=request.user)
         return Response(LotOut(lot).data, status=status.HTTP_201_CREATED if created else status.HTTP_200_OK)

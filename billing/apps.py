@@ -11,14 +11,16 @@ class BillingConfig(AppConfig):
 
         from conversations.dialogues import register_setup_loader
 
-        from . import (
-            handlers,  # noqa: F401  registers the billing tools and the fee decision
+        from . import (  # handlers: the billing tools and the fee decision, with workflows
+            handlers,
             knowledge,
         )
         from .datasets import dataset_load
 
-        knowledge.connect()  # rule explanations follow new rule versions; the evaluation's billing part
-        register_setup_loader(dataset_load)  # scripted dialogues' `setup` creates billing data
+        # Billing plugs into conversations (never the other way): its identifier lookups and place finder,
+        handlers.register_lookups()
+        knowledge.connect()  # rule explanations that follow new rule versions, the evaluation's billing part,
+        register_setup_loader(dataset_load)  # and the billing data scripted dialogues' `setup` creates
 
         # After migrate (billing's own permissions exist by then), the role groups hold every
         # permission their role lists, new models' included, with no manual step.

@@ -18,8 +18,8 @@ from typing import Any
 def dataset_load(data: dict[str, Any]) -> None:
     """Create the cities, lots, rules and orders of a data set, in that order, skipping what exists."""
     from .models import BillingRuleVersion, ParkingOrder
-    from .places import city_save, lot_save
-    from .services import billing_rule_version_add, parking_order_create, parse_time
+    from .parsing import parse_time
+    from .services import billing_rule_version_add, city_save, lot_save, parking_order_create
 
     for city in data.get("cities", ()):
         city_save(data=city)

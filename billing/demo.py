@@ -1,4 +1,4 @@
-"""The RAG-000 scenario set of seed 001: 5 rules, 6 versions, 22 orders, 20 scenarios.
+"""The billing demo scenarios: 5 rules, 6 versions, 22 orders, 20 scenarios.
 
 Every expected amount here is worked out by hand from the rule text; the tests check the
 fee engine and the REST API against them.
@@ -10,8 +10,8 @@ import json
 from typing import Any
 
 from .models import BillingRule, BillingRuleVersion, ParkingOrder
-from .places import city_save, lot_save
-from .services import billing_rule_version_add, parking_order_create
+from .parsing import parse_time
+from .services import billing_rule_version_add, city_save, lot_save, parking_order_create
 
 CITY = "310100"  # Shanghai
 T = "+08:00"
@@ -177,7 +177,7 @@ SCENARIOS: list[dict[str, Any]] = [
 
 
 def scenario_records() -> list[dict[str, Any]]:
-    """The scenarios in the RAG-000 data dictionary's shape, for JSONL export and evaluation."""
+    """The scenarios in the shape of the billing data dictionary, for JSONL export and evaluation."""
     records = []
     for s in SCENARIOS:
         first = s["orders"][0]
@@ -200,8 +200,6 @@ def seed(stdout) -> None:  # noqa: ANN001
     for rule in RULES:
         known = set(BillingRuleVersion.objects.filter(rule__rule_code=rule["rule_code"]).values_list("effective_from", flat=True))
         for version in rule["versions"]:
-            from .services import parse_time
-
             if parse_time(version["effective_from"], "effective_from") in known:
                 continue
             billing_rule_version_add(data={"rule_code": rule["rule_code"], "name": rule["name"], "scope": rule["scope"],

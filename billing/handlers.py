@@ -6,7 +6,6 @@ that the concierge turns into an answer with its sources (rule code, version, or
 
 from __future__ import annotations
 
-import re
 from datetime import timedelta
 from decimal import Decimal
 from typing import Any
@@ -18,8 +17,9 @@ from workflows.handlers import StepContext, StepEffect, edge_effect, step_handle
 from workflows.models import Review
 from workflows.services.reviews import review_applier
 
-from . import services
-from .models import City, Lot, ParkingOrder
+from . import selectors, services
+from .models import ParkingOrder
+from .parsing import local_iso, parse_time
 from .places import find_places
 
 EXAMPLE_STAYS_MINUTES = (60, 180)
@@ -37,7 +37,7 @@ def _failure(tool: str, error: ApplicationError) -> StepEffect:
 def _order_dict(order: ParkingOrder) -> dict[str, Any]:
     return {
         "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
-        "entry_time": services.local_iso(order.entry_time), "exit_time": services.local_iso(order.exit_time),
+        "entry_time": local_iso(order.entry_time), "exit_time": local_iso(order.exit_time),
         "total_amount": str(order.total_amount), "paid_amount": str(order.paid_amount),
         "arrears_amount": str(order.arrears_amount), "status": order.status,
         "billing_rule_code": order.billing_rule_code, "billing_rule_version_no": order.billing_rule_version_no,
@@ -49,12 +49,12 @@ def rule_explain(ctx: StepContext) -> StepEffect:
     """Which rule and version apply to a lot at a time, and what a stay costs."""
     slots = _validated(ctx)
     try:
-        at = services.parse_time(slots["at_time"], "at_time") if slots.get("at_time") else timezone.now()
-        city = slots.get("city_code") or services.city_of_lot(slots.get("lot_code"))
-        version = services.rule_version_for(at=at, city_code=city, lot_code=slots.get("lot_code"))
+        at = parse_time(slots["at_time"], "at_time") if slots.get("at_time") else timezone.now()
+        city = slots.get("city_code") or selectors.city_of_lot(slots.get("lot_code"))
+        version = selectors.rule_version_for(at=at, city_code=city, lot_code=slots.get("lot_code"))
         stays = []
         if slots.get("entry_time") and slots.get("exit_time"):
-            entry, exit_ = services.parse_time(slots["entry_time"], "entry_time"), services.parse_time(slots["exit_time"], "exit_time")
+            entry, exit_ = parse_time(slots["entry_time"], "entry_time"), parse_time(slots["exit_time"], "exit_time")
             stays.append((entry, exit_))
         elif slots.get("duration_minutes"):
             stays.append((at, at + timedelta(minutes=int(slots["duration_minutes"]))))
@@ -66,15 +66,16 @@ def rule_explain(ctx: StepContext) -> StepEffect:
             stays += [(at, at + timedelta(minutes=m)) for m in EXAMPLE_STAYS_MINUTES]
         simulations = []
         for entry, exit_ in stays:
-            sim = services.simulate_with_version(version, entry, exit_)
-            simulations.append({"entry_time": services.local_iso(entry), "exit_time": services.local_iso(exit_), **sim.to_dict()})
+            sim = selectors.simulate_with_version(version, entry, exit_)
+            simulations.append({"entry_time": local_iso(entry), "exit_time": local_iso(exit_), **sim.result.to_dict(),
+                                "rule_code": sim.rule_code, "version_no": sim.version_no})
     except ApplicationError as error:
         return _failure("rule_explain", error)
     rule = version.rule
     return StepEffect(signals={"tool_error": False, "tool_result": {
         "tool": "rule_explain", "rule_code": rule.rule_code, "rule_name": rule.name, "version_no": version.version_no,
-        "effective_from": services.local_iso(version.effective_from), "effective_to": services.local_iso(version.effective_to),
-        "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": services.local_iso(at),
+        "effective_from": local_iso(version.effective_from), "effective_to": local_iso(version.effective_to),
+        "city_code": rule.city_code, "lot_code": slots.get("lot_code"), "at_time": local_iso(at),
         "segments": version.rule_payload, "simulations": simulations, "stays_asked": asked,
     }})
 
@@ -87,7 +88,7 @@ def arrears_check(ctx: StepContext) -> StepEffect:
     # was, not a place the person asked about: the plate's arrears are looked up everywhere
     learned = ctx.state.signals.get("learned_slots") or ()
     city = None if "city_code" in learned else slots.get("city_code")
-    orders = services.arrears_list(plate_no=slots["plate_no"], city_code=city)
+    orders = selectors.arrears_list(plate_no=slots["plate_no"], city_code=city)
     total = sum((o.arrears_amount for o in orders), Decimal("0.00"))
     return StepEffect(signals={"tool_error": False, "tool_result": {
         "tool": "arrears_check", "plate_no": slots["plate_no"].upper(), "city_code": city,
@@ -101,7 +102,7 @@ def arrears_check(ctx: StepContext) -> StepEffect:
 def _order_details(order: ParkingOrder) -> dict[str, str]:
     """What a listed order may be pointed at by (its lot and city), and how to name it when asking which."""
     return {"lot_code": order.lot_code, "city_code": order.city_code,
-            "label": f"{order.order_no} ({order.lot_code}, {services.local_iso(order.entry_time)[:10]}, {order.arrears_amount})"}
+            "label": f"{order.order_no} ({order.lot_code}, {local_iso(order.entry_time)[:10]}, {order.arrears_amount})"}
 
 
 @step_handler("billing.fee_verify")
@@ -156,64 +157,7 @@ def apply_fee_review(review: Review, option_id: str, user) -> None:  # noqa: ANN
     )
 
 
-# --- slot lookups: an identifier is checked against the domain before tools use it ---
-
-
-def order_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
-    """An order's number as recorded; written another way it is found when exactly one order fits: in any
-    case and with any spaces, dashes, dots or underscores between its groups ("gz 0603 771" for GZ-0603-771,
-    "th-kc-5521" for TH_KC_5521: both sides compared without them), then with a number's leading zeros
-    aside ("SCN020", "scn 20", "SCN-19" for SCN-019)."""
-    order = ParkingOrder.objects.filter(order_no__iexact=value.strip()).values_list("order_no", flat=True).first()
-    if order:
-        return order
-    key = services.identifier_key(value)
-    if len(key) >= 4 and any(ch.isdigit() for ch in key):
-        fits = list(services.orders_by_key().filter(order_key=key).values_list("order_no", flat=True)[:2])
-        if len(fits) == 1:
-            return fits[0]
-    pattern = _loose_number(value)
-    if pattern is None:
-        return False
-    fits = list(ParkingOrder.objects.filter(order_no__iregex=pattern).values_list("order_no", flat=True)[:2])
-    return fits[0] if len(fits) == 1 else False
-
-
-def _loose_number(value: str) -> str | None:
-    """A regular expression for an identifier with any separators between its letter and digit runs and
-    any leading zeros before a digit run; None for something too short to be sure of."""
-    runs = re.findall(r"[A-Za-z]+|\d+", value)
-    if len(runs) < 2 or not any(r.isdigit() for r in runs) or sum(len(r) for r in runs) < 4:
-        return None
-    parts = [f"0*{r.lstrip('0') or '0'}" if r.isdigit() else re.escape(r) for r in runs]
-    return "^" + r"[-_ ./·]*".join(parts) + "$"
-
-
-def lot_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
-    """A lot's code as recorded (in the known city, when one is known)."""
-    lots = Lot.objects.filter(code__iexact=value.strip())
-    city = (known or {}).get("city_code")
-    if city and lots.filter(city__code=city).exists():
-        lots = lots.filter(city__code=city)
-    return lots.values_list("code", flat=True).first() or False
-
-
-_PROVINCES = "京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼港澳使领警学挂"
-# A plate people may type: an optional province character, then 4 to 10 letters and digits with a digit.
-_PLATE_LIKE = re.compile(r"[\u4e00-\u9fff]?(?=[A-Z]*\d)[A-Z0-9]{4,10}")
-
-
-def plate_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
-    """A plate as the orders record it ("粤B·D12345" for 粤BD12345); a plate-shaped one without orders as it is."""
-    key = services.plate_key(value)
-    if key and "\u4e00" <= key[0] <= "\u9fff" and key[0] not in _PROVINCES:
-        key = key[1:]  # "是ABC-1234": a word before the plate, not its province
-    recorded = services.orders_of_plate().filter(plate_key=key).values_list("plate_no", flat=True).first()
-    return recorded or (key if _PLATE_LIKE.fullmatch(key) else False)
-
-
-def city_lookup(value: str, known=None) -> str | bool:  # noqa: ANN001
-    return City.objects.filter(code__iexact=value.strip()).values_list("code", flat=True).first() or False
+# --- what conversations learn from billing ---------------------------------------------
 
 
 def place_finder(text: str, lang: str) -> list[dict]:
@@ -222,10 +166,11 @@ def place_finder(text: str, lang: str) -> list[dict]:
 
 
 def register_lookups() -> None:
+    """Plug billing into conversations: identifiers checked against the records, places found in words."""
     from conversations.services import register_finder, register_lookup
 
-    register_lookup("order_no", order_lookup)
-    register_lookup("plate_no", plate_lookup)
-    register_lookup("lot_code", lot_lookup)
-    register_lookup("city_code", city_lookup)
+    register_lookup("order_no", selectors.order_lookup)
+    register_lookup("plate_no", selectors.plate_lookup)
+    register_lookup("lot_code", selectors.lot_lookup)
+    register_lookup("city_code", selectors.city_lookup)
     register_finder(place_finder)

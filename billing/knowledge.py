@@ -29,7 +29,7 @@ from conversations.knowledge.services.ingestion import IngestReport, knowledge_i
 from .datasets import dataset_load
 from .engine import crosses_midnight
 from .models import BillingRuleVersion
-from .services import simulate_with_version
+from .selectors import simulate_with_version
 from .signals import rule_version_added
 
 logger = logging.getLogger(__name__)

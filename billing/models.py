@@ -5,8 +5,22 @@ from __future__ import annotations
 from decimal import Decimal
 
 from django.db import models
+from django.db.models import Func, Value
+from django.db.models.functions import Replace, Upper
 
 from config.fields import JSONField
+
+# Written between the groups of a plate or an order number ("粤B·D12345", "GZ-0603-771"), and left out
+# when two are compared (`billing.selectors.identifier_key` in Python).
+IDENTIFIER_SEPARATORS = (" ", "·", "•", ".", "-", "_")
+
+
+def identifier_key_of(column: str) -> Func:
+    """A column's identifier as compared, computed by the database: upper case, without the separators."""
+    folded = Upper(column)
+    for char in IDENTIFIER_SEPARATORS:
+        folded = Replace(folded, Value(char), Value(""))
+    return folded
 
 
 class City(models.Model):
@@ -105,6 +119,10 @@ class ParkingOrder(models.Model):
 
     order_no = models.CharField(max_length=64, unique=True)
     plate_no = models.CharField(max_length=16, db_index=True)
+    # The plate as compared ("沪B·88888" and "沪b 88888" are 沪B88888), kept by the database: a plate's
+    # orders are one indexed lookup however the plate was written.
+    plate_key = models.GeneratedField(expression=identifier_key_of("plate_no"), output_field=models.CharField(max_length=16),
+                                      db_persist=True, db_index=True)
     city_code = models.CharField(max_length=32)
     lot_code = models.CharField(max_length=64)
     billing_rule_code = models.CharField(max_length=64, blank=True)

@@ -1,9 +1,10 @@
-"""Cities and lots as records: their codes, their names and aliases per language, and finding them in words.
+"""Finding cities and lots in words: by code, by their names and aliases per language, or mistyped.
 
 Rules and orders name a city and a lot by code; the records say how people call them
 ("浦东一号停车场", "the Pudong lot 1 car park", "苏州", "Suzhou"), so the help desk can
 understand a name as well as a code. A lot code is unique within its city only: the same
 code in two cities is a real ambiguity, which the finder reports rather than resolves.
+The records are written by `billing.services` (`city_save`, `lot_save`).
 """
 
 from __future__ import annotations
@@ -11,14 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
-from django.db import connection, transaction
+from django.db import connection
 from django.db.models import Count, Max
 
-from config.errors import ApplicationError, NotFound
 from conversations.engine.typos import NearWords, latin_words
-from workflows.audit import audit_record
 
 from .models import City, Lot
 
@@ -175,60 +173,3 @@ def _spellings(code: str, names: Iterable[str], aliases: Iterable[str]) -> set[s
 def _label(names: dict[str, str], code: str, lang: str) -> str:
     name = names.get(lang) or names.get("en") or next(iter(names.values()), None)
     return f"{name} ({code})" if name else code
-
-
-def lot_cities(lot_code: str) -> list[str]:
-    """The codes of the cities that have a lot with this code."""
-    return list(Lot.objects.filter(code__iexact=lot_code).values_list("city__code", flat=True).order_by("city__code"))
-
-
-# --- writes -----------------------------------------------------------------------------
-
-
-def names_checked(value: Any, field: str) -> dict[str, str]:
-    if value is None:
-        return {}
-    if not isinstance(value, dict) or not all(isinstance(k, str) and isinstance(v, str) and v.strip() for k, v in value.items()):
-        raise ApplicationError(f"{field} must map a language code to a name.", code="validation_error", details={field: ['e.g. {"en": "Pudong lot 1", "zh": "浦东一号停车场"}']})
-    return {k: v.strip() for k, v in value.items()}
-
-
-def aliases_checked(value: Any, field: str) -> list[str]:
-    if value is None:
-        return []
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ApplicationError(f"{field} must be a list of names.", code="validation_error", details={field: ["a list of non-empty strings"]})
-    return list(dict.fromkeys(v.strip() for v in value))
-
-
-def city_save(*, data: dict[str, Any], user=None) -> City:  # noqa: ANN001
-    """Create a city or update its names and aliases."""
-    with transaction.atomic():
-        city, created = City.objects.select_for_update().get_or_create(code=data["code"])
-        city.names = names_checked(data.get("names"), "names") if "names" in data or created else city.names
-        city.aliases = aliases_checked(data.get("aliases"), "aliases") if "aliases" in data or created else city.aliases
-        city.save()
-        audit_record("city_saved", actor=user, payload={"code": city.code, "created": created})
-    return city
-
-
-def lot_save(*, data: dict[str, Any], user=None) -> Lot:  # noqa: ANN001
-    """Create a lot in a known city or update its names and aliases."""
-    with transaction.atomic():
-        city = City.objects.filter(code=data["city_code"]).first()
-        if city is None:
-            raise NotFound(f"No city {data['city_code']}.", code="city_not_found", details={"city_code": data["city_code"]})
-        lot, created = Lot.objects.select_for_update().get_or_create(city=city, code=data["code"])
-        lot.names = names_checked(data.get("names"), "names") if "names" in data or created else lot.names
-        lot.aliases = aliases_checked(data.get("aliases"), "aliases") if "aliases" in data or created else lot.aliases
-        lot.save()
-        audit_record("lot_saved", actor=user, payload={"city_code": city.code, "code": lot.code, "created": created})
-    return lot
-
-
-def places_ensure(city_code: str, lot_codes: Iterable[str]) -> None:
-    """Records for a city and lots a rule or an order names (names are the operator's to add)."""
-    city, _ = City.objects.get_or_create(code=city_code)
-    for code in lot_codes:
-        if code:
-            Lot.objects.get_or_create(city=city, code=code)

@@ -1,32 +1,34 @@
-"""Billing services: rules and versions, simulation, orders, arrears, fee verification.
+"""Billing services: rule versions, orders, fee verification and fee decisions, cities and lots.
 
 They validate, call the fee engine, and write with their audit rows in one transaction.
+Reads live in `billing.selectors`; reading the values given lives in `billing.parsing`.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-from datetime import datetime
-from decimal import Decimal, InvalidOperation
+from collections.abc import Iterable
+from decimal import Decimal
 from typing import Any
-from zoneinfo import ZoneInfo
 
-from django.conf import settings
-from django.db import IntegrityError, models, transaction
-from django.db.models import Func, Q, Value
-from django.db.models.functions import Replace, Upper
-from django.utils import timezone
-from django.utils.dateparse import parse_datetime
+from django.db import IntegrityError, transaction
 
-from billing.engine import FeeResult, quantize_money, simulate_fee, validate_rule_payload
+from billing.engine import quantize_money
 from billing.engine.orders import order_standing, ranges_overlap
 from config.errors import ApplicationError, Conflict, NotFound
 from workflows.audit import audit_record
 from workflows.models import Review
 
-from .models import BillingRule, BillingRuleVersion, FeeVerification, ParkingOrder
-from .places import lot_cities, places_ensure
+from .models import BillingRule, BillingRuleVersion, City, FeeVerification, Lot, ParkingOrder
+from .parsing import (
+    InvalidInput,
+    aliases_checked,
+    amount_in_range,
+    names_checked,
+    parse_money,
+    parse_time,
+    rule_payload_checked,
+)
+from .selectors import Simulation, rule_version_for, simulate_with_version
 from .signals import rule_version_added
 
 FEE_OPTIONS = (
@@ -37,72 +39,13 @@ FEE_OPTIONS = (
 )
 
 
-class InvalidInput(ApplicationError):
-    code = "validation_error"
-
-
-# What the amount columns hold (max_digits=12, decimal_places=2): a larger amount, given or
-# computed, is refused before it reaches the database (which would fail on it).
-MAX_AMOUNT = Decimal("9999999999.99")
-
-
-def _amount_in_range(amount: Decimal, field: str) -> Decimal:
-    if amount > MAX_AMOUNT:
-        raise InvalidInput(f"{field} {amount} is beyond the largest amount an order holds ({MAX_AMOUNT}).",
-                           code="amount_out_of_range", details={field: [f"at most {MAX_AMOUNT}"]})
-    return amount
-
-
-def parse_time(value: Any, field: str) -> datetime:
-    """An aware datetime from ISO 8601; a time without offset is read in the product's zone."""
-    if isinstance(value, datetime):
-        parsed = value
-    elif isinstance(value, str):
-        try:
-            parsed = parse_datetime(value.strip())
-        except ValueError:
-            parsed = None
-    else:
-        parsed = None
-    if parsed is None:
-        raise InvalidInput(f"{field} must be an ISO 8601 date-time.", details={field: ["not an ISO 8601 date-time"]})
-    if timezone.is_naive(parsed):
-        parsed = parsed.replace(tzinfo=ZoneInfo(settings.CONCIERGE_TIMEZONE))
-    return parsed
-
-
-def local_iso(value: datetime | None) -> str | None:
-    """ISO 8601 in the product's time zone (what people read and the API returns), never UTC."""
-    return timezone.localtime(value).isoformat() if value else None
-
-
-def parse_money(value: Any, field: str) -> Decimal:
-    try:
-        amount = Decimal(str(value))
-    except (InvalidOperation, ValueError):
-        raise InvalidInput(f"{field} must be a decimal amount.", details={field: ["not a decimal amount"]}) from None
-    if not amount.is_finite() or amount < 0:
-        raise InvalidInput(f"{field} must be zero or more.", details={field: ["must be zero or more"]})
-    return _amount_in_range(quantize_money(amount), field)
-
-
-def _payload_problems(payload: Any, prefix: str) -> None:
-    problems = validate_rule_payload(payload)
-    if problems:
-        raise InvalidInput(
-            f"The rule payload has {len(problems)} problem(s).",
-            code="invalid_rule_payload",
-            details={"problems": [{"path": f"{prefix}{p.path.removeprefix('rule_payload')}", "message": p.message} for p in problems]},
-        )
-
-
 # --- rules ------------------------------------------------------------------------
 
 
 def billing_rule_version_add(*, data: dict[str, Any], user=None) -> tuple[BillingRule, BillingRuleVersion]:  # noqa: ANN001
     """Create the rule (or update its name and scope) and append a non-overlapping version."""
     rule_code, scope, version = data["rule_code"], data["scope"], data["version"]
-    _payload_problems(version["rule_payload"], "version.rule_payload")
+    rule_payload_checked(version["rule_payload"], "version.rule_payload")
     effective_from = parse_time(version["effective_from"], "version.effective_from")
     effective_to = parse_time(version["effective_to"], "version.effective_to") if version.get("effective_to") else None
     if effective_to is not None and effective_to <= effective_from:
@@ -138,88 +81,6 @@ def billing_rule_version_add(*, data: dict[str, Any], user=None) -> tuple[Billin
     return rule, row
 
 
-def _in_force(rows: models.QuerySet, at: datetime) -> models.QuerySet:
-    return rows.filter(Q(effective_to__isnull=True) | Q(effective_to__gt=at), effective_from__lte=at)
-
-
-def _versions_by_code(rule_code: str, at: datetime) -> models.QuerySet:
-    return _in_force(BillingRuleVersion.objects.select_related("rule").filter(rule__rule_code=rule_code), at)
-
-
-def _active_versions_by_city(city_code: str, at: datetime) -> models.QuerySet:
-    rows = BillingRuleVersion.objects.select_related("rule").filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)
-    return _in_force(rows, at)
-
-
-def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: str | None = None, lot_code: str | None = None) -> BillingRuleVersion:
-    """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
-    # Runs on most parking turns: its SQL is compiled once per connection (config.queries).
-    if rule_code:
-        candidates = list(_versions_by_code(str(rule_code), at))
-        if not candidates:
-            if not BillingRule.objects.filter(rule_code=rule_code).exists():
-                raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
-            raise NotFound(f"No version of {rule_code} is in force at {at.isoformat()}.", code="no_rule_in_force")
-        return max(candidates, key=lambda v: (v.priority, v.effective_from, v.version_no))
-    if not city_code:
-        raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
-    scored = []
-    for version in list(_active_versions_by_city(str(city_code), at)):
-        lots = version.rule.lot_codes
-        if lot_code and lots and lot_code not in lots:
-            continue
-        specific = 1 if lot_code and lot_code in lots else 0
-        scored.append(((specific, version.priority, version.effective_from, version.rule.rule_code), version))
-    if not scored:
-        where = f"{city_code}/{lot_code}" if lot_code else city_code
-        raise NotFound(f"No billing rule is in force for {where} at {at.isoformat()}.", code="no_rule_in_force")
-    # Most specific scope, then priority, then the newest range; rule_code keeps ties deterministic.
-    scored.sort(key=lambda item: (-item[0][0], -item[0][1], -item[0][2].timestamp(), item[0][3]))
-    return scored[0][1]
-
-
-def city_of_lot(lot_code: str | None) -> str | None:
-    """The city of a lot, when exactly one city has a lot with this code."""
-    cities = lot_cities(lot_code) if lot_code else []
-    return cities[0] if len(cities) == 1 else None
-
-
-@dataclass(frozen=True)
-class Simulation:
-    result: FeeResult
-    rule_code: str | None = None
-    version_no: int | None = None
-
-    def to_dict(self) -> dict[str, Any]:
-        body = self.result.to_dict()
-        if self.rule_code:
-            body.update(rule_code=self.rule_code, version_no=self.version_no)
-        return body
-
-
-def simulate_with_version(version: BillingRuleVersion, entry: datetime, exit_: datetime) -> Simulation:
-    # The engine caches compiled payloads by content, so repeated versions compile once.
-    return Simulation(simulate_fee(version.rule_payload, entry, exit_), version.rule.rule_code, version.version_no)
-
-
-def fee_simulate(
-    *,
-    entry_time: Any,
-    exit_time: Any,
-    rule_code: str | None = None,
-    city_code: str | None = None,
-    lot_code: str | None = None,
-    rule_payload: Any = None,
-) -> Simulation:
-    """Simulate a stay with an inline payload, or with the version in force at entry."""
-    entry, exit_ = parse_time(entry_time, "entry_time"), parse_time(exit_time, "exit_time")
-    if exit_ < entry:
-        raise InvalidInput("exit_time must not be before entry_time.", details={"exit_time": ["before entry_time"]})
-    if rule_payload is not None:
-        _payload_problems(rule_payload, "rule_payload")
-        return Simulation(simulate_fee(rule_payload, entry, exit_))
-    version = rule_version_for(at=entry, rule_code=rule_code, city_code=city_code, lot_code=lot_code)
-    return simulate_with_version(version, entry, exit_)
 
 
 # --- orders -----------------------------------------------------------------------
@@ -244,7 +105,7 @@ def parking_order_create(*, data: dict[str, Any], user=None) -> ParkingOrder:  #
         order.total_amount = parse_money(data["total_amount"], "total_amount")
     elif exit_ is not None:
         version = rule_version_for(at=entry, rule_code=order.billing_rule_code or None, city_code=order.city_code, lot_code=order.lot_code)
-        order.total_amount = _amount_in_range(simulate_with_version(version, entry, exit_).result.total_amount, "total_amount")
+        order.total_amount = amount_in_range(simulate_with_version(version, entry, exit_).result.total_amount, "total_amount")
         order.billing_rule_code, order.billing_rule_version_no = version.rule.rule_code, version.version_no
     if order.exit_time is not None and not order.billing_rule_code:
         try:
@@ -263,62 +124,6 @@ def parking_order_create(*, data: dict[str, Any], user=None) -> ParkingOrder:  #
     return order
 
 
-def order_get(order_no: str) -> ParkingOrder:
-    order = ParkingOrder.objects.filter(order_no=order_no).first()
-    if order is None:
-        raise NotFound(f"Order {order_no} not found.", code="order_not_found")
-    return order
-
-
-_PLATE_SEPARATORS = re.compile(r"[\s·•.\-_]+")
-_PLATE_CHARS = (" ", "·", "•", ".", "-", "_")
-
-
-def identifier_key(value: str) -> str:
-    """A plate or an order number as compared: upper case, without the spaces, dots, dashes and underscores
-    written between its groups ("粤B·D12345" is "粤BD12345"; "gz 0603 771" and "GZ-0603-771" are "GZ0603771")."""
-    return _PLATE_SEPARATORS.sub("", value).upper()
-
-
-def plate_key(plate_no: str) -> str:
-    """A plate as compared (`identifier_key`)."""
-    return identifier_key(plate_no)
-
-
-def _keyed(field: str) -> Func:
-    """The database's `identifier_key` of a column: upper case, the same separators removed."""
-    folded = Upper(field)
-    for char in _PLATE_CHARS:
-        folded = Replace(folded, Value(char), Value(""))
-    return folded
-
-
-def orders_of_plate() -> models.QuerySet:
-    """Orders with their plate's key (`plate_key`), however the plate was written when the order was made."""
-    return ParkingOrder.objects.annotate(plate_key=_keyed("plate_no"))
-
-
-def orders_by_key() -> models.QuerySet:
-    """Orders with their number's key (`order_key`, see `identifier_key`), however it was written."""
-    return ParkingOrder.objects.annotate(order_key=_keyed("order_no"))
-
-
-def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[ParkingOrder]:
-    """Orders of a plate (and city) that still owe money, oldest first; "ABC-1234" and "abc 1234" are one plate."""
-    plate_no = plate_key(plate_no)
-    if city_code:  # the plate-check tool runs this on many turns: its SQL is compiled once
-        return list(_arrears_in_city(plate_no, str(city_code)))
-    return list(_arrears(plate_no))
-
-
-def _arrears(plate_no: str) -> models.QuerySet:
-    return orders_of_plate().filter(plate_key=plate_no, arrears_amount__gt=0).order_by("entry_time", "order_no")
-
-
-def _arrears_in_city(plate_no: str, city_code: str) -> models.QuerySet:
-    return _arrears(plate_no).filter(city_code=city_code)
-
-
 # --- verification -----------------------------------------------------------------
 
 
@@ -331,10 +136,6 @@ def _fee_review_options(locale: str = "en") -> list[dict[str, Any]]:
         }
         for option_id, outcome, en, zh, effects in FEE_OPTIONS
     ]
-
-
-def _order_for_update(order_no: str) -> models.QuerySet:
-    return ParkingOrder.objects.select_for_update().filter(order_no=order_no).order_by()[:1]
 
 
 def parking_order_verify(*, order_no: str, user=None, open_review: bool = True) -> FeeVerification:  # noqa: ANN001
@@ -355,22 +156,22 @@ def parking_order_verify(*, order_no: str, user=None, open_review: bool = True) 
     return verification
 
 
-def _verification_inputs(order_no: str) -> tuple[ParkingOrder, BillingRuleVersion, Any]:
-    found = list(_order_for_update(str(order_no)))
-    order = found[0] if found else None
-    if order is None:
-        raise NotFound(f"Order {order_no} not found.", code="order_not_found")
+def _verification_inputs(order_no: str) -> tuple[ParkingOrder, BillingRuleVersion, Simulation]:
+    try:  # locked: a fee decision on the same order waits for this verification
+        order = ParkingOrder.objects.select_for_update().get(order_no=order_no)
+    except ParkingOrder.DoesNotExist:
+        raise NotFound(f"Order {order_no} not found.", code="order_not_found") from None
     if order.exit_time is None:
         raise ApplicationError(f"Order {order_no} is still in progress.", code="order_in_progress", status_code=409)
     version = rule_version_for(
         at=order.entry_time, rule_code=order.billing_rule_code or None, city_code=order.city_code, lot_code=order.lot_code
     )
     simulation = simulate_with_version(version, order.entry_time, order.exit_time)
-    _amount_in_range(simulation.result.total_amount, "simulated_total_amount")
+    amount_in_range(simulation.result.total_amount, "simulated_total_amount")
     return order, version, simulation
 
 
-def _verification_record(order: ParkingOrder, version: BillingRuleVersion, simulation: Any, *, user, open_review: bool) -> FeeVerification:  # noqa: ANN001
+def _verification_record(order: ParkingOrder, version: BillingRuleVersion, simulation: Simulation, *, user, open_review: bool) -> FeeVerification:  # noqa: ANN001
     simulated = simulation.result.total_amount
     match = simulated == order.total_amount
     verification = FeeVerification.objects.create(
@@ -438,3 +239,38 @@ def order_fee_decision_apply(*, order_no: str, outcome: str, simulated_amount: D
     )
     return order
 
+
+# --- cities and lots -----------------------------------------------------------------
+
+
+def city_save(*, data: dict[str, Any], user=None) -> City:  # noqa: ANN001
+    """Create a city or update its names and aliases."""
+    with transaction.atomic():
+        city, created = City.objects.select_for_update().get_or_create(code=data["code"])
+        city.names = names_checked(data.get("names"), "names") if "names" in data or created else city.names
+        city.aliases = aliases_checked(data.get("aliases"), "aliases") if "aliases" in data or created else city.aliases
+        city.save()
+        audit_record("city_saved", actor=user, payload={"code": city.code, "created": created})
+    return city
+
+
+def lot_save(*, data: dict[str, Any], user=None) -> Lot:  # noqa: ANN001
+    """Create a lot in a known city or update its names and aliases."""
+    with transaction.atomic():
+        city = City.objects.filter(code=data["city_code"]).first()
+        if city is None:
+            raise NotFound(f"No city {data['city_code']}.", code="city_not_found", details={"city_code": data["city_code"]})
+        lot, created = Lot.objects.select_for_update().get_or_create(city=city, code=data["code"])
+        lot.names = names_checked(data.get("names"), "names") if "names" in data or created else lot.names
+        lot.aliases = aliases_checked(data.get("aliases"), "aliases") if "aliases" in data or created else lot.aliases
+        lot.save()
+        audit_record("lot_saved", actor=user, payload={"city_code": city.code, "code": lot.code, "created": created})
+    return lot
+
+
+def places_ensure(city_code: str, lot_codes: Iterable[str]) -> None:
+    """Records for a city and lots a rule or an order names (names are the operator's to add)."""
+    city, _ = City.objects.get_or_create(code=city_code)
+    for code in lot_codes:
+        if code:
+            Lot.objects.get_or_create(city=city, code=code)

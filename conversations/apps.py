@@ -7,7 +7,6 @@ class ConversationsConfig(AppConfig):
     verbose_name = "Conversations and knowledge"
 
     def ready(self) -> None:
-        from billing.handlers import register_lookups
         from config.runtime import process_started
         from workflows.services.plans import register_plan_section
         from workflows.services.runs import register_run_parent_lock
@@ -18,7 +17,6 @@ class ConversationsConfig(AppConfig):
         from .knowledge.apps_hooks import connect
         from .services import lock_conversation_of_run, on_review_decided
 
-        register_lookups()
         review_decided.connect(on_review_decided, dispatch_uid="conversation-review-decided")
         register_run_parent_lock(lock_conversation_of_run)  # lock order: conversation, then run
         register_plan_section("conversation", validate_config)

@@ -1,18 +1,18 @@
 """Parking fee simulation: what a stay costs under a rule payload, in closed form.
 
-The rules (seed 001 BIZ-006/BIZ-007 and RAG-000; SPEC "Billing rule payload"; where both are
-silent the choice is marked *chosen*):
+The rules (the billing requirements and their worked scenarios; SPEC "Billing rule payload";
+where both are silent the choice is marked *chosen*):
 
 - The stay is whole minutes. ``duration_minutes`` is the stay rounded up to the minute
   (*chosen*: every started minute counts); the minutes are the ``duration_minutes`` minutes
   starting at the entry time truncated to the minute.
 - Each minute goes to the first segment, in payload order, whose window contains it in that
   segment's time zone (default Asia/Shanghai) and whose ``weekdays`` (ISO, 1 = Monday)
-  contain the minute's *period day*. A window with ``end < start`` crosses midnight (BIZ-006
-  "20:00-08:00"); ``end == start`` is a whole day starting at ``start``, so
+  contain the minute's *period day*. A window with ``end < start`` crosses midnight (the
+  requirements' "20:00-08:00"); ``end == start`` is a whole day starting at ``start``, so
   ``00:00``-``00:00`` is the calendar day.
 - The period day depends on the segment's ``cap_period`` (SPEC). ``calendar_day``, the
-  default and how the seed 001 system counts: the local date the minute falls on, so a night
+  default and how the original billing system counts: the local date the minute falls on, so a night
   20:00-08:00 is two periods split at midnight. ``window``: the local day on which the
   window occurrence holding the minute starts, so a Friday night stays a Friday night after
   midnight and is one period.
@@ -22,11 +22,11 @@ silent the choice is marked *chosen*):
   segment, so a day allowance is not eaten by night minutes). Free segments charge nothing
   and have no allowance.
 - Charging happens per segment per period day: the period's chargeable minutes (its minutes
-  less free ones) are rounded up to whole units (BIZ-006 "ceil charging"); a periodic
+  less free ones) are rounded up to whole units ("ceil charging"); a periodic
   period costs ``units * unit_price``; a tiered period prices unit ``k`` (positions
   ``k*unit`` to ``(k+1)*unit`` counted from the start of that period's chargeable time, SPEC)
-  at the tier holding position ``k*unit``; then ``max_charge`` caps the period (BIZ-006
-  "daily cap per segment, reset by day"). ``capped`` says the cap lowered at least one
+  at the tier holding position ``k*unit``; then ``max_charge`` caps the period
+  ("daily cap per segment, reset by day"). ``capped`` says the cap lowered at least one
   period's charge.
 - DST: local time is read from the zone at each minute, so a skipped hour has no minutes and
   a repeated hour is counted twice, each minute in the period day its local time gives.

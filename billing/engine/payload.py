@@ -1,4 +1,4 @@
-"""Billing rule payloads (seed 001): validation with every problem's JSON path, and compilation.
+"""Billing rule payloads: validation with every problem's JSON path, and compilation.
 
 A payload is a list of segments; the first segment whose window contains a minute wins it::
 
@@ -12,7 +12,7 @@ A payload is a list of segments; the first segment whose window contains a minut
      "tiers": [{"start_minute": 0, "end_minute": 120, "unit_price": 2},
                {"start_minute": 120, "end_minute": null, "unit_price": 3}]}  # tiered only
 
-Rules enforced here (the seed is silent on most; these are the choices):
+Rules enforced here (the requirements are silent on most; these are the choices):
 
 - ``name`` is a non-empty string, unique in the payload (breakdown rows are keyed by it).
 - ``time_window.start``/``end`` are ``HH:MM`` 00:00..23:59; ``end`` may also be ``24:00``
@@ -21,7 +21,7 @@ Rules enforced here (the seed is silent on most; these are the choices):
 - ``weekdays`` lists ISO weekdays 1..7 (Monday = 1), non-empty, without repeats; absent or
   null means every day. It is tested against the segment's period day (below).
 - ``cap_period`` says what one charging period is (SPEC "Billing rule payload"):
-  ``"calendar_day"`` (the default, as the seed 001 system counts): every minute belongs to
+  ``"calendar_day"`` (the default, as the original billing system counts): every minute belongs to
   the local calendar day it falls in, so a night 20:00-08:00 is two periods split at
   midnight and ``weekdays`` is checked on each minute's own date; ``"window"``: one window
   occurrence is one period, its day the local day on which it starts (a Friday night stays a

@@ -1,4 +1,4 @@
-"""The 20 RAG-000 scenarios over REST: amounts, versions, arrears and verification."""
+"""The 20 billing demo scenarios over REST: amounts, versions, arrears and verification."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Fee engine semantics, one rule at a time, with hand-computed amounts (seed 001 scenarios)."""
+"""Fee engine semantics, one rule at a time, with hand-computed amounts (the billing demo scenarios)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_day_and_night_caps_are_independent():
 
 
 def test_a_night_is_two_calendar_days_by_default():
-    # As the seed 001 system counts: 20:00-24:00 (4 units) and 00:00-08:00 (8, capped at 5).
+    # As the original billing system counts: 20:00-24:00 (4 units) and 00:00-08:00 (8, capped at 5).
     payload = [periodic("night", "20:00", "08:00", unit=60, price=1, max_charge=5)]
     result = simulate_fee(payload, at(4, 20), at(5, 8))
     assert rows(result) == {"night": (720, "9.00", 0, True)}
@@ -167,7 +167,7 @@ def test_day_charged_night_free():
     assert rows(result) == {"day": (120, "8.00", 0, False), "night": (120, "0.00", 0, False)}
 
 
-# --- tiers (SCN-007, SCN-013, SCN-014, BIZ-007) -----------------------------------------
+# --- tiers (scenarios SCN-007, SCN-013, SCN-014) -----------------------------------------
 
 
 @pytest.mark.parametrize(

@@ -60,13 +60,13 @@ def test_identifier_candidates(text, tokens) -> None:  # noqa: ANN001
     ("KX 77 01", "kx_77-01"), ("kx.77.01", "kx_77-01"), ("p2026 000871", "P2026-000871"), ("P2026_000871", "P2026-000871"),
 ])
 def test_an_order_number_is_compared_without_case_and_separators(odd_orders, typed, recorded) -> None:  # noqa: ANN001
-    from billing.handlers import order_lookup
+    from billing.selectors import order_lookup
 
     assert order_lookup(typed) == recorded
 
 
 def test_two_orders_that_differ_only_by_separators_are_not_guessed(odd_orders) -> None:  # noqa: ANN001
-    from billing.handlers import order_lookup
+    from billing.selectors import order_lookup
 
     template = ParkingOrder.objects.get(order_no="kx_77-01")
     template.pk, template.order_no = None, "KX-7701"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from billing import places
+from billing import places, selectors, services
 from billing.models import City, Lot
 
 pytestmark = pytest.mark.django_db
@@ -19,8 +19,8 @@ def second_operator(demo):  # noqa: ANN001, ANN201
     from billing.services import billing_rule_version_add
 
     for city, name_en, name_zh, price in (("320500", "Suzhou", "苏州", 4), ("320200", "Wuxi", "无锡", 7)):
-        places.city_save(data={"code": city, "names": {"en": name_en, "zh": name_zh}, "aliases": [f"{name_zh}市"]})
-        places.lot_save(data={"city_code": city, "code": "LOT_NORTH_3", "names": {"en": f"{name_en} north lot 3", "zh": f"{name_zh}北区三号停车场"}})
+        services.city_save(data={"code": city, "names": {"en": name_en, "zh": name_zh}, "aliases": [f"{name_zh}市"]})
+        services.lot_save(data={"city_code": city, "code": "LOT_NORTH_3", "names": {"en": f"{name_en} north lot 3", "zh": f"{name_zh}北区三号停车场"}})
         payload = [{**NIGHT_RULE[0], "unit_price": price}]
         billing_rule_version_add(data={"rule_code": f"R-{city}-N3", "name": f"{name_en} north 3", "scope": {"city_code": city, "lot_codes": ["LOT_NORTH_3"]},
                                        "version": {"effective_from": "2026-01-01T00:00:00+08:00", "effective_to": None, "rule_payload": payload}})
@@ -41,9 +41,9 @@ def test_names_aliases_and_bare_codes_are_found_in_words(demo) -> None:  # noqa:
 def test_a_renamed_added_or_removed_lot_is_found_as_it_is_now(demo) -> None:  # noqa: ANN001
     """The finder keeps an index per process: every change to the records shows on the next message."""
     assert places.find_places("what does the Harbour garage charge") == []
-    places.lot_save(data={"city_code": "310100", "code": "SH-HB-009", "names": {"en": "Harbour garage"}, "aliases": ["HBG"]})
+    services.lot_save(data={"city_code": "310100", "code": "SH-HB-009", "names": {"en": "Harbour garage"}, "aliases": ["HBG"]})
     assert [h.slots for h in places.find_places("what does the Harbour garage charge")] == [{"lot_code": "SH-HB-009", "city_code": "310100"}]
-    places.lot_save(data={"city_code": "310100", "code": "SH-HB-009", "names": {"en": "Quay garage"}})
+    services.lot_save(data={"city_code": "310100", "code": "SH-HB-009", "names": {"en": "Quay garage"}})
     assert places.find_places("what does the Harbour garage charge") == []
     assert [h.raw for h in places.find_places("and the quay garage? or hbg")] == ["quay garage", "hbg"]
     Lot.objects.filter(code="SH-HB-009").delete()
@@ -53,7 +53,7 @@ def test_a_renamed_added_or_removed_lot_is_found_as_it_is_now(demo) -> None:  # 
 def test_a_lot_code_in_two_cities_is_found_twice(second_operator) -> None:  # noqa: ANN001
     hits = places.find_places("what does LOT_NORTH_3 charge")
     assert sorted(h.slots["city_code"] for h in hits) == ["320200", "320500"]
-    assert places.lot_cities("lot_north_3") == ["320200", "320500"]
+    assert selectors.lot_cities("lot_north_3") == ["320200", "320500"]
 
 
 def test_the_desk_asks_which_city_and_then_prices_the_right_lot(second_operator, chat) -> None:  # noqa: ANN001
@@ -114,9 +114,9 @@ def test_every_code_a_rule_or_order_names_has_its_record(demo) -> None:  # noqa:
 
 
 def test_a_slip_in_a_lots_name_names_it_and_a_slip_near_two_names_both(demo) -> None:  # noqa: ANN001
-    places.city_save(data={"code": "330100", "names": {"en": "Hangzhou", "zh": "杭州"}})
+    services.city_save(data={"code": "330100", "names": {"en": "Hangzhou", "zh": "杭州"}})
     for code, name in (("RS-1", "Riverside"), ("RD-2", "Riverdale"), ("RV-3", "Rivet lot")):
-        places.lot_save(data={"city_code": "330100", "code": code, "names": {"en": f"{name} car park"}})
+        services.lot_save(data={"city_code": "330100", "code": code, "names": {"en": f"{name} car park"}})
 
     def found(text: str) -> list[tuple[str, str]]:
         return sorted((h.slots["lot_code"], h.raw) for h in places.find_places(text) if "lot_code" in h.slots)

@@ -1,0 +1,82 @@
+"""Billing reads: the rule in force and a plate's arrears, each in one query; billing plugged into conversations."""
+
+from __future__ import annotations
+
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+import pytest
+
+from billing import selectors, services
+from config.errors import NotFound
+
+pytestmark = pytest.mark.django_db
+
+SHANGHAI = ZoneInfo("Asia/Shanghai")
+PAYLOAD = [{"name": "day", "type": "periodic", "time_window": {"start": "00:00", "end": "00:00"},
+            "unit_minutes": 60, "unit_price": "2.00"}]
+
+
+def at(day: int, hour: int) -> datetime:
+    return datetime(2026, 3, day, hour, tzinfo=SHANGHAI)
+
+
+def add(code: str, lots: list[str], effective_from: str, priority: int = 0, effective_to: str | None = None) -> None:
+    services.billing_rule_version_add(data={
+        "rule_code": code, "name": code, "scope": {"city_code": "110100", "lot_codes": lots},
+        "version": {"effective_from": effective_from, "effective_to": effective_to, "priority": priority, "rule_payload": PAYLOAD},
+    })
+
+
+@pytest.fixture
+def rules() -> None:
+    add("CITY", [], "2026-01-01T00:00:00+08:00")
+    add("CITY-HIGH", [], "2026-01-01T00:00:00+08:00", priority=5, effective_to="2026-03-02T00:00:00+08:00")
+    add("LOT-A", ["A"], "2026-01-01T00:00:00+08:00", effective_to="2026-03-01T00:00:00+08:00")
+    add("LOT-A", ["A"], "2026-03-01T00:00:00+08:00")
+    add("LOT-B", ["B"], "2026-01-01T00:00:00+08:00", priority=9)
+
+
+def test_the_lot_rule_beats_the_city_rule_then_priority_decides(rules, django_assert_num_queries) -> None:  # noqa: ANN001
+    with django_assert_num_queries(1):
+        version = selectors.rule_version_for(at=at(2, 10), city_code="110100", lot_code="A")
+    assert (version.rule.rule_code, version.version_no) == ("LOT-A", 2)
+    # a lot no rule names: the city's rules, the higher priority first while it is in force
+    assert selectors.rule_version_for(at=at(1, 10), city_code="110100", lot_code="C").rule.rule_code == "CITY-HIGH"
+    assert selectors.rule_version_for(at=at(2, 10), city_code="110100", lot_code="C").rule.rule_code == "CITY"
+    # no lot asked about: every rule of the city counts, the highest priority wins
+    assert selectors.rule_version_for(at=at(2, 10), city_code="110100").rule.rule_code == "LOT-B"
+
+
+def test_a_rule_code_gives_its_version_in_force(rules, django_assert_num_queries) -> None:  # noqa: ANN001
+    with django_assert_num_queries(1):
+        version = selectors.rule_version_for(at=at(1, 10), rule_code="LOT-A")
+    assert version.version_no == 2
+    assert selectors.rule_version_for(at=datetime(2026, 2, 28, 23, 59, tzinfo=SHANGHAI), rule_code="LOT-A").version_no == 1
+    with pytest.raises(NotFound) as unknown:
+        selectors.rule_version_for(at=at(1, 10), rule_code="NOPE")
+    assert unknown.value.code == "rule_not_found"
+    with pytest.raises(NotFound) as early:
+        selectors.rule_version_for(at=datetime(2025, 1, 1, tzinfo=SHANGHAI), rule_code="LOT-A")
+    assert early.value.code == "no_rule_in_force"
+
+
+def test_arrears_of_a_plate_however_written_oldest_first(rules, django_assert_num_queries) -> None:  # noqa: ANN001
+    for order_no, plate, day, paid in (("O-2", "京A-12345", 3, "0"), ("O-1", "京A 12345", 2, "0"), ("O-3", "京A12345", 4, "99")):
+        services.parking_order_create(data={
+            "order_no": order_no, "plate_no": plate, "city_code": "110100", "lot_code": "A",
+            "entry_time": at(day, 8).isoformat(), "exit_time": at(day, 10).isoformat(), "paid_amount": paid,
+        })
+    with django_assert_num_queries(1):
+        orders = selectors.arrears_list(plate_no="京a·12345")
+    assert [o.order_no for o in orders] == ["O-1", "O-2"]  # O-3 is paid
+    assert selectors.arrears_list(plate_no="京A12345", city_code="310100") == []
+
+
+def test_billing_plugs_its_lookups_and_place_finder_into_conversations() -> None:
+    from billing.handlers import place_finder
+    from conversations.services import FINDERS, LOOKUPS
+
+    assert LOOKUPS["order_no"] is selectors.order_lookup and LOOKUPS["plate_no"] is selectors.plate_lookup
+    assert LOOKUPS["lot_code"] is selectors.lot_lookup and LOOKUPS["city_code"] is selectors.city_lookup
+    assert place_finder in FINDERS
