@@ -7,7 +7,7 @@ class BillingConfig(AppConfig):
     verbose_name = "Billing"
 
     def ready(self) -> None:
-        from django.db.models.signals import post_migrate
+        from django.db.models.signals import post_delete, post_migrate, post_save
 
         from conversations.dialogues import register_setup_loader
 
@@ -16,11 +16,16 @@ class BillingConfig(AppConfig):
             knowledge,
         )
         from .datasets import dataset_load
+        from .models import City, Lot
+        from .places import forget_place_names
 
         # Billing plugs into conversations (never the other way): its identifier lookups and place finder,
         handlers.register_lookups()
         knowledge.connect()  # rule explanations that follow new rule versions, the evaluation's billing part,
         register_setup_loader(dataset_load)  # and the billing data scripted dialogues' `setup` creates
+        for model in (City, Lot):  # a city or lot saved here is named in the next message at once
+            post_save.connect(forget_place_names, sender=model, dispatch_uid=f"places-saved-{model.__name__}")
+            post_delete.connect(forget_place_names, sender=model, dispatch_uid=f"places-deleted-{model.__name__}")
 
         # After migrate (billing's own permissions exist by then), the role groups hold every
         # permission their role lists, new models' included, with no manual step.

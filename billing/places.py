@@ -10,9 +10,11 @@ The records are written by `billing.services` (`city_save`, `lot_save`).
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Max
 
@@ -73,28 +75,41 @@ def _slips(text: str, near: tuple[NearWords, tuple[PlaceHit, ...]], spans: list[
     return out
 
 
-# Each process keeps the names of every city and lot in a dictionary, rebuilt when the records change
-# (two small aggregate queries a message instead of reading every city and lot); a message is looked
-# up at each position for each length a name has, never scanned once per name.
+# Each process keeps the names of every city and lot in a dictionary. Its own writes drop it at once
+# (`forget_place_names`, on City and Lot saves and deletes); another process's are seen when it checks
+# the records' count and newest change, at most every PLACES_RECHECK_SECONDS. A message is looked up at
+# each position for each length a name has, never scanned once per name.
 _Near = tuple[NearWords, tuple[PlaceHit, ...]]  # the lots' distinctive words (each naming lots by position), the lots
-_INDEXES: dict[tuple[str, str], tuple[tuple, dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...], _Near]] = {}
+_Index = tuple[dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...], _Near]
+_INDEXES: dict[tuple[str, str], tuple[tuple, _Index]] = {}
+_CHECKED_AT: dict[tuple[str, str], float] = {}
 
 
-def _name_index(lang: str) -> tuple[dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...], _Near]:
+def forget_place_names(**kwargs: object) -> None:
+    """Drop the kept name indexes (connected to City's and Lot's post_save and post_delete)."""
+    _INDEXES.clear()
+    _CHECKED_AT.clear()
+
+
+def _name_index(lang: str) -> _Index:
     """Every folded name with what it names (in the finder's order), the lengths names have, and the lots'
     distinctive words for reading a mistyped one."""
-    fingerprint = tuple(v for model in (City, Lot) for v in model.objects.aggregate(n=Count("id"), at=Max("updated_at")).values())
     slot = (connection.alias + ":" + str(connection.settings_dict.get("NAME")), lang)
     cached = _INDEXES.get(slot)
+    now = time.monotonic()
+    if cached is not None and now - _CHECKED_AT.get(slot, float("-inf")) < settings.PLACES_RECHECK_SECONDS:
+        return cached[1]
+    fingerprint = tuple(v for model in (City, Lot) for v in model.objects.aggregate(n=Count("id"), at=Max("updated_at")).values())
+    _CHECKED_AT[slot] = now
     if cached is not None and cached[0] == fingerprint:
-        return cached[1], cached[2], cached[3]
+        return cached[1]
     names: dict[str, list[tuple[int, PlaceHit]]] = {}
     lots: list[tuple[PlaceHit, set[str]]] = []
     for rank, (name, hit) in enumerate(_place_names(lang, lots)):
         names.setdefault(name, []).append((rank, PlaceHit(hit.slots, name, hit.labels)))
     lengths = tuple(sorted({len(n) for n in names}, reverse=True))
     near = (NearWords.of((word, i) for i, (_, words) in enumerate(lots) for word in words), tuple(lot for lot, _ in lots))
-    _INDEXES[slot] = (fingerprint, names, lengths, near)
+    _INDEXES[slot] = (fingerprint, (names, lengths, near))
     return names, lengths, near
 
 

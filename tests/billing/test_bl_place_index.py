@@ -1,0 +1,22 @@
+"""The names of cities and lots a process keeps: its own saves are seen at once, and between
+rechecks a message costs no query."""
+
+from __future__ import annotations
+
+import pytest
+
+from billing.places import find_places
+from billing.services import city_save, lot_save
+
+pytestmark = pytest.mark.django_db
+
+
+def test_a_lot_saved_here_is_named_at_once_and_a_kept_index_costs_no_query(settings, django_assert_num_queries) -> None:  # noqa: ANN001
+    settings.PLACES_RECHECK_SECONDS = 3600  # as in production: another process's writes are rechecked later
+    city_save(data={"code": "990100", "names": {"en": "Harbourtown"}, "aliases": []})
+    assert [hit.slots for hit in find_places("parking in Harbourtown", "en")] == [{"city_code": "990100"}]
+    with django_assert_num_queries(0):
+        find_places("parking in Harbourtown", "en")
+    lot_save(data={"city_code": "990100", "code": "HT-QUAY-7", "names": {"en": "Quayside Deck"}, "aliases": ["the quay deck"]})
+    hits = find_places("how much is the quay deck?", "en")
+    assert [hit.slots.get("lot_code") for hit in hits] == ["HT-QUAY-7"]
