@@ -8,7 +8,7 @@ import pytest
 
 from billing.models import ParkingOrder
 
-pytestmark = pytest.mark.browser
+pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]  # one Chromium
 
 
 def test_fee_mismatch_story_person_and_supervisor(person_factory) -> None:  # noqa: ANN001
