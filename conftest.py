@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support import demo_data
+from tests.support import demo_data, fuzz_figures
 from tests.support.helpers import client_for
 
 
@@ -103,3 +103,17 @@ def _fresh_plan_caches():  # noqa: ANN202
     workflow_services.plans_cache_clear()
     conversation_services._CONFIGS.clear()
     yield
+
+
+def pytest_sessionfinish(session) -> None:  # noqa: ANN001
+    fuzz_figures.hand_over(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: a worker finished
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001, ARG001
+    fuzz_figures.take_over(getattr(node, "workeroutput", {}))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+    for line in fuzz_figures.lines():
+        terminalreporter.write_line(line)

@@ -8,7 +8,7 @@ import pytest
 
 from billing.models import ParkingOrder
 
-pytestmark = [pytest.mark.browser, pytest.mark.xdist_group("browser")]  # one Chromium
+pytestmark = pytest.mark.browser
 
 
 def test_fee_mismatch_story_person_and_supervisor(person_factory) -> None:  # noqa: ANN001

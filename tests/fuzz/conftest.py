@@ -1,40 +1,14 @@
-"""Figures of the schemathesis runs (operations, cases, failures per role), printed at the end."""
+"""Fuzzing fixtures: the schemathesis figures (printed at the end by the root conftest) and a
+committed database per module."""
 
 from __future__ import annotations
 
-from collections import defaultdict
 from typing import Any
 
 import pytest
 
 from tests.support import demo_data
-
-FUZZ_FIGURES: dict[str, dict[str, Any]] = defaultdict(lambda: {"operations": set(), "cases": 0, "5xx": 0, "failures": 0})
-
-
-def pytest_sessionfinish(session) -> None:  # noqa: ANN001
-    # Under pytest-xdist each worker counts its own share; it hands its figures to the controller.
-    if hasattr(session.config, "workeroutput"):
-        session.config.workeroutput["fuzz_figures"] = {
-            role: {**figures, "operations": sorted(figures["operations"])} for role, figures in FUZZ_FIGURES.items()
-        }
-
-
-@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook
-def pytest_testnodedown(node, error) -> None:  # noqa: ANN001, ARG001
-    for role, figures in getattr(node, "workeroutput", {}).get("fuzz_figures", {}).items():
-        total = FUZZ_FIGURES[role]
-        total["operations"].update(figures["operations"])
-        for key in ("cases", "5xx", "failures"):
-            total[key] += figures[key]
-
-
-def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
-    for role, figures in sorted(FUZZ_FIGURES.items()):
-        terminalreporter.write_line(
-            f"schemathesis as {role}: {len(figures['operations'])} operations, {figures['cases']} cases, "
-            f"{figures['5xx']} answered 5xx, {figures['failures']} failed a check"
-        )
+from tests.support.fuzz_figures import FUZZ_FIGURES
 
 
 @pytest.fixture

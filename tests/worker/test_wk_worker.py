@@ -25,7 +25,6 @@ BROKER = os.environ.get("CONCIERGE_TEST_BROKER_URL", "")
 pytestmark = [
     pytest.mark.skipif(not BROKER, reason="needs CONCIERGE_TEST_BROKER_URL (a Redis broker) for a real worker"),
     pytest.mark.django_db(transaction=True),
-    pytest.mark.xdist_group("celery_worker"),  # one queue on the broker: one pytest worker runs these
 ]
 
 
