@@ -1,17 +1,44 @@
-"""Shared fixtures: a user and an API client per role (person, operator, supervisor), and the shipped plans."""
+"""Shared fixtures: the demo data loaded once per session, a user and an API client per role
+(person, operator, supervisor), and the shipped plans."""
 
 from __future__ import annotations
 
 import pytest
 
+from tests.support import demo_data, fuzz_figures
 from tests.support.helpers import client_for
 
 
-@pytest.fixture
-def plans(db):  # noqa: ANN001, ANN201
-    from workflows.demo import load_shipped_plans
+@pytest.fixture(scope="session")
+def django_db_setup(django_db_setup, django_db_blocker):  # noqa: ANN001, ANN201
+    """The test database with the demo data (shipped plans, demo users, billing rules and orders,
+    knowledge) committed once: each test's transaction rolls back to this snapshot, so seeding
+    costs seconds once instead of seconds per test."""
+    with django_db_blocker.unblock():
+        demo_data.note_migrated_rows()
+        demo_data.load()
 
-    return load_shipped_plans()
+
+@pytest.fixture
+def demo(db):  # noqa: ANN001, ANN201
+    """The demo data. Already there from the session set-up; loaded again only after a
+    transactional test emptied the database (its flush removes everything)."""
+    demo_data.ensure()
+
+
+@pytest.fixture
+def no_demo_data(db):  # noqa: ANN001, ANN201
+    """The database as migrations left it, for tests about an empty or a first load: the demo
+    data is deleted inside the test's transaction and comes back with its rollback."""
+    demo_data.remove()
+
+
+@pytest.fixture
+def plans(demo):  # noqa: ANN001, ANN201
+    """The shipped workflow plans (part of the demo data)."""
+    from workflows.demo import SHIPPED_WORKFLOWS
+
+    return list(SHIPPED_WORKFLOWS)
 
 
 def _user(username: str, role: str = "person"):  # noqa: ANN202
@@ -76,3 +103,17 @@ def _fresh_plan_caches():  # noqa: ANN202
     plans_cache_clear()
     config_cache_clear()
     yield
+
+
+def pytest_sessionfinish(session) -> None:  # noqa: ANN001
+    fuzz_figures.hand_over(session.config)
+
+
+@pytest.hookimpl(optionalhook=True)  # a pytest-xdist hook: a worker finished
+def pytest_testnodedown(node, error) -> None:  # noqa: ANN001, ARG001
+    fuzz_figures.take_over(getattr(node, "workeroutput", {}))
+
+
+def pytest_terminal_summary(terminalreporter) -> None:  # noqa: ANN001
+    for line in fuzz_figures.lines():
+        terminalreporter.write_line(line)

@@ -12,15 +12,6 @@ pytestmark = pytest.mark.django_db
 PRICED = [s for s in SCENARIOS if "amount" in s["expect"]]
 
 
-@pytest.fixture
-def demo(db):  # noqa: ANN001, ANN201
-    import io
-
-    from django.core.management import call_command
-
-    call_command("seed_demo", stdout=io.StringIO())
-
-
 @pytest.mark.parametrize("scenario", PRICED, ids=[s["id"] for s in PRICED])
 def test_scenario_simulation_over_rest(api, demo, scenario) -> None:  # noqa: ANN001
     order = scenario["orders"][0]

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import io
 import os
 from pathlib import Path
 
@@ -31,9 +30,9 @@ def browser():  # noqa: ANN201
 
 @pytest.fixture
 def demo_live(live_server, transactional_db):  # noqa: ANN001, ANN201
-    from django.core.management import call_command
+    from tests.support import demo_data
 
-    call_command("seed_demo", stdout=io.StringIO())
+    demo_data.ensure()  # committed: the live server's threads read it
     return live_server
 
 

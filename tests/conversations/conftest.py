@@ -1,19 +1,10 @@
-"""Fixtures for conversation tests: demo data loaded, and a helper to talk over REST."""
+"""Fixtures for conversation tests: a helper to talk over REST (the demo data comes from the root conftest)."""
 
 from __future__ import annotations
-
-import io
 
 import pytest
 
 from tests.support.fake_openai import FakeOpenAI
-
-
-@pytest.fixture
-def demo(db):  # noqa: ANN001, ANN201
-    from django.core.management import call_command
-
-    call_command("seed_demo", stdout=io.StringIO())
 
 
 class Chat:

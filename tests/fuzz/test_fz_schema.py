@@ -10,7 +10,6 @@ tests/fuzz/conftest.py prints the figures per role at the end of the run.
 
 from __future__ import annotations
 
-import io
 import os
 
 import pytest
@@ -38,12 +37,10 @@ FUZZ_SETTINGS = settings(max_examples=MAX_EXAMPLES, deadline=None, derandomize=T
 
 def _token_for(username: str, *, supervisor: bool = False, operator: bool = False) -> str:
     from django.contrib.auth import get_user_model
-    from django.core.management import call_command
     from rest_framework.authtoken.models import Token
 
     from workflows.demo import make_operator, make_supervisor
 
-    call_command("seed_demo", stdout=io.StringIO())  # plans, rules, orders, knowledge to find
     user, _ = get_user_model().objects.get_or_create(username=username)
     if supervisor:
         make_supervisor(user)
@@ -52,18 +49,18 @@ def _token_for(username: str, *, supervisor: bool = False, operator: bool = Fals
     return Token.objects.get_or_create(user=user)[0].key
 
 
-@pytest.fixture
-def person_token(transactional_db):  # noqa: ANN001, ANN201
+@pytest.fixture(scope="module")
+def person_token(committed_db):  # noqa: ANN001, ANN201
     return _token_for("fuzz-person")
 
 
-@pytest.fixture
-def operator_token(transactional_db):  # noqa: ANN001, ANN201
+@pytest.fixture(scope="module")
+def operator_token(committed_db):  # noqa: ANN001, ANN201
     return _token_for("fuzz-operator", operator=True)
 
 
-@pytest.fixture
-def supervisor_token(transactional_db):  # noqa: ANN001, ANN201
+@pytest.fixture(scope="module")
+def supervisor_token(committed_db):  # noqa: ANN001, ANN201
     return _token_for("fuzz-supervisor", supervisor=True)
 
 
@@ -88,21 +85,18 @@ def _run(role: str, case, token: str, figures: dict) -> None:  # noqa: ANN001
         raise
 
 
-@pytest.mark.django_db(transaction=True)  # the WSGI app closes connections after each request
 @schema.parametrize()
 @FUZZ_SETTINGS
 def test_api_as_a_person(case, person_token, fuzz_figures) -> None:  # noqa: ANN001
     _run("person", case, person_token, fuzz_figures["person"])
 
 
-@pytest.mark.django_db(transaction=True)
 @schema.parametrize()
 @FUZZ_SETTINGS
 def test_api_as_a_supervisor(case, supervisor_token, fuzz_figures) -> None:  # noqa: ANN001
     _run("supervisor", case, supervisor_token, fuzz_figures["supervisor"])
 
 
-@pytest.mark.django_db(transaction=True)
 @schema.parametrize()
 @FUZZ_SETTINGS
 def test_api_as_an_operator(case, operator_token, fuzz_figures) -> None:  # noqa: ANN001

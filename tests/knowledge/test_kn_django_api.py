@@ -11,7 +11,7 @@ from conversations.knowledge.models import KnowledgeChunk, KnowledgeSource
 from conversations.knowledge.services import index
 from workflows.models import AuditEvent
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_demo_data")]  # knowledge starts empty
 
 SOURCES = "/api/v1/knowledge/sources"
 BATCH = "/api/v1/knowledge/chunks/batch"

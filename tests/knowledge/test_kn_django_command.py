@@ -15,7 +15,7 @@ from conversations.knowledge.models import IngestStatus, KnowledgeChunk, Knowled
 from conversations.knowledge.services import index
 from workflows.models import AuditEvent
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_demo_data")]  # knowledge starts empty
 
 MARKDOWN = """---
 source_id: kb.{slug}

@@ -114,7 +114,8 @@ def test_scenario_faqs_cover_every_intent() -> None:
 
 
 @pytest.fixture
-def demo(db):  # noqa: ANN001, ANN201
+def first_seed(no_demo_data):  # noqa: ANN001, ANN201
+    """What the knowledge seed reports into a database without knowledge (the billing demo data first)."""
     from billing.demo import seed as billing_seed
 
     out = io.StringIO()
@@ -123,8 +124,8 @@ def demo(db):  # noqa: ANN001, ANN201
     return out.getvalue()
 
 
-def test_demo_seed_is_idempotent(demo) -> None:  # noqa: ANN001
-    assert "knowledge packs: " in demo and "scenario FAQs: 20 created" in demo
+def test_demo_seed_is_idempotent(first_seed) -> None:  # noqa: ANN001
+    assert "knowledge packs: " in first_seed and "scenario FAQs: 20 created" in first_seed
     sources = {s.source_id: s.updated_at for s in KnowledgeSource.objects.all()}
     chunks = set(KnowledgeChunk.objects.values_list("pk", flat=True))
     events = AuditEvent.objects.count()

@@ -16,7 +16,7 @@ from conversations.knowledge.services import index, ingestion, retrieval
 from conversations.knowledge.tasks import ingest_sources
 from workflows.models import AuditEvent
 
-pytestmark = pytest.mark.django_db
+pytestmark = [pytest.mark.django_db, pytest.mark.usefixtures("no_demo_data")]  # knowledge starts empty
 
 LONG_EN = "\n\n".join(
     f"## Part {i}\n\nThe roof air conditioner capacitor number {i} sits behind the shroud. " * 3

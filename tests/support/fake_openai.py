@@ -69,6 +69,11 @@ class FakeOpenAI:
         self.released = threading.Event()
 
         class Handler(BaseHTTPRequestHandler):
+            # Keep-alive, and each write sent at once: a new connection per call, or a body held back
+            # by Nagle until the client's delayed ACK, costs milliseconds on every model call.
+            protocol_version = "HTTP/1.1"
+            disable_nagle_algorithm = True
+
             def log_message(self, *args) -> None:  # noqa: ANN002
                 return
 

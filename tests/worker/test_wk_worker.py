@@ -6,7 +6,6 @@ is a separate process on the same test database, so these tests commit for real.
 
 from __future__ import annotations
 
-import io
 import os
 import signal
 import subprocess
@@ -15,10 +14,10 @@ import time
 from pathlib import Path
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
 
 from conversations.models import Message
+from tests.support import demo_data
 from tests.support.fake_openai import FakeOpenAI, Scripted
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -79,7 +78,7 @@ def purge_queue(settings):  # noqa: ANN001, ANN201
 
 @pytest.fixture
 def demo_committed(transactional_db):  # noqa: ANN001, ANN201
-    call_command("seed_demo", stdout=io.StringIO())
+    demo_data.ensure()
 
 
 def _queue_turn(text: str) -> Message:

@@ -43,6 +43,7 @@ def test_create_api_token_prints_the_token_last(django_user_model) -> None:  # n
     assert client.get("/api/v1/reviews?status=pending", HTTP_AUTHORIZATION=f"Token {boss}").status_code == 200
 
 
+@pytest.mark.usefixtures("no_demo_data")  # the first version of a plan
 def test_load_plan_lists_every_problem_or_stores_a_version(tmp_path) -> None:  # noqa: ANN001
     import json
 

@@ -15,11 +15,6 @@ from workflows.webhooks import backoff, verify
 pytestmark = pytest.mark.django_db
 
 
-@pytest.fixture
-def demo(db):  # noqa: ANN001, ANN201
-    call_command("seed_demo", stdout=io.StringIO())
-
-
 def test_register_list_and_validate(api, receiver) -> None:  # noqa: ANN001
     bad = api.post("/api/v1/webhooks", {"url": "not a url", "events": ["review.exploded"]}, format="json")
     assert bad.status_code == 400 and {"url", "events"} <= set(bad.json()["error"]["details"])
