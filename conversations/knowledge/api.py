@@ -186,33 +186,49 @@ class RetrieveIn(JSONInput):
         return attrs
 
 
+class IsoDateTimeOut(serializers.Field):
+    """A datetime as `isoformat()` writes it, offset kept (DRF's field would move it to UTC's "Z")."""
+
+    def to_representation(self, value: Any) -> str:
+        return value.isoformat()
+
+
+class RoundedScoreOut(serializers.FloatField):
+    def to_representation(self, value: Any) -> float:
+        return round(float(value), 6)
+
+
 class HitOut(serializers.Serializer):
-    chunk_id = serializers.CharField()
-    source_id = serializers.CharField()
-    version = serializers.IntegerField()
-    title = serializers.CharField(allow_blank=True)
-    heading = serializers.CharField(allow_blank=True)
-    text = serializers.CharField(allow_blank=True)
-    score = serializers.FloatField(allow_null=True)
-    vector_score = serializers.FloatField(allow_null=True)
-    lexical_score = serializers.FloatField(allow_null=True)
+    """A retrieval hit (`RetrievalHit`: the chunk and its scores)."""
+
+    chunk_id = serializers.CharField(source="chunk.chunk_id")
+    source_id = serializers.CharField(source="chunk.source_id")
+    version = serializers.IntegerField(source="chunk.source_version")
+    title = serializers.CharField(source="chunk.title", allow_blank=True)
+    heading = serializers.CharField(source="chunk.heading", allow_blank=True)
+    text = serializers.CharField(source="chunk.text", allow_blank=True)
+    score = RoundedScoreOut(allow_null=True)
+    vector_score = RoundedScoreOut(allow_null=True)
+    lexical_score = RoundedScoreOut(allow_null=True)
     rank = serializers.IntegerField()
-    doc_type = serializers.CharField(allow_blank=True)
-    source_type = serializers.CharField(allow_blank=True)
-    city_code = serializers.CharField(allow_null=True, allow_blank=True)
-    lot_codes = serializers.ListField(child=serializers.CharField())
-    effective_from = serializers.DateTimeField(allow_null=True)
-    effective_to = serializers.DateTimeField(allow_null=True)
+    doc_type = serializers.CharField(source="chunk.doc_type", allow_blank=True)
+    source_type = serializers.CharField(source="chunk.source_type", allow_blank=True)
+    city_code = serializers.CharField(source="chunk.city_code", allow_null=True, allow_blank=True)
+    lot_codes = serializers.ListField(source="chunk.lot_codes", child=serializers.CharField())
+    effective_from = IsoDateTimeOut(source="chunk.effective_from", allow_null=True)
+    effective_to = IsoDateTimeOut(source="chunk.effective_to", allow_null=True)
 
 
 class CitationOut(serializers.Serializer):
+    """A citation (`Citation`): the source, its version and the snippet that backs the answer."""
+
     source_id = serializers.CharField()
     version = serializers.IntegerField()
     title = serializers.CharField(allow_blank=True)
     chunk_id = serializers.CharField()
     snippet = serializers.CharField(allow_blank=True)
-    effective_from = serializers.DateTimeField(allow_null=True)
-    effective_to = serializers.DateTimeField(allow_null=True)
+    effective_from = IsoDateTimeOut(allow_null=True)
+    effective_to = IsoDateTimeOut(allow_null=True)
 
 
 class RetrieveOut(serializers.Serializer):
@@ -245,10 +261,4 @@ class RetrieveApi(APIView):
             mode=data["mode"],
             query_vector=data.get("query_embedding") or None,
         )
-        return Response(
-            {
-                "hits": [retrieval.hit_dict(hit) for hit in result.hits],
-                "citations": [retrieval.citation_dict(c) for c in result.citations],
-                "trace": result.trace,
-            }
-        )
+        return Response(RetrieveOut(result).data)

@@ -130,33 +130,6 @@ def knowledge_retrieve(
     return RetrievalResult(hits=hits, citations=citations, trace=trace)
 
 
-def hit_dict(hit: RetrievalHit) -> dict[str, Any]:
-    """A hit in the REST shape."""
-    chunk = hit.chunk
-
-    def rounded(value: float | None) -> float | None:
-        return None if value is None else round(float(value), 6)
-
-    return {
-        "chunk_id": chunk.chunk_id,
-        "source_id": chunk.source_id,
-        "version": chunk.source_version,
-        "title": chunk.title,
-        "heading": chunk.heading,
-        "text": chunk.text,
-        "score": rounded(hit.score),
-        "vector_score": rounded(hit.vector_score),
-        "lexical_score": rounded(hit.lexical_score),
-        "rank": hit.rank,
-        "doc_type": chunk.doc_type,
-        "source_type": chunk.source_type,
-        "city_code": chunk.city_code,
-        "lot_codes": list(chunk.lot_codes),
-        "effective_from": _iso(chunk.effective_from),
-        "effective_to": _iso(chunk.effective_to),
-    }
-
-
 def citation_dict(citation: Citation) -> dict[str, Any]:
     """A citation in the REST shape."""
     return {
