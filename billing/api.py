@@ -292,7 +292,8 @@ class NamesField(serializers.DictField):
 class CityIn(JSONInput):
     code = serializers.CharField(max_length=32)
     names = NamesField(required=False)
-    aliases = serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=100)
+    # untrimmed here, so the length the schema states is the length checked (the service trims)
+    aliases = serializers.ListField(child=serializers.CharField(max_length=200, trim_whitespace=False), required=False, max_length=100)
 
 
 class CityOut(serializers.Serializer):
@@ -305,7 +306,8 @@ class LotIn(JSONInput):
     city_code = serializers.CharField(max_length=32)
     code = serializers.CharField(max_length=64)
     names = NamesField(required=False)
-    aliases = serializers.ListField(child=serializers.CharField(max_length=200), required=False, max_length=100)
+    # untrimmed here, so the length the schema states is the length checked (the service trims)
+    aliases = serializers.ListField(child=serializers.CharField(max_length=200, trim_whitespace=False), required=False, max_length=100)
 
 
 class LotOut(serializers.Serializer):

@@ -29,8 +29,6 @@ def _warm_plans(**kwargs: object) -> None:
     the first message, which would otherwise wait for it."""
     import logging
 
-    from django.db import DatabaseError
-
     from workflows.selectors import plan_by_id, plans_latest
 
     from .selectors import conversation_config
@@ -38,5 +36,5 @@ def _warm_plans(**kwargs: object) -> None:
     try:
         for row in plans_latest():
             conversation_config(plan_by_id(row.pk))
-    except DatabaseError:  # not migrated yet: the first message parses them
+    except Exception:  # noqa: BLE001 - no database yet (not migrated, no access): the first message parses them
         logging.getLogger(__name__).warning("plans not warmed at start-up", exc_info=True)

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
 from rest_framework import serializers, status
 from rest_framework.permissions import IsAuthenticated
 from rest_framework.request import Request
@@ -186,6 +187,7 @@ class RetrieveIn(JSONInput):
         return attrs
 
 
+@extend_schema_field(OpenApiTypes.DATETIME)
 class IsoDateTimeOut(serializers.Field):
     """A datetime as `isoformat()` writes it, offset kept (DRF's field would move it to UTC's "Z")."""
 
