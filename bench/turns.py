@@ -60,8 +60,10 @@ def main() -> None:
         start_serving()  # as config/wsgi.py does once the server has loaded the project (builds the knowledge index)
         from config.settings import base
 
-        # The test settings recheck knowledge on every retrieval (tests roll back writes); a server does not.
+        # The test settings recheck knowledge and place names on every message (tests roll back writes);
+        # a server does not.
         settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = base.KNOWLEDGE_INDEX_RECHECK_SECONDS
+        settings.PLACES_RECHECK_SECONDS = base.PLACES_RECHECK_SECONDS
         from rest_framework.authtoken.models import Token
 
         token, _ = Token.objects.get_or_create(user=get_user_model().objects.get(username="alice"))
@@ -96,6 +98,9 @@ def main() -> None:
             round_trips.append(elapsed * 1000)
             if turn in (1, 10, 200):
                 queries[turn] = (len(captured), handled[-1])
+                if os.environ.get("BENCH_SHOW_QUERIES") and turn == 10:
+                    for query in captured:
+                        print(query["sql"][:160])
         warm = times[5:]
         q = statistics.quantiles(warm, n=20)
         print(f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
