@@ -81,14 +81,12 @@ def _slips(text: str, near: tuple[NearWords, tuple[PlaceHit, ...]], spans: list[
 # each position for each length a name has, never scanned once per name.
 _Near = tuple[NearWords, tuple[PlaceHit, ...]]  # the lots' distinctive words (each naming lots by position), the lots
 _Index = tuple[dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...], _Near]
-_INDEXES: dict[tuple[str, str], tuple[tuple, _Index]] = {}
-_CHECKED_AT: dict[tuple[str, str], float] = {}
+_INDEXES: dict[tuple[str, str], tuple[tuple, _Index, float]] = {}  # (fingerprint, index, when last checked)
 
 
 def forget_place_names(**kwargs: object) -> None:
     """Drop the kept name indexes (connected to City's and Lot's post_save and post_delete)."""
     _INDEXES.clear()
-    _CHECKED_AT.clear()
 
 
 def _name_index(lang: str) -> _Index:
@@ -97,11 +95,11 @@ def _name_index(lang: str) -> _Index:
     slot = (connection.alias + ":" + str(connection.settings_dict.get("NAME")), lang)
     cached = _INDEXES.get(slot)
     now = time.monotonic()
-    if cached is not None and now - _CHECKED_AT.get(slot, float("-inf")) < settings.PLACES_RECHECK_SECONDS:
+    if cached is not None and now - cached[2] < settings.PLACES_RECHECK_SECONDS:
         return cached[1]
     fingerprint = tuple(v for model in (City, Lot) for v in model.objects.aggregate(n=Count("id"), at=Max("updated_at")).values())
-    _CHECKED_AT[slot] = now
     if cached is not None and cached[0] == fingerprint:
+        _INDEXES[slot] = (fingerprint, cached[1], now)
         return cached[1]
     names: dict[str, list[tuple[int, PlaceHit]]] = {}
     lots: list[tuple[PlaceHit, set[str]]] = []
@@ -109,7 +107,7 @@ def _name_index(lang: str) -> _Index:
         names.setdefault(name, []).append((rank, PlaceHit(hit.slots, name, hit.labels)))
     lengths = tuple(sorted({len(n) for n in names}, reverse=True))
     near = (NearWords.of((word, i) for i, (_, words) in enumerate(lots) for word in words), tuple(lot for lot, _ in lots))
-    _INDEXES[slot] = (fingerprint, (names, lengths, near))
+    _INDEXES[slot] = (fingerprint, (names, lengths, near), now)
     return names, lengths, near
 
 

@@ -11,7 +11,9 @@ from workflows.engine.gates import GATE_SIGNALS
 from workflows.models import Review, Run
 from workflows.selectors import plan_by_id, run_decision_point
 
+from .access import MAX_KEY
 from .engine import ConversationConfig
+from .engine.replies import lang_of
 from .engine.state import SlotValue
 from .handoffs import open_handoff_id
 from .models import Conversation, Message
@@ -40,7 +42,7 @@ def config_cache_clear() -> None:
 
 def reply_lang(locale: str) -> str:
     """The language replies and plan texts are given in: zh, ru, es or en."""
-    return "zh" if locale.startswith("zh") else locale[:2] if locale[:2] in ("ru", "es") else "en"
+    return lang_of(None, locale)
 
 
 def access_conversation(user, conversation_id: int, *, for_update: bool = False) -> Conversation:  # noqa: ANN001
@@ -51,7 +53,7 @@ def access_conversation(user, conversation_id: int, *, for_update: bool = False)
     except (TypeError, ValueError):
         pk = 0
     conversation = None
-    if 0 < pk < 2**63:  # a key beyond the column's range finds nothing (the database would refuse it)
+    if 0 < pk < MAX_KEY:
         rows = Conversation.objects.select_related("run")
         conversation = (rows.select_for_update() if for_update else rows).filter(pk=pk).first()
     if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):

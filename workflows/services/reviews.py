@@ -77,8 +77,11 @@ def review_decide(*, review_id: int, outcome: str, reason: str, user, option_id:
     chosen = _decided_option(review, outcome, option_id)
     now = timezone.now()
     with transaction.atomic():
-        if review.run_id is not None:
-            run_lock_parents(review.run_id)  # the conversation before the run, as everywhere
+        # The conversation before the run (and the run before its review), as everywhere; a gate's
+        # decision moves the run, so its row is locked here too.
+        run = run_for_update(review.run_id) if review.kind == Review.Kind.GATE else None
+        if run is None and review.run_id is not None:
+            run_lock_parents(review.run_id)
         # Compare-and-swap on the pending state: exactly one concurrent decision wins.
         won = Review.objects.filter(pk=review.pk, status=Review.Status.PENDING).update(
             status=_STATUS_FOR[outcome], decided_by=user, decided_at=now, reason=reason.strip(), decided_option_id=chosen
@@ -89,7 +92,7 @@ def review_decide(*, review_id: int, outcome: str, reason: str, user, option_id:
         mode = "recommended" if chosen == review.recommended_option_id else "supervisor_override"
         actor = Actor(user=user, role="supervisor", label=f"supervisor:{user.username}")
         if review.kind == Review.Kind.GATE:
-            tx = RunTransaction(run_for_update(review.run_id))
+            tx = RunTransaction(run)
             result = choose_in(tx, chosen, actor, True, mode, {}, "en", review)
             raise_for_refusal(result.choice)
         else:
