@@ -6,12 +6,17 @@ and 200 of one conversation.
 
     DJANGO_SETTINGS_MODULE=config.settings.test python bench/turns.py
     DATABASE_URL=postgres://postgres@127.0.0.1:5432/concierge_bench python bench/turns.py
+
+BENCH_SHOW_QUERIES=1 prints the statements of turn 10; BENCH_PROFILE=FILE profiles turns
+6-200 with cProfile, prints the costliest functions and saves the stats to FILE.
 """
 
 from __future__ import annotations
 
 import contextlib
+import cProfile
 import os
+import pstats
 import statistics
 import sys
 import time
@@ -85,7 +90,10 @@ def main() -> None:
 
         client.handler.__class__ = type("TimedHandler", (handler_class,), {"__call__": timed_call})
         times, round_trips, cpu, queries = [], [], [], {}
+        profiler = cProfile.Profile() if os.environ.get("BENCH_PROFILE") else None
         for turn in range(1, 201):
+            if profiler and turn == 6:
+                profiler.enable()
             text = PHRASES[turn % len(PHRASES)]
             # Queries are captured only at the turns reported (capturing slows every query).
             with CaptureQueriesContext(connection) if turn in (1, 10, 200) else contextlib.nullcontext([]) as captured:
@@ -101,6 +109,10 @@ def main() -> None:
                 if os.environ.get("BENCH_SHOW_QUERIES") and turn == 10:
                     for query in captured:
                         print(query["sql"][:160])
+        if profiler:
+            profiler.disable()
+            profiler.dump_stats(os.environ["BENCH_PROFILE"])
+            pstats.Stats(profiler).sort_stats("tottime").print_stats(30)
         warm = times[5:]
         q = statistics.quantiles(warm, n=20)
         print(f"database: {settings.DATABASES['default']['ENGINE'].rsplit('.', 1)[-1]}")
@@ -109,6 +121,9 @@ def main() -> None:
               f"(targets: p50 < 10 ms, p95 < 25 ms)")
         print(f"round trip through the test client: p50 {statistics.median(round_trips[5:]):.1f} ms")
         print(f"CPU per round trip: mean {statistics.fmean(cpu[5:]):.1f} ms (the database's own CPU not included)")
+        for index, phrase in enumerate(PHRASES):  # turn t sends PHRASES[t % len(PHRASES)]
+            of_phrase = [ms for turn, ms in enumerate(times, start=1) if turn > 5 and turn % len(PHRASES) == index]
+            print(f"  p50 {statistics.median(of_phrase):5.1f} ms  {phrase}")
         for turn, (count, ms) in queries.items():
             print(f"turn {turn:>3}: {count} queries, {ms:.1f} ms")
         # Medians over 20 turns around turn 10 and up to turn 200 (single turns are noisy).

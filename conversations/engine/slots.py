@@ -852,9 +852,11 @@ def _spaced_runs(text: str) -> list[str]:
 
 
 def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
-    """Tokens that could be an identifier of any shape, in order, without the ones already used: an identifier
-    written with spaces between its groups before its groups alone."""
+    """Tokens that could be an identifier of any shape, in order, without the ones already used (nor tokens
+    inside words already read as something else: the date of "on 2026-03-03 at 15:00" is no order number): an
+    identifier written with spaces between its groups before its groups alone."""
     used = {t.upper() for t in taken}
+    read = _spans_of(text, taken)
     spaced = _spaced_runs(text)
     found = []
     for m in _ID_TOKEN.finditer(text):
@@ -864,11 +866,19 @@ def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
             if joined.upper() not in used and joined not in found:
                 found.append(joined)
         spaced = [r for r in spaced if r not in found]
+        if any(start <= m.start(1) and m.end(1) <= end for start, end in read):
+            continue  # "gz" read as a city: "gz 0603 771" may still be an order, "gz" alone is not
         # "NO.7781-B" may be the number itself or "No." before it: both are tried, the whole first
         for candidate in dict.fromkeys((token, re.split(r"[./]", token)[-1])):
             if any(ch.isdigit() for ch in candidate) and 3 <= len(candidate) <= 40 and candidate.upper() not in used and candidate not in found:
                 found.append(candidate)
     return found[:MAX_ID_CANDIDATES]
+
+
+def _spans_of(text: str, words: Iterable[str]) -> list[tuple[int, int]]:
+    """Where the given words (longer than one token character) occur in the text, in any case."""
+    return [m.span() for word in {w for w in words if w and len(w) > 1}
+            for m in re.finditer(re.escape(word), text, re.IGNORECASE)]
 
 
 def lookup_identifier(lookup: Lookup, tokens: Iterable[str], known: Mapping[str, str]) -> tuple[str, str] | None:

@@ -74,6 +74,16 @@ def test_common_words_are_no_groups(text: str, tokens: list[str]) -> None:
     assert identifier_candidates(text) == tokens
 
 
+@pytest.mark.parametrize(("text", "taken", "tokens"), [
+    ("and on 2027-11-04 at 09:30?", ["2027-11-04 at 09:30"], []),  # the date is a time, not an order number
+    ("2027年11月4日 09:30 呢", ["2027年11月4日 09:30"], []),
+    ("verify gz 0603 771", ["gz"], ["gz 0603 771", "gz 0603", "0603 771", "0603", "771"]),  # "gz" read as a city: the run is still tried
+    ("check KT-88120 on 2027-11-04", ["2027-11-04"], ["KT-88120"]),
+])
+def test_words_already_read_as_something_else_are_no_identifier(text: str, taken: list[str], tokens: list[str]) -> None:
+    assert identifier_candidates(text, taken) == tokens
+
+
 @pytest.mark.parametrize("text", ["I think WH-JH-3310 overcharged me", "我觉得WH-JH-3310多收了"])
 def test_a_lot_shaped_identifier_that_is_only_an_order_is_the_order(text: str) -> None:
     out = say(initial_state(CONFIG), text)
