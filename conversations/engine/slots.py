@@ -863,11 +863,13 @@ def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
         token = m.group(1).strip("-·_./")
         bare = token[1:] if "\u4e00" <= token[:1] <= "\u9fff" else token
         for joined in [r for r in spaced if r.split(" ", 1)[0] == bare]:
-            if joined.upper() not in used and joined not in found:
-                found.append(joined)
+            at = text.find(joined, m.start(1))
+            groups = [(at + g.start(), at + g.end()) for g in re.finditer(r"\S+", joined)] if at >= 0 else []
+            if joined.upper() not in used and joined not in found and not all(_inside(g, read) for g in groups):
+                found.append(joined)  # "gz" read as a city: "gz 0603 771" may still be an order
         spaced = [r for r in spaced if r not in found]
-        if any(start <= m.start(1) and m.end(1) <= end for start, end in read):
-            continue  # "gz" read as a city: "gz 0603 771" may still be an order, "gz" alone is not
+        if _inside(m.span(1), read):
+            continue  # ... and "gz" alone is not
         # "NO.7781-B" may be the number itself or "No." before it: both are tried, the whole first
         for candidate in dict.fromkeys((token, re.split(r"[./]", token)[-1])):
             if any(ch.isdigit() for ch in candidate) and 3 <= len(candidate) <= 40 and candidate.upper() not in used and candidate not in found:
@@ -875,10 +877,15 @@ def identifier_candidates(text: str, taken: Iterable[str] = ()) -> list[str]:
     return found[:MAX_ID_CANDIDATES]
 
 
+def _inside(span: tuple[int, int], spans: list[tuple[int, int]]) -> bool:
+    return any(start <= span[0] and span[1] <= end for start, end in spans)
+
+
 def _spans_of(text: str, words: Iterable[str]) -> list[tuple[int, int]]:
-    """Where the given words (longer than one token character) occur in the text, in any case."""
-    return [m.span() for word in {w for w in words if w and len(w) > 1}
-            for m in re.finditer(re.escape(word), text, re.IGNORECASE)]
+    """Where the given words, and each of their space-separated parts, occur in the text, in any case (a
+    time's words may be given as read, "2026-03-03  15:00" for "on 2026-03-03 at 15:00")."""
+    pieces = {p for w in words for p in (w, *w.split()) if len(p) > 1}
+    return [m.span() for piece in pieces for m in re.finditer(re.escape(piece), text, re.IGNORECASE)]
 
 
 def lookup_identifier(lookup: Lookup, tokens: Iterable[str], known: Mapping[str, str]) -> tuple[str, str] | None:

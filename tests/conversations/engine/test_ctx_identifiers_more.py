@@ -75,7 +75,7 @@ def test_common_words_are_no_groups(text: str, tokens: list[str]) -> None:
 
 
 @pytest.mark.parametrize(("text", "taken", "tokens"), [
-    ("and on 2027-11-04 at 09:30?", ["2027-11-04 at 09:30"], []),  # the date is a time, not an order number
+    ("and on 2027-11-04 at 09:30?", ["2027-11-04  09:30"], []),  # the date is a time, not an order number
     ("2027年11月4日 09:30 呢", ["2027年11月4日 09:30"], []),
     ("verify gz 0603 771", ["gz"], ["gz 0603 771", "gz 0603", "0603 771", "0603", "771"]),  # "gz" read as a city: the run is still tried
     ("check KT-88120 on 2027-11-04", ["2027-11-04"], ["KT-88120"]),
@@ -207,3 +207,15 @@ def test_twelve_at_night_is_midnight() -> None:
     assert parse_datetime("晚上十二点", now=NOW, timezone=TZ).value.hour == 0
     assert parse_datetime("中午十二点", now=NOW, timezone=TZ).value.hour == 12
     assert parse_datetime("12pm", now=NOW, timezone=TZ).value.hour == 12
+
+
+@pytest.mark.parametrize("follow_up", ["what about on 2027-11-04 at 09:30?", "那2027-11-04 09:30呢？"])
+def test_a_date_said_alone_is_not_looked_up_as_an_order(follow_up: str) -> None:
+    asked: list[str] = []
+    lookups = {**LOOKUPS, "order_no": lambda value: asked.append(value) or order_lookup(value)}
+    state = advance_context(initial_state(CONFIG), "How is parking charged at JH-1 on 2027-11-03 at 10:00?", now=NOW,
+                            timezone=TZ, config=CONFIG, lookups=lookups, finders=[finder]).state
+    asked.clear()
+    out = advance_context(state, follow_up, now=NOW, timezone=TZ, config=CONFIG, lookups=lookups, finders=[finder])
+    assert asked == []
+    assert out.state.usable_slots()["at_time"].startswith("2027-11-04T09:30")
