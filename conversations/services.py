@@ -23,7 +23,7 @@ from django.utils import timezone
 from config.errors import ApplicationError, Conflict
 from workflows import engine as wf
 from workflows.access import is_supervisor
-from workflows.audit import audit_record, audit_row, audit_write
+from workflows.audit import audit_record, audit_row, audit_together, audit_write
 from workflows.models import Review, Run
 from workflows.selectors import plan_by_id, run_decision_point
 from workflows.services import runs
@@ -368,7 +368,7 @@ def conversation_turn_apply(request: TurnRequest, *, pending_id: int | None = No
     """The rules phase of a turn, inside the caller's transaction: lock the conversation, run the
     understood commands and the rules, the workflow's signals and tools, store the rules reply.
     A queued turn (`pending_id`, from the page) that is already done returns None."""
-    with transaction.atomic(savepoint=False):
+    with transaction.atomic(savepoint=False), audit_together():
         conversation = access_conversation(request.user, request.conversation_id, for_update=True)
         pending = _pending_message(conversation, pending_id)
         if pending_id is not None and pending is None:

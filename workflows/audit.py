@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any
 
 from .engine import DecisionPoint
@@ -74,17 +77,47 @@ def audit_row(
 
 
 def audit_record(event_type: str, **fields: Any) -> AuditEvent:
-    """Write one audit row now (the arguments are `audit_row`'s)."""
+    """Write one audit row (the arguments are `audit_row`'s): now, or inside an `audit_together` block
+    with the block's rows."""
     event = audit_row(event_type, **fields)
-    event.save()
+    audit_write([event])
     return event
 
 
+# The rows `audit_write` was given inside an `audit_together` block, not yet inserted.
+_TOGETHER: ContextVar[list[AuditEvent] | None] = ContextVar("audit_together", default=None)
+
+
 def audit_write(rows: list[AuditEvent]) -> None:
-    """Write collected rows in one insert, in the order they were made, and empty the list."""
+    """Write collected rows in one insert, in the order they were made, and empty the list (inside an
+    `audit_together` block, they join that block's insert)."""
+    if not rows:
+        return
+    together = _TOGETHER.get()
+    if together is not None:
+        together.extend(rows)
+    else:
+        AuditEvent.objects.bulk_create(rows)
+    rows.clear()
+
+
+@contextmanager
+def audit_together() -> Iterator[None]:
+    """Inside the caller's transaction: the rows every service in the block writes with `audit_write`
+    go in one insert when the block ends (a turn's run changes and the turn itself: one statement, not
+    one per service). On an error nothing is inserted, as the transaction rolls back anyway. A block
+    inside another joins the outer one."""
+    if _TOGETHER.get() is not None:
+        yield
+        return
+    rows: list[AuditEvent] = []
+    token = _TOGETHER.set(rows)
+    try:
+        yield
+    finally:
+        _TOGETHER.reset(token)
     if rows:
         AuditEvent.objects.bulk_create(rows)
-        rows.clear()
 
 
 def conversation_of(run):  # noqa: ANN001, ANN202

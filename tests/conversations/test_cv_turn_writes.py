@@ -60,3 +60,35 @@ def test_a_tool_refusal_inside_a_turn_is_a_reply_and_keeps_the_turn(chat) -> Non
     assert not FeeVerification.objects.filter(order__order_no="LIVE-001").exists()
     assert body["turn_count"] == 1 and Message.objects.filter(conversation_id=c.id, turn_index=1).count() == 2
     assert c.say("How is parking charged at lot SH-PD-001 on 2026-03-02 at 10:00?")["turn_count"] == 2
+
+
+def test_a_turn_writes_its_audit_rows_in_one_insert_in_order(chat) -> None:  # noqa: ANN001
+    """The run's decisions, the fee verification and the turn itself: one INSERT, in the order they happened."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    c = chat("parking_help_desk")
+    last = AuditEvent.objects.order_by("-id").values_list("id", flat=True).first()
+    with CaptureQueriesContext(connection) as captured:
+        c.say("verify order SCN-019")
+    inserts = [q["sql"] for q in captured if q["sql"].startswith('INSERT INTO "workflows_auditevent"')]
+    assert len(inserts) == 1
+    events = list(AuditEvent.objects.filter(id__gt=last).order_by("id").values_list("event_type", flat=True))
+    assert events[0] == "fee_verified" and "decision" in events and events[-1] == "turn"
+
+
+def test_audit_rows_written_together_are_all_or_nothing() -> None:
+    from workflows.audit import audit_record, audit_together
+
+    before = AuditEvent.objects.count()
+    with pytest.raises(RuntimeError), transaction.atomic(), audit_together():
+        audit_record("probe", actor_label="test")
+        with audit_together():  # an inner block joins the outer one
+            audit_record("probe", actor_label="test")
+        assert AuditEvent.objects.count() == before  # nothing inserted before the block ends
+        raise RuntimeError("the work failed")
+    assert AuditEvent.objects.count() == before
+    with transaction.atomic(), audit_together():
+        audit_record("probe", actor_label="test")
+        audit_record("probe", actor_label="test")
+    assert AuditEvent.objects.count() == before + 2
