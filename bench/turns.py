@@ -69,6 +69,7 @@ def main() -> None:
         # a server does not.
         settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = base.KNOWLEDGE_INDEX_RECHECK_SECONDS
         settings.PLACES_RECHECK_SECONDS = base.PLACES_RECHECK_SECONDS
+        settings.BILLING_RULES_RECHECK_SECONDS = base.BILLING_RULES_RECHECK_SECONDS
         from rest_framework.authtoken.models import Token
 
         token, _ = Token.objects.get_or_create(user=get_user_model().objects.get(username="alice"))

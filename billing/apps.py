@@ -16,8 +16,10 @@ class BillingConfig(AppConfig):
             knowledge,
         )
         from .datasets import dataset_load
-        from .models import City, Lot
+        from .models import BillingRule, BillingRuleVersion, City, Lot
         from .places import forget_place_names
+        from .selectors import forget_rule_versions
+        from .signals import rule_version_added
 
         # Billing plugs into conversations (never the other way): its identifier lookups and place finder,
         handlers.register_lookups()
@@ -26,6 +28,10 @@ class BillingConfig(AppConfig):
         for model in (City, Lot):  # a city or lot saved here is named in the next message at once
             post_save.connect(forget_place_names, sender=model, dispatch_uid=f"places-saved-{model.__name__}")
             post_delete.connect(forget_place_names, sender=model, dispatch_uid=f"places-deleted-{model.__name__}")
+        for model in (BillingRule, BillingRuleVersion):  # and a rule or version saved here is in force at once
+            post_save.connect(forget_rule_versions, sender=model, dispatch_uid=f"rules-saved-{model.__name__}")
+            post_delete.connect(forget_rule_versions, sender=model, dispatch_uid=f"rules-deleted-{model.__name__}")
+        rule_version_added.connect(forget_rule_versions, dispatch_uid="rules-version-added")
 
         # After migrate (billing's own permissions exist by then), the role groups hold every
         # permission their role lists, new models' included, with no manual step.

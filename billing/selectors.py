@@ -5,13 +5,15 @@ slot lookups a conversation checks identifiers with. Nothing here writes (see `b
 from __future__ import annotations
 
 import re
+import time
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from django.db import models
-from django.db.models import Prefetch, Q
+from django.conf import settings
+from django.db import connection, models
+from django.db.models import Count, Max, Prefetch
 
 from billing.engine import FeeResult, simulate_fee
 from config.errors import NotFound
@@ -22,14 +24,36 @@ from .parsing import InvalidInput, parse_time, rule_payload_checked
 # --- rules and their versions ----------------------------------------------------------
 
 
-def _versions_in_force(at: datetime) -> models.QuerySet:
-    """Versions whose range holds `at`, each with its rule (one query). Unordered: the few candidates are
-    ranked in Python (ordering by the rule's columns costs more to build than the whole query)."""
-    return (
-        BillingRuleVersion.objects.select_related("rule")
-        .filter(Q(effective_to__isnull=True) | Q(effective_to__gt=at), effective_from__lte=at)
-        .order_by()
-    )
+# Each process keeps every rule version with its rule (versions never change once stored: a change
+# is a new version). Its own writes drop them at once (`forget_rule_versions`, on BillingRule and
+# BillingRuleVersion saves); another process's are seen when it checks the versions' count, the newest
+# version and the newest change of their rules, at most every BILLING_RULES_RECHECK_SECONDS.
+_VERSIONS: dict[str, tuple[tuple, tuple[BillingRuleVersion, ...], float]] = {}  # (fingerprint, versions, when checked)
+
+
+def forget_rule_versions(**kwargs: object) -> None:
+    """Drop the kept rule versions (connected to the rules' and versions' post_save and to `rule_version_added`)."""
+    _VERSIONS.clear()
+
+
+def _all_versions() -> tuple[BillingRuleVersion, ...]:
+    """Every rule version with its rule, as this process keeps them; read-only (shared between requests)."""
+    database = connection.alias + ":" + str(connection.settings_dict.get("NAME"))
+    cached = _VERSIONS.get(database)
+    now = time.monotonic()
+    if cached is not None and now - cached[2] < settings.BILLING_RULES_RECHECK_SECONDS:
+        return cached[1]
+    fingerprint = tuple(BillingRuleVersion.objects.aggregate(n=Count("id"), last=Max("id"), changed=Max("rule__updated_at")).values())
+    if cached is not None and cached[0] == fingerprint:
+        _VERSIONS[database] = (fingerprint, cached[1], now)
+        return cached[1]
+    versions = tuple(BillingRuleVersion.objects.select_related("rule"))
+    _VERSIONS[database] = (fingerprint, versions, now)
+    return versions
+
+
+def _in_force(version: BillingRuleVersion, at: datetime) -> bool:
+    return version.effective_from <= at and (version.effective_to is None or version.effective_to > at)
 
 
 def _rank(version: BillingRuleVersion) -> tuple:
@@ -41,7 +65,7 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
                      lot_code: str | None = None) -> BillingRuleVersion:
     """The version in force at a moment, by rule code, or by city and lot (most specific, then priority)."""
     if rule_code:
-        candidates = list(_versions_in_force(at).filter(rule__rule_code=rule_code))
+        candidates = [v for v in _all_versions() if v.rule.rule_code == rule_code and _in_force(v, at)]
         if not candidates:
             if not BillingRule.objects.filter(rule_code=rule_code).exists():
                 raise NotFound(f"Billing rule '{rule_code}' not found.", code="rule_not_found")
@@ -49,9 +73,10 @@ def rule_version_for(*, at: datetime, rule_code: str | None = None, city_code: s
         return min(candidates, key=_rank)
     if not city_code:
         raise InvalidInput("Give a rule_code, or a city_code (and lot_code).", details={"rule_code": ["or city_code and lot_code"]})
-    candidates = _versions_in_force(at).filter(rule__city_code=city_code, rule__status=BillingRule.Status.ACTIVE)
     # A rule naming lots applies to those lots only; one naming the lot asked about beats the city's rules.
-    fitting = [v for v in candidates if not (lot_code and v.rule.lot_codes and lot_code not in v.rule.lot_codes)]
+    fitting = [v for v in _all_versions()
+               if v.rule.city_code == city_code and v.rule.status == BillingRule.Status.ACTIVE and _in_force(v, at)
+               and not (lot_code and v.rule.lot_codes and lot_code not in v.rule.lot_codes)]
     if not fitting:
         where = f"{city_code}/{lot_code}" if lot_code else city_code
         raise NotFound(f"No billing rule is in force for {where} at {at.isoformat()}.", code="no_rule_in_force")

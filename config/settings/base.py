@@ -285,6 +285,8 @@ KNOWLEDGE_VECTOR_BACKEND = env("KNOWLEDGE_VECTOR_BACKEND", default="auto")
 KNOWLEDGE_INDEX_RECHECK_SECONDS = env.float("KNOWLEDGE_INDEX_RECHECK_SECONDS", default=1.0)
 # The same for the names of cities and lots the help desk understands (its own saves take effect at once).
 PLACES_RECHECK_SECONDS = env.float("PLACES_RECHECK_SECONDS", default=1.0)
+# The same for billing rules and their versions (read by every fee question and verification).
+BILLING_RULES_RECHECK_SECONDS = env.float("BILLING_RULES_RECHECK_SECONDS", default=1.0)
 # Chat pages hand the turn to a worker and show the reply when it is ready (needs a broker).
 CONCIERGE_ASYNC_TURNS = env.bool("CONCIERGE_ASYNC_TURNS", default=bool(CELERY_BROKER_URL))
 

@@ -30,6 +30,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":  # noqa: F405
 # Tests roll back knowledge writes; a retrieval index must not outlive them for a second.
 KNOWLEDGE_INDEX_RECHECK_SECONDS = 0
 PLACES_RECHECK_SECONDS = 0  # the same for the names of cities and lots
+BILLING_RULES_RECHECK_SECONDS = 0  # and for billing rules
 # The receiver in tests/support listens on 127.0.0.1; the address-policy tests turn this off.
 WEBHOOK_ALLOW_PRIVATE = True
 # Throttles stay in the request path but far above what the suite sends; throttle tests lower them.
