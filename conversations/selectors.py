@@ -54,8 +54,8 @@ def access_conversation(user, conversation_id: int, *, for_update: bool = False)
         pk = 0
     conversation = None
     if 0 < pk < MAX_KEY:
-        rows = Conversation.objects.select_related("run")
-        conversation = (rows.select_for_update() if for_update else rows).filter(pk=pk).first()
+        rows = Conversation.objects.select_related("run").filter(pk=pk).order_by()  # one row: nothing to sort
+        conversation = next(iter(rows.select_for_update() if for_update else rows), None)
     if conversation is None or (conversation.owner_id != user.pk and not is_supervisor(user)):
         raise NotFound(f"Conversation {conversation_id} not found.", code="conversation_not_found")
     return conversation
