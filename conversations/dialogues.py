@@ -31,6 +31,10 @@ exists is left as it is, so dialogues may share a setup; the run rolls everythin
   "effective_to", "rule_payload"}}` (a billing rule and its version, as `POST /api/v1/billing-rules` takes them).
 They are created in the order cities, lots, rules, orders.
 
+A dialogue whose words depend on the day ("tomorrow morning" priced on a workday) names its clock:
+`"now": "2026-03-04T10:00:00+08:00"`; the dialogue then runs at that moment (time-machine, moving on
+from it), whatever day the corpus is run.
+
 A turn is a message (`"user": "..."`), a choice of an offered option (`"choose": "option_id",
 "consent": true`; its `expect` may hold `state`, `options`, `documents`, `reply_contains` (the
 choice's note) and `error` (the refusal's code)), or a member of staff acting on the open
@@ -49,11 +53,13 @@ a dialogue may name the generators it is for (`"generators": ["model"]`: what on
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -105,12 +111,22 @@ def run_dialogues(dialogues: list[dict[str, Any]], user, model_server=None) -> D
             continue  # e.g. what only a model understands
         key = (dialogue["workflow"], dialogue.get("locale", "en"))
         report.total[key] += 1
-        problems = _run_one(dialogue, user) if model_server is None else _run_on_model(dialogue, user, model_server)
+        with _clock(dialogue.get("now")):
+            problems = _run_one(dialogue, user) if model_server is None else _run_on_model(dialogue, user, model_server)
         if problems:
             report.failures.append(f"{dialogue['file']}:{dialogue['id']}: " + "; ".join(problems))
         else:
             report.passed[key] += 1
     return report
+
+
+def _clock(now: str | None):  # noqa: ANN202
+    """The dialogue's own moment, or the real clock when it names none."""
+    if now is None:
+        return contextlib.nullcontext()
+    import time_machine  # a test tool: only dialogues that name their day need it
+
+    return time_machine.travel(datetime.fromisoformat(now), tick=True)
 
 
 _setup_loaders: list[Callable[[dict[str, Any]], None]] = []
