@@ -5,7 +5,11 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.db.models import Case, IntegerField, OuterRef, Subquery, Value, When
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
 from workflows.admin import ReadOnlyAdminMixin
@@ -52,8 +56,6 @@ class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="run")
     def run_link(self, obj: Conversation) -> str:
-        from django.urls import reverse
-
         return format_html("<a href='{}'>Run {}</a>", reverse("admin:workflows_run_change", args=[obj.run_id]), obj.run_id)
 
     @admin.display(description="context state")
@@ -66,6 +68,7 @@ class HandoffForm(forms.ModelForm):
 
     reply = forms.CharField(required=False, widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
                             help_text="Posted into the conversation as a message from a member of staff.")
+    # Set by the "Hand back to the concierge" button rather than shown as a box to tick.
     hand_back = forms.BooleanField(required=False, label="Hand back to the concierge",
                                    help_text="The concierge resumes where it was; the person is told.")
 
@@ -87,12 +90,26 @@ class HandoffAdmin(admin.ModelAdmin):
     """The handoff inbox: conversations handed to a person, open ones first, newest first."""
 
     form = HandoffForm
-    list_display = ["id", "status", "opened_at", "conversation_link", "owner", "workflow", "reason_short"]
+    change_form_template = "admin/conversations/handoff/change_form.html"
+    list_display = ["id", "status_badge", "opened_at", "conversation_link", "owner", "workflow", "reason_short", "last_from_person", "answer_link"]
     list_filter = ["status", "conversation__workflow_id"]
     list_select_related = ["conversation__owner"]
-    ordering = ["status", "-opened_at"]
-    readonly_fields = ["status", "opened_at", "conversation_link", "owner", "reason", "transcript", "closed_at", "closed_by"]
-    fields = [*readonly_fields, "reply", "hand_back"]
+    search_fields = ["reason", "conversation__title", "conversation__owner__username"]
+    readonly_fields = ["status_badge", "opened_at", "conversation_link", "owner", "reason", "transcript", "closed_at", "closed_by"]
+
+    def get_ordering(self, request):  # noqa: ANN001, ANN201
+        # Open first whatever the statuses are called ("closed" sorts before "open"), newest first.
+        open_first = Case(When(status=Handoff.Status.OPEN, then=Value(0)), default=Value(1), output_field=IntegerField())
+        return [open_first.asc(), "-opened_at", "-id"]
+
+    def get_queryset(self, request):  # noqa: ANN001, ANN201
+        last_from_person = Message.objects.filter(conversation=OuterRef("conversation"), role=Message.Role.USER).order_by("-id")
+        return super().get_queryset(request).annotate(last_person_text=Subquery(last_from_person.values("text")[:1]))
+
+    def get_fields(self, request, obj=None):  # noqa: ANN001, ANN201
+        # A closed handoff is history: no reply box.
+        is_open = obj is not None and obj.status == Handoff.Status.OPEN
+        return [*self.readonly_fields, "reply"] if is_open else self.readonly_fields
 
     def has_add_permission(self, request, obj=None):  # noqa: ANN001, ANN201
         return False
@@ -100,12 +117,27 @@ class HandoffAdmin(admin.ModelAdmin):
     def has_delete_permission(self, request, obj=None):  # noqa: ANN001, ANN201
         return False
 
+    def changelist_view(self, request, extra_context=None):  # noqa: ANN001, ANN201
+        waiting = Handoff.objects.filter(status=Handoff.Status.OPEN).count()
+        extra_context = {**(extra_context or {}), "title": f"Handoff inbox — {waiting} open"}
+        return super().changelist_view(request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):  # noqa: ANN001, ANN201
+        handoff = self.get_object(request, object_id)
+        title = f"Handoff {handoff.pk}: {handoff.conversation}" if handoff is not None else None
+        extra_context = {**(extra_context or {}), **({"title": title} if title else {})}
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    @admin.display(description="status", ordering="status")
+    def status_badge(self, obj: Handoff) -> str:
+        return format_html("<strong class='status-{}'>{}</strong>", obj.status, obj.get_status_display())
+
     @admin.display(description="conversation")
     def conversation_link(self, obj: Handoff) -> str:
-        from django.urls import reverse
-
-        url = reverse("admin:conversations_conversation_change", args=[obj.conversation_id])
-        return format_html("<a href='{}'>#{} {}</a>", url, obj.conversation_id, obj.conversation.title or obj.conversation.workflow_id)
+        admin_url = reverse("admin:conversations_conversation_change", args=[obj.conversation_id])
+        chat_url = reverse("chat", args=[obj.conversation_id])
+        return format_html("<a href='{}'>#{} {}</a> <span class='quiet'>(<a href='{}'>chat page</a>)</span>",
+                           admin_url, obj.conversation_id, obj.conversation.title or obj.conversation.workflow_id, chat_url)
 
     @admin.display(description="person")
     def owner(self, obj: Handoff) -> str:
@@ -113,26 +145,59 @@ class HandoffAdmin(admin.ModelAdmin):
 
     @admin.display(description="workflow")
     def workflow(self, obj: Handoff) -> str:
-        return obj.conversation.workflow_id
+        return obj.conversation.workflow_id.replace("_", " ")
 
     @admin.display(description="asked")
     def reason_short(self, obj: Handoff) -> str:
-        return obj.reason[:80]
+        return _shortened(obj.reason)
+
+    @admin.display(description="last from the person")
+    def last_from_person(self, obj: Handoff) -> str:
+        return _shortened(getattr(obj, "last_person_text", "") or "")
+
+    @admin.display(description="")
+    def answer_link(self, obj: Handoff) -> str:
+        label = "Answer" if obj.status == Handoff.Status.OPEN else "Read"
+        return format_html("<a class='button' href='{}'>{}</a>", reverse("admin:conversations_handoff_change", args=[obj.pk]), label)
 
     @admin.display(description="transcript")
     def transcript(self, obj: Handoff) -> str:
-        rows = format_html_join("", "<li><strong>{}</strong>: {}</li>",
-                                ((_speaker(m), m.text) for m in obj.conversation.messages.order_by("id")))
+        rows = format_html_join("", "<li><strong class='{}'>{}</strong> <span class='quiet'>{}</span><br>{}</li>",
+                                ((*_speaker(m), _local_minute(m.created_at), m.text) for m in obj.conversation.messages.order_by("id")))
         return format_html("<ol class='handoff-transcript'>{}</ol>", rows)
 
     def save_model(self, request, obj, form, change) -> None:  # noqa: ANN001
+        # Through the handoff services: they lock the conversation, write the message and audit it.
         if form.cleaned_data.get("reply", "").strip():
             handoff_reply(handoff_id=obj.pk, user=request.user, text=form.cleaned_data["reply"])
         if form.cleaned_data.get("hand_back"):
             handoff_close(handoff_id=obj.pk, user=request.user)
 
+    def construct_change_message(self, request, form, formsets, add=False):  # noqa: ANN001, ANN201
+        return [{"changed": {"fields": [name for name in ("reply", "hand_back") if form.cleaned_data.get(name)]}}]
 
-def _speaker(message: Message) -> str:
+    def response_change(self, request, obj):  # noqa: ANN001, ANN201
+        # What happened in words, then back where the supervisor works next: the inbox once handed back.
+        obj.refresh_from_db()
+        if obj.status == Handoff.Status.CLOSED:
+            self.message_user(request, f"Conversation #{obj.conversation_id} handed back to the concierge; {self.owner(obj)} was told.", messages.SUCCESS)
+            return HttpResponseRedirect(reverse("admin:conversations_handoff_changelist"))
+        self.message_user(request, f"Reply sent to {self.owner(obj)}.", messages.SUCCESS)
+        return HttpResponseRedirect(reverse("admin:conversations_handoff_change", args=[obj.pk]))
+
+
+def _shortened(text: str, limit: int = 80) -> str:
+    return text if len(text) <= limit else f"{text[:limit - 1]}…"
+
+
+def _local_minute(value) -> str:  # noqa: ANN001
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M")
+
+
+def _speaker(message: Message) -> tuple[str, str]:
+    """(css class, who) for one message of the transcript."""
     if message.role == Message.Role.USER:
-        return "Person"
-    return f"Staff ({message.payload.get('by')})" if message.payload.get("kind") == "human" else "Concierge"
+        return "speaker-person", "Person"
+    if message.payload.get("kind") == "human":
+        return "speaker-staff", f"Staff ({message.payload.get('by')})"
+    return "speaker-concierge", "Concierge"

@@ -5,11 +5,13 @@ from __future__ import annotations
 import json
 
 from django import forms
+from django.apps import apps
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, Count, IntegerField, Q, Value, When
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
+from django.template.loader import render_to_string
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
@@ -29,7 +31,19 @@ from .models import (
     WebhookEndpoint,
     WorkflowPlan,
 )
+from .review_summary import (
+    LINKED_KEYS,
+    fee_summary,
+    is_fee_subject,
+    qa_step_ran,
+    readable_rows,
+    reasons_shown,
+    signal_rows,
+)
 from .services import plans, reviews
+
+# The product's own words when a reason is left out (server-side: the browser's check is not enough).
+REASON_REQUIRED = "Give a reason for this decision: it is kept in the audit trail."
 
 
 def _pretty(value) -> str:  # noqa: ANN001
@@ -68,6 +82,52 @@ def documents_html(docs: list[RunDocument]) -> str:
     ))
 
 
+def option_label(review: Review, option_id: str) -> str:
+    """An option as the review offered it, by its label rather than its id."""
+    return next((o["label"] for o in review.options if o["option_id"] == option_id), option_id) or "—"
+
+
+def qa_ran(review: Review) -> bool:
+    """Whether the review's run went through a QA node of its plan (a fee check has none)."""
+    if not review.run_id:
+        return False
+    return qa_step_ran(review.run.plan.definition, review.run.state.get("completed_steps", ()))
+
+
+def _local_minute(value) -> str:  # noqa: ANN001
+    return timezone.localtime(value).strftime("%Y-%m-%d %H:%M") if value else "—"
+
+
+def order_facts(order_no: str) -> dict[str, str]:
+    """The order's stay as the supervisor reads it; looked up by name so workflows does not import billing."""
+    order_model = apps.get_model("billing", "ParkingOrder")
+    order = order_model.objects.filter(order_no=order_no).first()
+    if order is None:
+        return {}
+    return {"entry_time": _local_minute(order.entry_time), "exit_time": _local_minute(order.exit_time)}
+
+
+def review_summary_html(review: Review) -> str:
+    """The subject in words: the order and its two amounts, or the documents the gate decided on, or a plain table."""
+    subject = review.subject or {}
+    fee = fee_summary(subject, order_facts(subject["order_no"])) if is_fee_subject(subject) else None
+    skip = LINKED_KEYS | (set(subject) if fee else set())
+    docs = review_documents(review)
+    context = {
+        "fee": fee,
+        "documents": documents_html(docs) if docs else "",
+        "other_rows": readable_rows(subject, skip=skip),
+        "timezone": timezone.get_current_timezone_name(),
+    }
+    return render_to_string("admin/workflows/review/includes/summary.html", context)
+
+
+def review_signals_html(review: Review) -> str:
+    """Each signal beside the threshold the gate held it against."""
+    rows = signal_rows(review.signals or {}, qa_ran=qa_ran(review), fee=is_fee_subject(review.subject or {}))
+    return render_to_string("admin/workflows/review/includes/signals.html", {"rows": rows})
+
+
 class ReadOnlyAdminMixin:
     """State is never assigned in admin: these screens only read."""
 
@@ -91,15 +151,36 @@ class AuditInline(ReadOnlyAdminMixin, admin.TabularInline):
     show_change_link = True
 
 
+def reason_field() -> forms.CharField:
+    """A decision's reason: required, blank after trimming counts as missing, in the product's words."""
+    return forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}), help_text="Always required; kept in the audit trail.",
+        error_messages={"required": REASON_REQUIRED},
+    )
+
+
 class DecisionForm(forms.Form):
-    outcome = forms.ChoiceField(choices=Review.Outcome.choices, widget=forms.RadioSelect)
+    outcome = forms.ChoiceField(choices=Review.Outcome.choices, widget=forms.RadioSelect,
+                                error_messages={"required": "Choose approve, reject or override."})
     option_id = forms.ChoiceField(required=False, label="Override to option", help_text="Only for an override.")
-    reason = forms.CharField(widget=forms.Textarea(attrs={"rows": 3}), help_text="Always required; kept in the audit trail.")
+    reason = reason_field()
 
     def __init__(self, *args, review: Review, **kwargs):  # noqa: ANN002, ANN003
         super().__init__(*args, **kwargs)
         eligible = [o for o in review.options if o.get("eligibility") == "eligible"]
-        self.fields["option_id"].choices = [("", "—")] + [(o["option_id"], f"{o['label']} ({o['option_id']})") for o in eligible]
+        self.fields["option_id"].choices = [("", "—")] + [(o["option_id"], o["label"]) for o in eligible]
+
+    def clean(self):  # noqa: ANN201
+        data = super().clean()
+        if data.get("outcome") == Review.Outcome.OVERRIDE and not data.get("option_id"):
+            self.add_error("option_id", "An override needs the option to override to.")
+        return data
+
+
+class BulkReasonForm(forms.Form):
+    """The one reason recorded on every review a bulk action decides."""
+
+    reason = reason_field()
 
 
 class ReviewAgeFilter(admin.SimpleListFilter):
@@ -122,16 +203,20 @@ class ReviewAgeFilter(admin.SimpleListFilter):
 
 @admin.register(Review)
 class ReviewAdmin(admin.ModelAdmin):
-    list_display = ["id", "status_badge", "decide_link", "title", "workflow_id", "recommended_option_id", "created_at"]
+    list_display = ["id", "status_badge", "decide_link", "title", "workflow_id", "recommended", "created_at"]
     list_filter = ["status", "kind", "workflow_id", ReviewAgeFilter]
     list_select_related = ["decided_by", "run"]
     search_fields = ["title", "workflow_id", "step_id", "reason"]
     actions = ["approve_selected", "reject_selected"]
-    readonly_fields = [
-        "kind", "status", "workflow_id", "step_id", "title", "conversation_link", "documents_shown", "subject_pretty",
-        "recommendation", "options_table", "signals_pretty", "decided_option_id", "decided_by", "decided_at", "reason", "created_at",
+    fieldsets = [
+        (None, {"fields": ["title", "status_badge", "kind", "workflow_id", "step_id", "conversation_link", "created_at"]}),
+        ("Under review", {"fields": ["summary"]}),
+        ("Signals", {"fields": ["signals_table"]}),
+        ("Recommendation", {"fields": ["recommendation", "options_table"]}),
+        ("Decision", {"fields": ["decided_option", "decided_by", "decided_at", "reason"]}),
+        ("Raw data", {"fields": ["raw_data"], "classes": ["collapse"]}),
     ]
-    fields = readonly_fields
+    readonly_fields = [field for _, section in fieldsets for field in section["fields"]]
     inlines = []
 
     def get_ordering(self, request):  # noqa: ANN001, ANN201
@@ -178,34 +263,46 @@ class ReviewAdmin(admin.ModelAdmin):
         url = reverse("admin:conversations_conversation_change", args=[conversation.pk])
         return format_html("<a href='{}'>{}</a>", url, conversation)
 
-    @admin.display(description="documents under review")
-    def documents_shown(self, obj: Review) -> str:
-        return documents_html(review_documents(obj))
-
-    @admin.display(description="subject")
-    def subject_pretty(self, obj: Review) -> str:
-        return _pretty(obj.subject)
+    @admin.display(description="what is under review")
+    def summary(self, obj: Review) -> str:
+        return review_summary_html(obj)
 
     @admin.display(description="signals")
-    def signals_pretty(self, obj: Review) -> str:
-        return _pretty(obj.signals)
+    def signals_table(self, obj: Review) -> str:
+        return review_signals_html(obj)
+
+    @admin.display(description="subject and signals as stored")
+    def raw_data(self, obj: Review) -> str:
+        return _pretty({"subject": obj.subject, "signals": obj.signals})
 
     @admin.display(description="recommendation")
     def recommendation(self, obj: Review) -> str:
-        reasons = format_html_join("", "<li>{}</li>", ((r,) for r in obj.recommendation_reasons))
-        return format_html("<strong>{}</strong><ul>{}</ul>", obj.recommended_option_id or "—", reasons)
+        reasons = format_html_join("", "<li>{}</li>", ((r,) for r in reasons_shown(obj.recommendation_reasons, qa_ran=qa_ran(obj))))
+        return format_html("<strong>{}</strong><ul class='review-reasons'>{}</ul>", option_label(obj, obj.recommended_option_id), reasons)
 
-    @admin.display(description="options snapshot")
+    @admin.display(description="recommended", ordering="recommended_option_id")
+    def recommended(self, obj: Review) -> str:
+        return option_label(obj, obj.recommended_option_id)
+
+    @admin.display(description="decided option")
+    def decided_option(self, obj: Review) -> str:
+        return option_label(obj, obj.decided_option_id) if obj.decided_option_id else "—"
+
+    @admin.display(description="options offered")
     def options_table(self, obj: Review) -> str:
         rows = format_html_join(
             "",
-            "<tr><td><code>{}</code></td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
+            "<tr><td>{}{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
             (
-                (o["option_id"], o["label"], o["eligibility"], o.get("effects_summary", ""), "; ".join(o.get("blockers", [])))
+                (o["label"], " (recommended)" if o["option_id"] == obj.recommended_option_id else "", o["eligibility"],
+                 o.get("effects_summary", ""), "; ".join(o.get("blockers", [])) or "—")
                 for o in obj.options
             ),
         )
-        return format_html("<table><tr><th>option</th><th>label</th><th>eligibility</th><th>effects</th><th>blockers</th></tr>{}</table>", rows)
+        return format_html(
+            "<table class='review-options'><thead><tr><th>Option</th><th>Eligibility</th><th>Effects</th><th>Blockers</th></tr></thead>"
+            "<tbody>{}</tbody></table>", rows,
+        )
 
     def get_urls(self):  # noqa: ANN201
         decide = self.admin_site.admin_view(self.decide_view)
@@ -243,9 +340,9 @@ class ReviewAdmin(admin.ModelAdmin):
             "opts": self.model._meta,
             "options_table": self.options_table(review),
             "recommendation": self.recommendation(review),
-            "signals": self.signals_pretty(review),
-            "subject": self.subject_pretty(review),
-            "documents": self.documents_shown(review),
+            "signals": self.signals_table(review),
+            "summary": self.summary(review),
+            "raw_data": self.raw_data(review),
             "conversation_link": self.conversation_link(review) if review.run_id else "",
         }
         return TemplateResponse(request, "admin/workflows/review/decide.html", context)
@@ -253,30 +350,31 @@ class ReviewAdmin(admin.ModelAdmin):
     def _bulk(self, request, queryset, outcome: str) -> HttpResponse | None:  # noqa: ANN001
         if not is_supervisor(request.user):
             raise PermissionDenied
-        if "apply" in request.POST:
-            reason = (request.POST.get("reason") or "").strip()
-            if not reason:
-                self.message_user(request, "A reason is required.", messages.ERROR)
-                return None
-            done = 0
-            for review in queryset.filter(status=Review.Status.PENDING):
-                try:
-                    reviews.review_decide(review_id=review.pk, outcome=outcome, reason=reason, user=request.user)
-                    done += 1
-                except ApplicationError as error:
-                    self.message_user(request, f"Review {review.pk}: {error.message}", messages.ERROR)
-            self.message_user(request, f"{done} review(s) decided ({outcome}).", messages.SUCCESS)
-            return None
+        form = BulkReasonForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            self._bulk_decide(request, queryset, outcome, form.cleaned_data["reason"])
+            return None  # back to the queue, with what happened in the messages
         context = {
             **self.admin_site.each_context(request),
             "title": f"{outcome.title()} {queryset.count()} review(s)",
-            "queryset": queryset,
+            "items": [(review, option_label(review, review.recommended_option_id)) for review in queryset],
+            "form": form,
             "action": request.POST.get("action"),
             "outcome": outcome,
             "opts": self.model._meta,
             "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
         }
         return TemplateResponse(request, "admin/workflows/review/bulk_reason.html", context)
+
+    def _bulk_decide(self, request, queryset, outcome: str, reason: str) -> None:  # noqa: ANN001
+        done = 0
+        for review in queryset.filter(status=Review.Status.PENDING):
+            try:
+                reviews.review_decide(review_id=review.pk, outcome=outcome, reason=reason, user=request.user)
+                done += 1
+            except ApplicationError as error:
+                self.message_user(request, f"Review {review.pk}: {error.message}", messages.ERROR)
+        self.message_user(request, f"{done} review(s) decided ({outcome}).", messages.SUCCESS)
 
     @admin.action(description="Approve the recommendation (asks for a reason)")
     def approve_selected(self, request, queryset):  # noqa: ANN001, ANN201

@@ -259,6 +259,7 @@ class WebhookDelivery(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
+        verbose_name_plural = "webhook deliveries"
         ordering = ["-created_at"]
         constraints = [models.UniqueConstraint(fields=["endpoint", "event_id"], name="one_delivery_per_event_and_endpoint")]
         indexes = [models.Index(fields=["status", "next_attempt_at"])]
