@@ -20,6 +20,14 @@ from .action_prefs import CALL_DAY, CALL_TIME, understood_line
 from .config import ConversationConfig
 from .fee_questions import OVERNIGHT, OVERNIGHT_START, asks_cap, day_part
 from .forms import answers_listing
+from .plain_words import (
+    acknowledgement,
+    answer_shown,
+    introduces,
+    is_account,
+    question_label,
+    yes_no_said,
+)
 from .state import ContextState
 from .timeparse import says_clock
 from .turn import ANSWER, FOLLOW_UP, REQUEST, TurnOutcome, final_report_for
@@ -295,7 +303,8 @@ def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tupl
     facts += [_segment_text(seg, lang) for seg in result.get("segments", [])]
     costs = []
     for sim in result.get("simulations", []):
-        parts = ", ".join(f"{row['segment_name']} {row['minutes']} min {row['amount']}" for row in sim["breakdown"])
+        parts = _t(lang, ", ", "，").join(_t(lang, f"{row['segment_name']} {row['minutes']} min {row['amount']}",
+                                            f"{row['segment_name']} {row['minutes']}分钟 {row['amount']}元") for row in sim["breakdown"])
         parts = parts or _t(lang, "no segment applies", "无适用计费段")
         start, end = _span(sim, lang)
         costs.append(_t(lang, f"{start} → {end}: {sim['total_amount']} ({parts})", f"{start} → {end}：{sim['total_amount']}元（{parts}）"))
@@ -322,10 +331,11 @@ def _arrears(result: Mapping[str, Any], lang: str) -> tuple[list[str], str, list
            f"订单 {o['order_no']}（{o['lot_code']}，{_hm(o['entry_time'])} – {_hm(o['exit_time'])}）：应收 {o['total_amount']} 元，已付 {o['paid_amount']} 元，欠费 {o['arrears_amount']} 元。")
         for o in orders
     ]
-    conclusion = _t(lang, f"Plate {plate} has {len(orders)} unpaid order(s), {result['total_arrears']} in total. "
+    count = "one unpaid order" if len(orders) == 1 else f"{len(orders)} unpaid orders"
+    conclusion = _t(lang, f"Plate {plate} has {count}, {result['total_arrears']} in total. "
                           "Say “verify the first one” to check an order's fee.",
                     f"车牌 {plate} 共有 {len(orders)} 笔欠费订单，合计 {result['total_arrears']} 元。如需核验某笔订单金额，可以说“核验第一笔”。")
-    return facts, conclusion, [f"order {o['order_no']}" for o in orders]
+    return facts, conclusion, [_t(lang, f"order {o['order_no']}", f"订单 {o['order_no']}") for o in orders]
 
 
 def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[str], str, list[str]]:
@@ -337,15 +347,16 @@ def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[s
         _t(lang, f"Rule {source}, in force at entry, gives {result['simulated_total_amount']}.",
            f"按入场时生效的规则 {source} 模拟应收 {result['simulated_total_amount']} 元。"),
     ]
-    facts += [f"  {row['segment_name']}: {row['minutes']} min → {row['amount']}" for row in result.get("breakdown", [])]
+    facts += [_t(lang, f"  {row['segment_name']}: {row['minutes']} min → {row['amount']}",
+                 f"  {row['segment_name']}：{row['minutes']}分钟 → {row['amount']}元") for row in result.get("breakdown", [])]
     if result["amount_check_result"] == "match":
-        conclusion = _t(lang, "The amounts match: the fee is correct (auto-pass).", "金额一致，收费正确（自动通过）。")
+        conclusion = _t(lang, "The amounts match: the fee is correct.", "金额一致，收费正确。")
     elif view.review_pending or view.review_opened:
         conclusion = _t(lang, "The amounts differ, so a supervisor is reviewing this order now. I'll post the decision here as soon as it is made.",
                         "金额不一致，已提交主管复核。复核结果出来后我会在这里告诉您。")
     else:
         conclusion = _t(lang, "The amounts differ.", "金额不一致。")
-    return facts, conclusion, [source, f"order {order['order_no']}"]
+    return facts, conclusion, [source, _t(lang, f"order {order['order_no']}", f"订单 {order['order_no']}")]
 
 
 def fee_decision_text(decision: Mapping[str, Any], lang: str) -> str:
@@ -454,37 +465,31 @@ def brief(text: str, lang: str) -> str:
 
 
 def _label(spec: Any, config: ConversationConfig, lang: str) -> str:
-    """A question's short name in replies: its label or its slot's label ("" when it has none)."""
+    """A question's short name in replies: its label, its slot's label, or what its unit measures ("" when none)."""
     slot = config.slot_spec(spec.slot) if spec.slot else None
-    return (localize(spec.label, lang) if spec.label else "") or (localize(slot.label, lang) if slot is not None and slot.label else "")
+    return ((localize(spec.label, lang) if spec.label else "") or (localize(slot.label, lang) if slot is not None and slot.label else "")
+            or question_label(spec, lang))
+
+
+def _changed_line(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> str:
+    """What a change of an answer did, the values said as the person reads them ("从“2层”改为“3层”")."""
+    form = config.form
+    spec = form.question(outcome.form_changed_question) if form is not None and outcome.form_changed_question else None
+    if spec is None:
+        return ""
+    label, question = _label(spec, config, lang), localize(spec.question, lang).rstrip("?？")
+    before = brief(answer_shown(spec, outcome.form_changed_from or "", lang), lang)
+    after = brief(answer_shown(spec, outcome.form_changed_to or "", lang), lang)
+    if label:
+        return _t(lang, f"Changed the {label} from “{before}” to “{after}”.", f"已将{label}从“{before}”改为“{after}”。")
+    return _t(lang, f"Changed “{question}” from {before} to {after}.", f"已将“{question}”从“{before}”改为“{after}”。")
 
 
 def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
-    lines = []
-    form = config.form
-    if outcome.form_changed_question and form is not None and (spec := form.question(outcome.form_changed_question)):
-        label, question = _label(spec, config, lang), localize(spec.question, lang).rstrip("?？")
-        before, after = brief(outcome.form_changed_from or "", lang), brief(outcome.form_changed_to or "", lang)
-        if label:
-            lines.append(_t(lang, f"Changed the {label} from “{before}” to “{after}”.", f"已将{label}从“{before}”改为“{after}”。"))
-        else:
-            lines.append(_t(lang, f"Changed “{question}” from {before} to {after}.", f"已将“{question}”从 {before} 改为 {after}。"))
+    lines = [changed] if (changed := _changed_line(outcome, config, lang)) else []
     if outcome.form_note:
         lines.append(outcome.form_note)
-    # what this turn recorded, question by question, said briefly (never the whole message back)
-    fresh = {a.question_id: a for a in outcome.state.finalized_answers
-             if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
-    if form is not None and fresh:
-        said = outcome.state.latest_user_text or ""
-        answers = [(_label(q, config, lang), fresh[q.id].answer) for q in form.questions if q.id in fresh]
-        if len(answers) == 1 and _echoes(answers[0][1], said, lang):
-            lines.append(_noted(outcome, config, lang, answers[0][0]))  # never the person's message back, whole
-        else:
-            noted = [(label, _shown(answer, lang)) for label, answer in answers]
-            lines.append(_t(lang, "Noted " + "; ".join(f"the {label}: {value}" if label else value for label, value in noted) + ".",
-                            "已记下" + "；".join(f"{label}：{value}" if label else value for label, value in noted) + "。")
-                         if any(label for label, _ in noted) else
-                         _t(lang, "Noted: " + "; ".join(v for _, v in noted) + ".", "已记下：" + "；".join(v for _, v in noted) + "。"))
+    lines += _recorded_lines(outcome, config, lang)
     last_question = not outcome.question and not outcome.next_step_question
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
         lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
@@ -493,31 +498,56 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
     return lines
 
 
-def _echoes(answer: str, message: str, lang: str) -> bool:
-    """Saying this answer back would repeat the person's whole message (a sentence of theirs, not a value)."""
-    answer, message = " ".join(answer.split()).rstrip(".。!！"), " ".join(message.split()).rstrip(".。!！")
-    cjk = len(re.findall(r"[\u3400-\u9fff]", answer))
-    words = len(answer.split()) + cjk // 2  # a short answer said back confirms it; a whole account is not repeated
-    return words >= 12 and brief(answer, lang).rstrip("…") == _FILLER.sub("", answer).strip() and len(answer) >= 0.6 * len(message)
+def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
+    """What this turn recorded, said as a person would: a value confirmed in the person's language with its
+    question's name, a yes or no as a sentence, an account acknowledged (never the person's message back)."""
+    form = config.form
+    fresh = {a.question_id: a.answer for a in outcome.state.finalized_answers
+             if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
+    if form is None or not fresh:
+        return []
+    specs = [q for q in form.questions if q.id in fresh]
+    said = outcome.state.latest_user_text or ""
+    if len(specs) == 1 and specs[0].answer_type == "text" and _echoes(fresh[specs[0].id], said, lang, bool(_label(specs[0], config, lang))):
+        return [_noted(outcome, config, lang, _label(specs[0], config, lang))]
+    lines = [sentence for q in specs if q.answer_type == "yes_no" and (sentence := yes_no_said(q, fresh[q.id], lang))]
+    noted = [(_label(q, config, lang), brief(answer_shown(q, fresh[q.id], lang), lang))
+             for q in specs if q.answer_type != "yes_no" or not yes_no_said(q, fresh[q.id], lang)]
+    if not noted:
+        return lines
+    if any(label for label, _ in noted):
+        lines.append(_t(lang, "Noted " + "; ".join(f"the {label}: {value}" if label else value for label, value in noted) + ".",
+                        "已记下" + "；".join(f"{label}：{value}" if label else value for label, value in noted) + "。"))
+    else:
+        lines.append(_t(lang, "Noted: " + "; ".join(v for _, v in noted) + ".", "已记下：" + "；".join(v for _, v in noted) + "。"))
+    return lines
+
+
+def _echoes(answer: str, message: str, lang: str, labelled: bool) -> bool:
+    """Saying this answer back would repeat the person's message: an account of theirs, not a value. A long one
+    under a question's name is said as its gist instead ("Noted the project: we run three bakeries…")."""
+    if not is_account(answer, message):
+        return False
+    return not labelled or not brief(answer, lang).endswith("…")
 
 
 def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, label: str) -> str:
-    """A plain acknowledgement of a free-text answer: what was picked out of it, not the message again."""
+    """A plain acknowledgement of an account: thanks, and what was picked out of it, not the message again."""
     picked = []
     for name in outcome.slots_changed:
         spec, slot = config.slots.get(name), outcome.state.slots.get(name)
         if spec is not None and slot is not None and spec.label and slot.value.strip() != outcome.state.latest_user_text.strip():
             picked.append(f"{localize(spec.label, lang)}{'：' if lang == 'zh' else ': '}{slot.value}")
+    if label:
+        if lang == "zh":
+            return f"好的，已记下{label}" + (f"（{'；'.join(picked)}）" if picked else "") + "。"
+        return f"Thanks, I've noted the {label}" + (f" ({'; '.join(picked)})" if picked else "") + "."
+    thanks = acknowledgement(outcome.turn_index, lang)
+    if not picked:
+        return thanks
     if lang == "zh":
-        what = f"已记下{label}" if label else "好的，已记下"
-        return what + (f"（{'；'.join(picked)}）" if picked else "") + "。"
-    what = f"Thanks, I've noted the {label}" if label else "Thanks, I've noted that"
-    return what + (f" ({'; '.join(picked)})" if picked else "") + "."
-
-
-def _shown(answer: str, lang: str) -> str:
-    """An answer as the person reads it back: briefly, and yes / no in their language."""
-    return {"yes": "是", "no": "否"}.get(answer, brief(answer, lang)) if lang == "zh" else brief(answer, lang)
+        return thanks.rstrip("。") + "，已记下" + "；".join(picked) + "。"
+    return thanks.rstrip(".") + " — I've noted the " + "; the ".join(picked) + "."
 
 
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢啦|спасибо|gracias", re.IGNORECASE)
@@ -527,7 +557,7 @@ def _options_line(view: RunView, lang: str) -> str:
     eligible = [o for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
     if not eligible or view.status != "active":
         return ""
-    labels = ", ".join(f"“{o['label']}”" for o in eligible)
+    labels = _t(lang, ", ", "、").join(f"“{o['label']}”" for o in eligible)
     line = _t(lang, "You can choose: {labels}.", "您可以选择：{labels}。", labels=labels)
     if view.recommended_option_id and len(eligible) > 1:
         rec = next((o for o in eligible if o["option_id"] == view.recommended_option_id), None)
@@ -725,7 +755,7 @@ def _way_out(question: str, outcome: TurnOutcome, view: RunView, config: Convers
         parts.append(_t(lang, "For example: {example}.", "例如：{example}。", example=example))
     offered = [o["label"] for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
     if offered:
-        parts.append(_t(lang, "Or choose: ", "或者选择：") + "; ".join(f"“{label}”" for label in offered) + ".")
+        parts.append(_t(lang, "Or choose: ", "或者选择：") + _t(lang, "; ", "、").join(f"“{label}”" for label in offered) + _t(lang, ".", "。"))
     parts.append(_t(lang, "If this isn't working, say “talk to a person” and a member of staff will take over.",
                     "如果这样行不通，可以说“转人工”，由工作人员接手。"))
     return " ".join(parts)
@@ -738,8 +768,8 @@ def _small_talk_kind(text: str) -> str | None:
 
 def opening_text(config: ConversationConfig, workflow_name: str, description: str, lang: str, first_question: str | None) -> str:
     """The concierge's first message in a new conversation."""
-    hello = _t(lang, "Hello! I'm the {name} concierge. {description}", "您好！我是{name}助手。{description}",
-               name=workflow_name, description=description)
+    hello = _t(lang, "Hello! I'm the {name}. {description}", "您好！我是{name}。{description}",
+               name=introduces(workflow_name, lang), description=description)
     return f"{hello}\n\n{first_question}" if first_question else hello + _t(lang, " How can I help?", " 请问有什么可以帮您？")
 
 
@@ -797,7 +827,7 @@ _RU_ES: dict[str, dict[str, str]] = {
         "es": "Sigo sin tener lo necesario, así que dejaré de preguntar. Puede empezar de nuevo con los detalles o contactar con el personal."},
     "From the knowledge base:": {"ru": "Из базы знаний:", "es": "De la base de conocimiento:"},
     "(Source: {source} v{version})": {"ru": "(Источник: {source}, версия {version})", "es": "(Fuente: {source} v{version})"},
-    "Hello! I'm the {name} concierge. {description}": {
+    "Hello! I'm the {name}. {description}": {
         "ru": "Здравствуйте! Я помощник «{name}». {description}", "es": "¡Hola! Soy el asistente de {name}. {description}"},
     " How can I help?": {"ru": " Чем могу помочь?", "es": " ¿En qué puedo ayudarle?"},
 }
