@@ -63,6 +63,20 @@ class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return format_html("<pre class='json-pretty'>{}</pre>", json.dumps(obj.context, indent=2, ensure_ascii=False))
 
 
+class WorkflowFilter(admin.SimpleListFilter):
+    """Handoffs by workflow, named in words."""
+
+    title = "workflow"
+    parameter_name = "workflow"
+
+    def lookups(self, request, model_admin):  # noqa: ANN001, ANN201
+        ids = Conversation.objects.filter(handoffs__isnull=False).values_list("workflow_id", flat=True).distinct().order_by("workflow_id")
+        return [(workflow_id, workflow_id.replace("_", " ").capitalize()) for workflow_id in ids]
+
+    def queryset(self, request, queryset):  # noqa: ANN001, ANN201
+        return queryset.filter(conversation__workflow_id=self.value()) if self.value() else queryset
+
+
 class HandoffForm(forms.ModelForm):
     """The supervisor's answer to the person, and whether to hand the conversation back."""
 
@@ -91,11 +105,12 @@ class HandoffAdmin(admin.ModelAdmin):
 
     form = HandoffForm
     change_form_template = "admin/conversations/handoff/change_form.html"
-    list_display = ["id", "status_badge", "opened_at", "conversation_link", "owner", "workflow", "reason_short", "last_from_person", "answer_link"]
-    list_filter = ["status", "conversation__workflow_id"]
+    list_display = ["status_badge", "opened", "who_and_where", "what_they_said", "answer_link"]
+    list_display_links = ["opened"]
+    list_filter = ["status", WorkflowFilter]
     list_select_related = ["conversation__owner"]
     search_fields = ["reason", "conversation__title", "conversation__owner__username"]
-    readonly_fields = ["status_badge", "opened_at", "conversation_link", "owner", "reason", "transcript", "closed_at", "closed_by"]
+    readonly_fields = ["status_badge", "opened_at", "conversation_link", "owner", "request", "transcript", "closed_at", "closed_by"]
 
     def get_ordering(self, request):  # noqa: ANN001, ANN201
         # Open first whatever the statuses are called ("closed" sorts before "open"), newest first.
@@ -107,9 +122,11 @@ class HandoffAdmin(admin.ModelAdmin):
         return super().get_queryset(request).annotate(last_person_text=Subquery(last_from_person.values("text")[:1]))
 
     def get_fields(self, request, obj=None):  # noqa: ANN001, ANN201
-        # A closed handoff is history: no reply box.
-        is_open = obj is not None and obj.status == Handoff.Status.OPEN
-        return [*self.readonly_fields, "reply"] if is_open else self.readonly_fields
+        # An open handoff ends with the reply box; a closed one is history, with who closed it and when.
+        shown = ["status_badge", "opened_at", "conversation_link", "owner", "request", "transcript"]
+        if obj is not None and obj.status == Handoff.Status.OPEN:
+            return [*shown, "reply"]
+        return [*shown, "closed_at", "closed_by"]
 
     def has_add_permission(self, request, obj=None):  # noqa: ANN001, ANN201
         return False
@@ -124,8 +141,9 @@ class HandoffAdmin(admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):  # noqa: ANN001, ANN201
         handoff = self.get_object(request, object_id)
-        title = f"Handoff {handoff.pk}: {handoff.conversation}" if handoff is not None else None
-        extra_context = {**(extra_context or {}), **({"title": title} if title else {})}
+        if handoff is not None:  # the heading says whose conversation it is; no second heading under it
+            title = f"Handoff {handoff.pk}: {handoff.conversation.owner.get_username()} in “{handoff.conversation}”"
+            extra_context = {**(extra_context or {}), "title": title, "subtitle": ""}
         return super().change_view(request, object_id, form_url, extra_context)
 
     @admin.display(description="status", ordering="status")
@@ -139,21 +157,29 @@ class HandoffAdmin(admin.ModelAdmin):
         return format_html("<a href='{}'>#{} {}</a> <span class='quiet'>(<a href='{}'>chat page</a>)</span>",
                            admin_url, obj.conversation_id, obj.conversation.title or obj.conversation.workflow_id, chat_url)
 
+    @admin.display(description="person, conversation", ordering="conversation__owner__username")
+    def who_and_where(self, obj: Handoff) -> str:
+        return format_html("{}<br><span class='quiet'>{}</span>", obj.conversation.owner.get_username(), obj.conversation)
+
+    @admin.display(description="their request")
+    def request(self, obj: Handoff) -> str:
+        return obj.reason or "—"
+
     @admin.display(description="person")
     def owner(self, obj: Handoff) -> str:
         return obj.conversation.owner.get_username()
 
-    @admin.display(description="workflow")
-    def workflow(self, obj: Handoff) -> str:
-        return obj.conversation.workflow_id.replace("_", " ")
+    @admin.display(description="opened", ordering="opened_at")
+    def opened(self, obj: Handoff) -> str:
+        return _local_minute(obj.opened_at)
 
-    @admin.display(description="asked")
-    def reason_short(self, obj: Handoff) -> str:
-        return _shortened(obj.reason)
-
-    @admin.display(description="last from the person")
-    def last_from_person(self, obj: Handoff) -> str:
-        return _shortened(getattr(obj, "last_person_text", "") or "")
+    @admin.display(description="what they said")
+    def what_they_said(self, obj: Handoff) -> str:
+        # Their request, and their latest message when they wrote more since (what they are waiting on).
+        latest = getattr(obj, "last_person_text", "") or ""
+        if not latest or latest == obj.reason:
+            return _shortened(obj.reason)
+        return format_html("{}<br><span class='quiet'>Latest: {}</span>", _shortened(obj.reason), _shortened(latest))
 
     @admin.display(description="")
     def answer_link(self, obj: Handoff) -> str:
@@ -162,7 +188,7 @@ class HandoffAdmin(admin.ModelAdmin):
 
     @admin.display(description="transcript")
     def transcript(self, obj: Handoff) -> str:
-        rows = format_html_join("", "<li><strong class='{}'>{}</strong> <span class='quiet'>{}</span><br>{}</li>",
+        rows = format_html_join("", "<li><strong class='{}'>{}</strong> <span class='quiet'>{}</span><br><span class='msg-text'>{}</span></li>",
                                 ((*_speaker(m), _local_minute(m.created_at), m.text) for m in obj.conversation.messages.order_by("id")))
         return format_html("<ol class='handoff-transcript'>{}</ol>", rows)
 

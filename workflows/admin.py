@@ -35,10 +35,12 @@ from .review_summary import (
     LINKED_KEYS,
     fee_summary,
     is_fee_subject,
+    named,
     qa_step_ran,
     readable_rows,
     reasons_shown,
     signal_rows,
+    step_label,
 )
 from .services import plans, reviews
 
@@ -99,12 +101,18 @@ def _local_minute(value) -> str:  # noqa: ANN001
 
 
 def order_facts(order_no: str) -> dict[str, str]:
-    """The order's stay as the supervisor reads it; looked up by name so workflows does not import billing."""
-    order_model = apps.get_model("billing", "ParkingOrder")
-    order = order_model.objects.filter(order_no=order_no).first()
+    """The order's stay and places as the supervisor reads them.
+
+    Models are looked up by name: billing builds on workflows, not the other way round.
+    """
+    order = apps.get_model("billing", "ParkingOrder").objects.filter(order_no=order_no).first()
     if order is None:
         return {}
-    return {"entry_time": _local_minute(order.entry_time), "exit_time": _local_minute(order.exit_time)}
+    lot = apps.get_model("billing", "Lot").objects.filter(city__code=order.city_code, code=order.lot_code).select_related("city").first()
+    facts = {"entry_time": _local_minute(order.entry_time), "exit_time": _local_minute(order.exit_time)}
+    if lot is not None:
+        facts |= {"city_code": named(lot.city.code, lot.city.names), "lot_code": named(lot.code, lot.names)}
+    return facts
 
 
 def review_summary_html(review: Review) -> str:
@@ -203,18 +211,19 @@ class ReviewAgeFilter(admin.SimpleListFilter):
 
 @admin.register(Review)
 class ReviewAdmin(admin.ModelAdmin):
-    list_display = ["id", "status_badge", "decide_link", "title", "workflow_id", "recommended", "created_at"]
+    list_display = ["id", "status_badge", "decide_link", "title", "workflow", "recommended", "created_at"]
     list_filter = ["status", "kind", "workflow_id", ReviewAgeFilter]
-    list_select_related = ["decided_by", "run"]
+    list_select_related = ["decided_by", "run__plan"]
     search_fields = ["title", "workflow_id", "step_id", "reason"]
     actions = ["approve_selected", "reject_selected"]
     fieldsets = [
-        (None, {"fields": ["title", "status_badge", "kind", "workflow_id", "step_id", "conversation_link", "created_at"]}),
-        ("Under review", {"fields": ["summary"]}),
-        ("Signals", {"fields": ["signals_table"]}),
+        (None, {"fields": ["status_badge", "kind", "workflow", "step", "conversation_link", "created_at"]}),
+        # "wide-field": the section's heading names the one field, so the field takes the whole width
+        ("What is under review", {"fields": ["summary"], "classes": ["wide-field"]}),
+        ("Signals", {"fields": ["signals_table"], "classes": ["wide-field"]}),
         ("Recommendation", {"fields": ["recommendation", "options_table"]}),
         ("Decision", {"fields": ["decided_option", "decided_by", "decided_at", "reason"]}),
-        ("Raw data", {"fields": ["raw_data"], "classes": ["collapse"]}),
+        ("Raw data", {"fields": ["raw_data"], "classes": ["collapse", "wide-field"]}),
     ]
     readonly_fields = [field for _, section in fieldsets for field in section["fields"]]
     inlines = []
@@ -263,6 +272,14 @@ class ReviewAdmin(admin.ModelAdmin):
         url = reverse("admin:conversations_conversation_change", args=[conversation.pk])
         return format_html("<a href='{}'>{}</a>", url, conversation)
 
+    @admin.display(description="workflow", ordering="workflow_id")
+    def workflow(self, obj: Review) -> str:
+        return obj.run.plan.name if obj.run_id else obj.workflow_id.replace("_", " ").capitalize()
+
+    @admin.display(description="step")
+    def step(self, obj: Review) -> str:
+        return step_label(obj.run.plan.definition, obj.step_id) if obj.run_id else obj.step_id
+
     @admin.display(description="what is under review")
     def summary(self, obj: Review) -> str:
         return review_summary_html(obj)
@@ -310,10 +327,12 @@ class ReviewAdmin(admin.ModelAdmin):
 
     def change_view(self, request, object_id, form_url="", extra_context=None):  # noqa: ANN001, ANN201
         review = self.get_object(request, object_id)
-        if review is not None and review.is_pending and is_supervisor(request.user):
-            extra_context = {**(extra_context or {}), "subtitle": format_html(
+        if review is not None:
+            # The review's own title as the heading; the subtitle is where the next step is, if any.
+            decide = format_html(
                 "<a class='button' href='{}'>Decide this review</a>", reverse("admin:workflows_review_decide", args=[review.pk])
-            )}
+            ) if review.is_pending and is_supervisor(request.user) else ""
+            extra_context = {**(extra_context or {}), "title": f"Review {review.pk}: {review.title}", "subtitle": decide}
         return super().change_view(request, object_id, form_url, extra_context)
 
     def decide_view(self, request: HttpRequest, review_id: int) -> HttpResponse:

@@ -96,6 +96,21 @@ def fee_summary(subject: Mapping[str, Any], order_facts: Mapping[str, Any] | Non
     )
 
 
+def step_label(plan_definition: Mapping[str, Any], step_id: str, locale: str = "en") -> str:
+    """A plan node's own label (English unless asked), or its id in words when the plan has no such node."""
+    node = next((n for n in plan_definition.get("nodes", ()) if n.get("id") == step_id), None)
+    label = (node or {}).get("label")
+    if isinstance(label, Mapping):
+        label = label.get(locale) or next(iter(label.values()), None)
+    return str(label) if label else step_id.replace("_", " ").capitalize()
+
+
+def named(code: str, names: Mapping[str, str] | None, locale: str = "en") -> str:
+    """A city or lot by its name with its code beside it: 'Shanghai (310100)'."""
+    name = (names or {}).get(locale) or next(iter((names or {}).values()), "")
+    return f"{name} ({code})" if name and name != code else code
+
+
 def qa_step_ran(plan_definition: Mapping[str, Any], completed_steps: Iterable[str]) -> bool:
     """Whether the run went through one of its plan's QA nodes: only then may a page speak of QA."""
     qa_nodes = {node.get("id") for node in plan_definition.get("nodes", ()) if node.get("type") == "qa"}
