@@ -156,6 +156,7 @@ class ReviewSummaryOut(serializers.Serializer):
     title = serializers.CharField(help_text="What is under review, as the supervisor's queue shows it.")
     decided_option_id = serializers.CharField(allow_null=True)
     decided_label = serializers.CharField(allow_null=True)
+    step_id = serializers.CharField(allow_null=True, help_text="the gate step under review")
     reason = serializers.CharField(allow_null=True)
 
 

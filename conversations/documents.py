@@ -5,7 +5,10 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.utils import timezone
+from django.utils import formats, timezone
+from django.utils.safestring import SafeString, mark_safe
+from django.utils.translation import gettext_lazy, pgettext
+from markdown_it import MarkdownIt
 
 from workflows.models import RunDocument
 
@@ -22,15 +25,30 @@ LABELS = {
 }
 
 
+# The same names for the pages, through the message catalog (every language a conversation speaks).
+PAGE_LABELS = {
+    "final_report": gettext_lazy("Final report (complaint / cause / correction)"),
+    "labor_estimate": gettext_lazy("Labor estimate"),
+    "completed_form": gettext_lazy("Completed permit form"),
+    "email_draft": gettext_lazy("Email draft"),
+    "calendar_invite": gettext_lazy("Calendar invitation"),
+    "intake_document": gettext_lazy("Intake document"),
+    "project_plan": gettext_lazy("Project plan"),
+}
+
+
+def page_label(key: str) -> str:
+    return PAGE_LABELS.get(key) or key.replace("_", " ").capitalize()
+
+
 def available(conversation: Conversation) -> list[dict[str, Any]]:
     """The newest version of each document the conversation's run produced."""
-    lang = 1 if conversation.locale.startswith("zh") else 0
     latest: dict[str, RunDocument] = {}
     for doc in RunDocument.objects.filter(run_id=conversation.run_id).order_by("key", "version"):
         latest[doc.key] = doc
     out_of_date = stale(conversation) if latest else {}
     return [
-        {"key": key, "version": doc.version, "label": LABELS.get(key, (key, key))[lang], "stale": out_of_date.get(key)}
+        {"key": key, "version": doc.version, "label": page_label(key), "stale": out_of_date.get(key)}
         for key, doc in sorted(latest.items()) if key != "diagnosis"
     ]
 
@@ -208,3 +226,30 @@ def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]
     lang = 1 if conversation.locale.startswith("zh") else 0
     title = LABELS.get(doc.key, (doc.key, doc.key))[lang]
     return _markdown_lines(title, content, lang), "text/markdown; charset=utf-8", f"{base}.md"
+
+
+# Markdown as the page shows it: raw HTML in a document is escaped, never rendered.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False, "linkify": False}).enable("table")
+
+
+def _moment(value: datetime) -> str:
+    return formats.date_format(timezone.localtime(value), pgettext("document date", "l j F Y, H:i"))
+
+
+def shown(conversation: Conversation, doc: RunDocument) -> dict[str, Any]:
+    """A document as the page shows it (in the active language): a report or form rendered from
+    its Markdown, an email as its addressee, subject and text, an invitation as its title and time."""
+    content = doc.content or {}
+    title = page_label(doc.key)
+    if doc.key == "email_draft":
+        return {"kind": "email", "title": title, "to": content.get("to", ""), "subject": content.get("subject", ""),
+                "body": content.get("body", "")}
+    if doc.key == "calendar_invite":
+        start = datetime.fromisoformat(content["start"]) if content.get("start") else None
+        end = start + timedelta(minutes=int(content.get("duration_minutes") or 30)) if start else None
+        return {"kind": "calendar", "title": title, "summary": content.get("title", ""),
+                "start": _moment(start) if start else "", "end": _moment(end) if end else "",
+                "description": content.get("description", "")}
+    body, _type, _name = render(conversation, doc)
+    html: SafeString = mark_safe(_MARKDOWN.render(body))  # noqa: S308 - markdown-it escapes the text: html is off
+    return {"kind": "markdown", "title": title, "html": html}

@@ -14,4 +14,5 @@ urlpatterns = [
     path("c/<int:conversation_id>/choose", views.choose, name="choose"),
     path("c/<int:conversation_id>/updates", views.updates, name="updates"),
     path("c/<int:conversation_id>/documents/<slug:key>", views.document, name="document"),
+    path("c/<int:conversation_id>/documents/<slug:key>/page", views.document_page, name="document_page"),
 ]

@@ -14,24 +14,31 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import ApplicationError
+from workflows.engine import localize
 from workflows.models import RunDocument
-from workflows.selectors import plans_latest
+from workflows.selectors import plan_by_id, plans_latest
 
-from . import documents, selectors, services
+from . import documents, presentation, selectors, services
 from .models import Conversation
 
 
-def _lang(request: HttpRequest, conversation: Conversation | None = None) -> str:
-    if conversation is not None:
-        return "zh" if conversation.locale.startswith("zh") else "en"
-    return "zh" if (request.LANGUAGE_CODE or "").startswith("zh") else "en"
+def _request_lang(request: HttpRequest) -> str:
+    """The language the person's browser asks for (LocaleMiddleware): en, zh, ru or es."""
+    return selectors.reply_lang(request.LANGUAGE_CODE or "en")
 
 
 # The languages a conversation can be held in, offered for a plan whose name is given in them.
 _LANGUAGES = (("en", "en", "English"), ("zh", "zh-hans", "中文"), ("ru", "ru", "Русский"), ("es", "es", "Español"))
+STATUS_LABELS = {
+    Conversation.Status.ACTIVE: gettext_lazy("Open"),
+    Conversation.Status.WAITING_REVIEW: gettext_lazy("A supervisor is reviewing"),
+    Conversation.Status.COMPLETED: gettext_lazy("Finished"),
+    Conversation.Status.ABORTED: gettext_lazy("Stopped"),
+}
 
 
 def _languages(name: object) -> list[tuple[str, str]]:
@@ -43,26 +50,31 @@ def _languages(name: object) -> list[tuple[str, str]]:
 @login_required
 @require_GET
 def home(request: HttpRequest) -> HttpResponse:
-    """Start page: one card per workflow, and the person's conversations."""
-    lang = _lang(request)
-    cards = []
+    """Start page: one card per workflow in the person's language, and their conversations."""
+    lang = _request_lang(request)
+    cards, names = [], {}
     for plan in plans_latest():
         definition = plan.definition
-        name, description = definition.get("name"), definition.get("description")
+        languages = _languages(definition.get("name"))
+        names[plan.workflow_id] = localize(definition.get("name"), lang)
         cards.append({
             "workflow_id": plan.workflow_id,
-            "name": (name.get(lang) or name.get("en")) if isinstance(name, dict) else name,
-            "description": (description.get(lang) or description.get("en")) if isinstance(description, dict) else description,
-            "languages": _languages(name),
+            "name": names[plan.workflow_id],
+            "description": localize(definition.get("description"), lang),
+            "languages": languages,
+            "preferred": next((locale for key, locale, _label in _LANGUAGES if key == lang), "en"),
         })
-    conversations = Conversation.objects.filter(owner=request.user).order_by("-updated_at")[:50]
+    conversations = list(Conversation.objects.filter(owner=request.user).order_by("-updated_at")[:50])
+    for conversation in conversations:
+        conversation.name = names.get(conversation.workflow_id) or conversation.title
+        conversation.status_label = STATUS_LABELS.get(conversation.status, conversation.status)
     return render(request, "conversations/home.html", {"cards": cards, "conversations": conversations})
 
 
 @login_required
 @require_POST
 def start(request: HttpRequest, workflow_id: str) -> HttpResponse:
-    locale = request.POST.get("locale") or ("zh-hans" if _lang(request) == "zh" else "en")
+    locale = request.POST.get("locale") or presentation.page_language(_request_lang(request))
     try:
         conversation = services.conversation_start(user=request.user, workflow_id=workflow_id, locale=locale)
     except ApplicationError as error:
@@ -72,28 +84,48 @@ def start(request: HttpRequest, workflow_id: str) -> HttpResponse:
 
 
 def _page_context(request: HttpRequest, conversation: Conversation, error: str | None = None) -> dict:
+    """What the chat page shows, its words in the conversation's language."""
+    with presentation.activate_for(conversation.locale):
+        return _page_words(request, conversation, error)
+
+
+def _page_words(request: HttpRequest, conversation: Conversation, error: str | None) -> dict:
     state = selectors.conversation_state(conversation)
+    lang = selectors.reply_lang(conversation.locale)
+    plan = plan_by_id(conversation.run.plan_id)
+    config = selectors.conversation_config(plan)
+    # People choose among user choices; automatic routes and the "keep talking" option need no button.
+    options = [{**o, "reasons": presentation.blocker_sentences(o["blockers"], config, lang)}
+               for o in state["options"] if not o["non_advancing"] and not o["automatic"]]
     return {
         "conversation": conversation,
         "state": state,
         "transcript": selectors.conversation_messages(conversation),
         "last_message_id": conversation.messages.order_by("-id").values_list("id", flat=True).first() or 0,
-        # People choose among user choices; automatic routes and the "keep talking" option need no button.
-        "options": [o for o in state["options"] if not o["non_advancing"] and not o["automatic"]],
+        "options": options,
+        "steps": presentation.step_rows(state, plan),
+        "slot_rows": presentation.slot_rows(state, config, lang),
+        "estimate": presentation.estimate_view(state),
         "error": error,
         "working": conversation.messages.filter(payload__kind="pending").exists(),
         "documents": documents.available(conversation),
-        "lang": _lang(request, conversation),
+        "lang": lang,
         # A supervisor reading someone else's conversation gets no composer and no option buttons.
         "read_only": conversation.owner_id != request.user.pk,
     }
+
+
+def _render(request: HttpRequest, conversation: Conversation, template: str, context: dict) -> HttpResponse:
+    """A conversation's page or partial, in the conversation's language (not the browser's)."""
+    with presentation.activate_for(conversation.locale):
+        return render(request, template, context)
 
 
 @login_required
 @require_GET
 def chat(request: HttpRequest, conversation_id: int) -> HttpResponse:
     conversation = _access(request, conversation_id)
-    return render(request, "conversations/chat.html", _page_context(request, conversation))
+    return _render(request, conversation, "conversations/chat.html", _page_context(request, conversation))
 
 
 def _access(request: HttpRequest, conversation_id: int) -> Conversation:
@@ -122,7 +154,7 @@ def _after_post(request: HttpRequest, conversation_id: int, error: str | None = 
     context = _page_context(request, conversation, error)
     after = int(request.POST.get("after") or 0)
     context["transcript"] = [m for m in context["transcript"] if m.pk > after]
-    return render(request, "conversations/partials/update.html", context)
+    return _render(request, conversation, "conversations/partials/update.html", context)
 
 
 @login_required
@@ -165,7 +197,7 @@ def updates(request: HttpRequest, conversation_id: int) -> HttpResponse:
     context = _page_context(request, conversation)
     after = int(request.GET.get("after") or 0)
     context["transcript"] = [m for m in context["transcript"] if m.pk > after]
-    return render(request, "conversations/partials/update.html", context)
+    return _render(request, conversation, "conversations/partials/update.html", context)
 
 
 @login_required
@@ -180,6 +212,20 @@ def document(request: HttpRequest, conversation_id: int, key: str) -> HttpRespon
     disposition = "inline" if request.GET.get("view") else "attachment"
     response["Content-Disposition"] = f'{disposition}; filename="{filename}"'
     return response
+
+
+@login_required
+@require_GET
+def document_page(request: HttpRequest, conversation_id: int, key: str) -> HttpResponse:
+    """A document shown in the page as what it is (a report, a form, an email, an invitation), with download beside it."""
+    conversation = _access(request, conversation_id)
+    doc = RunDocument.objects.filter(run_id=conversation.run_id, key=key).order_by("-version").first()
+    if doc is None:
+        raise Http404("No such document yet.")
+    with presentation.activate_for(conversation.locale):
+        shown = documents.shown(conversation, doc)
+    return _render(request, conversation, "conversations/document.html",
+                   {"conversation": conversation, "doc": doc, "shown": shown, "lang": selectors.reply_lang(conversation.locale)})
 
 
 def health(request: HttpRequest) -> HttpResponse:

@@ -91,6 +91,7 @@ TEMPLATES = [
         "OPTIONS": {
             "context_processors": [
                 "django.template.context_processors.request",
+                "django.template.context_processors.i18n",
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
             ],
@@ -138,7 +139,9 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 
 LANGUAGE_CODE = "en"
-LANGUAGES = [("en", "English"), ("zh-hans", "简体中文")]
+# The languages of the pages; a conversation's pages speak its own locale (conversations/presentation.py).
+LANGUAGES = [("en", "English"), ("zh-hans", "简体中文"), ("ru", "Русский"), ("es", "Español")]
+LOCALE_PATHS = [BASE_DIR / "locale"]
 TIME_ZONE = env("CONCIERGE_TIMEZONE")
 USE_I18N = True
 USE_TZ = True

@@ -52,7 +52,7 @@
       var li = document.createElement("li");
       li.className = "msg msg-user msg-pending";
       li.innerHTML = '<span class="who"></span><div class="bubble"></div>';
-      li.querySelector(".who").textContent = document.documentElement.lang === "zh-Hans" ? "您" : "You";
+      li.querySelector(".who").textContent = document.body.getAttribute("data-you") || "You";
       li.querySelector(".bubble").textContent = text;
       document.getElementById("transcript").appendChild(li);
       sync();

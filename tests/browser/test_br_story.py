@@ -67,8 +67,8 @@ def test_consent_is_asked_before_an_action_runs(person_factory) -> None:  # noqa
         person.say(text)
     page = person.page
     option = page.locator(".option", has_text="Draft an email")
-    consent = option.get_by_label("I consent to this")
-    run = option.get_by_role("button", name="Confirm and run")
+    consent = option.get_by_label("I agree: go ahead")
+    run = option.get_by_role("button", name="Confirm: Draft an email")
     run.click()  # the browser refuses: consent is required
     assert page.locator("#panel").inner_text().count("Email draft") == 0
     consent.check()
