@@ -77,3 +77,38 @@ def test_not_asking_for_a_human_opens_nothing(chat) -> None:  # noqa: ANN001
     c = chat("parking_help_desk", "en")
     c.say("no need for a person, what's the rate at SH-PD-001 tomorrow 10am to noon?")
     assert not Handoff.objects.filter(conversation_id=c.id).exists()
+
+
+def test_the_inbox_lists_open_handoffs_first_newest_first(chat, staff) -> None:  # noqa: ANN001
+    handoffs = []
+    for words in ("I want a human", "talk to a person please", "can I speak to a human"):
+        c = chat("parking_help_desk", "en")
+        c.say(words)
+        handoffs.append(Handoff.objects.get(conversation_id=c.id))
+    oldest, middle, newest = handoffs
+    staff.post(f"/admin/conversations/handoff/{newest.pk}/change/", {"hand_back": "Hand back to the concierge"})
+    inbox = staff.get("/admin/conversations/handoff/").content.decode()
+    assert "Handoff inbox — 2 open" in inbox
+    rows = [inbox.index(f"/admin/conversations/handoff/{h.pk}/change/") for h in (middle, oldest, newest)]
+    assert rows == sorted(rows), "open ones first (newest first), the closed one last"
+    assert "Parking help desk" in staff.get("/admin/conversations/handoff/?workflow=parking_help_desk").content.decode()
+
+
+def test_a_handoff_page_has_the_transcript_a_reply_box_and_the_hand_back_button(chat, staff, supervisor) -> None:  # noqa: ANN001
+    c = chat("parking_help_desk", "en")
+    c.say("I'd rather speak to a human, please")
+    handoff = Handoff.objects.get(conversation_id=c.id)
+    url = f"/admin/conversations/handoff/{handoff.pk}/change/"
+    page = staff.get(url).content.decode()
+    assert "handoff-transcript" in page and "speak to a human" in page
+    assert 'name="reply"' in page and 'value="Send reply"' in page and 'value="Hand back to the concierge"' in page
+    assert f"/admin/conversations/conversation/{c.id}/change/" in page and f"/c/{c.id}/" in page
+    replied = staff.post(url, {"reply": "Lin here, looking now.", "_send": "Send reply"}, follow=True)
+    assert replied.redirect_chain[-1][0] == url and f"Staff ({supervisor.username})" in replied.content.decode()
+    # A reply and the hand-back together: the reply goes first, then the concierge resumes.
+    both = staff.post(url, {"reply": "All sorted, over to the concierge.", "hand_back": "Hand back to the concierge"}, follow=True)
+    assert both.redirect_chain[-1][0] == "/admin/conversations/handoff/" and "handed back to the concierge" in both.content.decode()
+    kinds = [m["kind"] for m in c.client.get(f"/api/v1/conversations/{c.id}/messages").json()["results"]][-3:]
+    assert kinds == ["human", "human", "handed_back"]
+    closed = staff.get(url).content.decode()
+    assert 'name="reply"' not in closed and "Send reply" not in closed and "This handoff is closed" in closed

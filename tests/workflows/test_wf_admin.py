@@ -3,13 +3,23 @@
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+from django.apps import apps
+from django.contrib import admin
+from django.contrib.admin.utils import label_for_field
 
+from billing.services import parking_order_verify
 from tests.support.helpers import plan_document
+from workflows.admin import REASON_REQUIRED
+from workflows.engine.gates import CONFIDENCE_THRESHOLD
 from workflows.models import AuditEvent, Review, Run, WorkflowPlan
+from workflows.review_summary import fee_summary, readable, reasons_shown, signal_rows
 from workflows.services import reviews, runs
 from workflows.services.runs import Actor
+
+SNAKE_CASE = re.compile(r"\b[a-z]+_[a-z_]+\b")
 
 pytestmark = pytest.mark.django_db
 
@@ -99,3 +109,141 @@ def test_plan_upload_in_admin_shows_validation_problems(admin_client_sup, plans)
     created = admin_client_sup.post("/admin/workflows/workflowplan/add/", {"document": json.dumps(doc)})
     assert created.status_code == 302
     assert WorkflowPlan.objects.filter(workflow_id="permit_form_b", version=1).exists()
+
+
+
+# --- what a review says: its subject in words, its signals against the thresholds -----------
+
+
+def _section(html: str, test_id: str) -> str:
+    """The visible text of one part of the page (tags dropped), to check it reads as words."""
+    start = html.index(f'data-testid="{test_id}"')
+    end = html.index("</table>", start) if test_id == "review-signals" else html.index('</div>', html.index("</table>", start))
+    return re.sub(r"<[^>]+>", " ", html[start:end].split(">", 1)[1])
+
+
+def _assert_reads_as_words(text: str) -> None:
+    assert "{" not in text and "}" not in text and "&quot;" not in text, text
+    assert not SNAKE_CASE.findall(text), SNAKE_CASE.findall(text)
+
+
+def _fee_gate_review(api) -> Review:  # noqa: ANN001
+    """A fee mismatch as a person meets it: in a conversation, at the plan's gate (which has no QA step)."""
+    started = api.post("/api/v1/conversations", {"workflow_id": "parking_help_desk"}, format="json").json()
+    api.post(f"/api/v1/conversations/{started['id']}/messages",
+             {"text": "Please verify order SCN-020, I think I was overcharged"}, format="json")
+    return Review.objects.get(status="pending", workflow_id="parking_help_desk")
+
+
+def test_a_fee_mismatch_reads_as_the_order_and_its_two_amounts(admin_client_sup, plans) -> None:  # noqa: ANN001
+    review = parking_order_verify(order_no="SCN-020").review
+    for url in (f"/admin/workflows/review/{review.pk}/change/", f"/admin/workflows/review/{review.pk}/decide/"):
+        html = admin_client_sup.get(url).content.decode()
+        summary = _section(html, "review-summary")
+        for expected in ("SCN-020", "沪A10020", "Shanghai (310100)", "Pudong lot 1 (SH-PD-001)", "Entry", "2026-03-06 13:00",
+                         "Exit", "2026-03-06 16:10", "Recorded on the order", "18.00", "Simulated by the rule", "14.00",
+                         "SH-PD-DAY, version 1", "The rule gives 4.00 less than the order records."):
+            assert expected in summary, (expected, summary)
+        _assert_reads_as_words(summary)
+        # The stored JSON is still there for whoever needs it, folded away in a details element.
+        raw = html.index("order_total_amount")
+        assert html.rfind("<details", 0, raw) > html.rfind("</details>", 0, raw)
+
+
+def test_an_intake_review_shows_the_intake_document_and_signals_against_the_engines_threshold(admin_client_sup, person, plans) -> None:  # noqa: ANN001
+    review = _pending(person)
+    html = admin_client_sup.get(f"/admin/workflows/review/{review.pk}/change/").content.decode()
+    summary = _section(html, "review-summary")
+    assert "Intake document" in summary and "Summary" in summary and "Goal" in summary
+    _assert_reads_as_words(summary)
+    signals = _section(html, "review-signals")
+    assert "Confidence" in signals and "0.50" in signals and f"≥ {CONFIDENCE_THRESHOLD:.2f}" in signals
+    assert "QA check" in signals and "passed" in signals  # the intake's QA node ran
+    assert "does not meet it" in signals and "web app" in signals
+    _assert_reads_as_words(signals)
+    assert "intent confidence 0.5 is below 0.8" in html  # the recommendation's reason
+
+
+def test_a_gate_without_a_qa_step_never_speaks_of_qa(admin_client_sup, api, plans) -> None:  # noqa: ANN001
+    review = _fee_gate_review(api)
+    assert "QA did not pass" in review.recommendation_reasons  # what the engine says of any qa_pass=False
+    for url in (f"/admin/workflows/review/{review.pk}/change/", f"/admin/workflows/review/{review.pk}/decide/"):
+        html = admin_client_sup.get(url).content.decode()
+        assert "QA" not in html
+        signals = _section(html, "review-signals")
+        assert "Amounts agree" in signals and "does not meet it" in signals
+        assert "differs from 14.00" in html  # the check's own account stays
+        assert "SCN-020" in _section(html, "review-summary")
+
+
+def test_any_other_subject_reads_as_a_table_of_labels_and_values(admin_client_sup, plans) -> None:  # noqa: ANN001
+    review = Review.objects.create(
+        workflow_id="permit_form", step_id="check", title="A permit to check",
+        subject={"permit_type": "residential", "floor_count": 3, "extra_notes": ["north side", "no basement"],
+                 "applicant": {"first_name": "Li", "phone_no": None}, "needs_fire_check": True},
+        options=[{"option_id": "ok", "label": "Accept", "eligibility": "eligible"}], recommended_option_id="ok",
+    )
+    html = admin_client_sup.get(f"/admin/workflows/review/{review.pk}/change/").content.decode()
+    summary = _section(html, "review-summary")
+    for expected in ("Permit type", "residential", "Floor count", "3", "north side, no basement", "First name: Li", "Needs fire check", "yes"):
+        assert expected in summary, (expected, summary)
+    _assert_reads_as_words(summary)
+
+
+def test_signal_rows_use_the_engines_threshold_and_name_qa_only_after_a_qa_step() -> None:
+    signals = {"qa_pass": False, "confidence": 0.62, "missing_critical": True, "intent_class": "unknown", "policy_risk": None}
+    with_qa = {row.name: row for row in signal_rows(signals, qa_ran=True, fee=False)}
+    assert with_qa["Confidence"].value == "0.62" and with_qa["Confidence"].held_against == f"≥ {CONFIDENCE_THRESHOLD:.2f}"
+    assert with_qa["QA check"].value == "did not pass" and with_qa["QA check"].met is False
+    assert with_qa["Critical information"].met is False and with_qa["Intent class"].met is False
+    assert "Policy risk" not in with_qa  # not reported: no row
+    without_qa = [row.name for row in signal_rows(signals, qa_ran=False, fee=True)]
+    assert "Amounts agree" in without_qa and not any("QA" in name for name in without_qa)
+    assert reasons_shown(["the amounts differ", "QA did not pass"], qa_ran=False) == ["the amounts differ"]
+    assert reasons_shown(["QA did not pass"], qa_ran=True) == ["QA did not pass"]
+    assert readable({"first_name": "Li", "tags": ["a", "b"]}) == "First name: Li; Tags: a, b"
+    fee = fee_summary({"order_no": "X-1", "order_total_amount": "10.00", "simulated_total_amount": "12.50", "rule_code": "R", "version_no": 2})
+    assert (fee.recorded, fee.simulated, fee.rule) == ("10.00", "12.50", "R, version 2")
+    assert fee.difference == "The rule gives 2.50 more than the order records."
+
+
+# --- a decision's reason: the product's own words, checked by the server ---------------------
+
+
+@pytest.mark.parametrize("reason", ["", "   "])
+def test_deciding_without_a_reason_is_refused_in_the_products_words(admin_client_sup, person, plans, reason) -> None:  # noqa: ANN001
+    review = _pending(person)
+    url = f"/admin/workflows/review/{review.pk}/decide/"
+    assert "novalidate" in admin_client_sup.get(url).content.decode()  # the server answers, not the browser
+    page = admin_client_sup.post(url, {"outcome": "approve", "reason": reason})
+    assert page.status_code == 200 and REASON_REQUIRED in page.content.decode()
+    assert Review.objects.get(pk=review.pk).is_pending
+    no_option = admin_client_sup.post(url, {"outcome": "override", "reason": "because"})
+    assert "An override needs the option to override to." in no_option.content.decode()
+
+
+def test_a_bulk_decision_without_a_reason_stays_on_its_page_with_the_products_words(admin_client_sup, person, plans) -> None:  # noqa: ANN001
+    review = _pending(person)
+    data = {"action": "approve_selected", "_selected_action": [review.pk], "apply": "1", "reason": "  "}
+    page = admin_client_sup.post("/admin/workflows/review/", data)
+    assert page.status_code == 200 and REASON_REQUIRED in page.content.decode()
+    assert "Needs clarification" in page.content.decode()  # the recommended option by its label
+    assert Review.objects.get(pk=review.pk).is_pending
+
+
+# --- names ----------------------------------------------------------------------------------
+
+
+def test_every_admin_screen_is_named_in_words(admin_client_sup) -> None:  # noqa: ANN001
+    index = admin_client_sup.get("/admin/").content.decode()
+    assert "Webhook deliveries" in index and "deliverys" not in index.lower()
+    for label in ("workflows", "conversations", "billing"):
+        for model in apps.get_app_config(label).get_models():
+            if not admin.site.is_registered(model):
+                continue
+            plural = str(model._meta.verbose_name_plural)
+            assert "_" not in plural and not plural.endswith("ys") and plural != model.__name__, plural
+            model_admin = admin.site.get_model_admin(model)
+            for field in model_admin.list_display:
+                column = str(label_for_field(field, model, model_admin))
+                assert "_" not in column, (model.__name__, field, column)
