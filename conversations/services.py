@@ -46,6 +46,7 @@ from .engine.action_prefs import describe_when
 from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
+from .engine.plain_words import ChoiceTaken, choice_note
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
 from .engine.timeparse import is_weekend
 from .engine.turn import (
@@ -816,17 +817,27 @@ def _context_after_option(state: ContextState, option_id: str, config: Conversat
 
 
 def _choice_note(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> str:
+    """What the concierge says once an option is taken, in plain words (`choice_note`): the documents it
+    produced, that it ended or waits for a supervisor, or the step it leads to; never its id or effects."""
     option = outcome.choice.option
-    step = wf.localize(plan.node(outcome.run.current_step).label, lang)
-    if lang == "zh":
-        note = f"已执行“{option.label}”：{option.effects_summary} 当前步骤：{step}。"
-    else:
-        note = f"Done: “{option.label}”. {option.effects_summary} Now at: {step}."
-    if outcome.run.status == Run.Status.WAITING_REVIEW:
-        note += " 正在等待主管复核。" if lang == "zh" else " A supervisor is reviewing this step."
-    if outcome.run.status == Run.Status.COMPLETED:
-        note += " 流程已完成。" if lang == "zh" else " The workflow is complete."
-    return note
+    node = plan.node(outcome.run.current_step)
+    return choice_note(ChoiceTaken(
+        ended=outcome.run.status == Run.Status.COMPLETED,
+        end_label=wf.localize(node.label, lang) if node.type == "end" else "",
+        waiting_review=outcome.run.status == Run.Status.WAITING_REVIEW,
+        step_label=wf.localize(node.label, lang),
+        moved=not option.non_advancing,
+        documents=_documents_produced(outcome, plan, lang),
+        then_asks=option.option_id == EDIT_ANSWERS,  # "which answer?" follows (see _context_before_option)
+    ), lang)
+
+
+def _documents_produced(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> list[str]:
+    """The labels of the documents written by the steps this choice went through (the chosen one and the automatic ones)."""
+    steps = [choice.option.target_step_id for choice in (outcome.choice, *outcome.auto_choices) if choice.option is not None]
+    keys = [plan.node(step).produces for step in steps if step and step in plan.nodes]
+    index = 1 if lang == "zh" else 0
+    return [LABELS.get(key, (key, key))[index] for key in dict.fromkeys(keys) if key and key in outcome.state.documents]
 
 
 # --- events: a decided review reaches the conversation that asked ------------------
@@ -838,7 +849,7 @@ def on_review_decided(sender: str, subject: Review, **kwargs: Any) -> None:
     review = subject
     if review.run_id is None:
         return
-    from .engine.replies import fee_decision_text
+    from .engine.replies import fee_decision_text, review_decided_text
 
     with transaction.atomic():
         conversation = Conversation.objects.select_for_update().select_related("run").filter(run_id=review.run_id).first()
@@ -851,10 +862,18 @@ def on_review_decided(sender: str, subject: Review, **kwargs: Any) -> None:
         option = next((o for o in review.options if o["option_id"] == review.decided_option_id), {})
         if decision and decision.get("outcome") == option.get("outcome"):
             text = fee_decision_text(decision, lang)
-        elif lang == "zh":
-            text = f"主管已作出决定：{option.get('label', review.decided_option_id)}。理由：{review.reason}"
         else:
-            text = f"A supervisor decided: {option.get('label', review.decided_option_id)}. Reason: {review.reason}"
+            text = review_decided_text(_decided_label(review, option, plan_by_id(run.plan_id), lang), review.reason, lang)
         Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=text, turn_index=conversation.turn_count,
                                payload={"kind": "review_decided", "review_id": review.pk})
         _save_conversation(conversation, conversation.context_state, run)
+
+
+def _decided_label(review: Review, option: dict[str, Any], plan: wf.Plan, lang: str) -> str:
+    """The decided option as the person reads it: the plan's label in their language ("调整为模拟金额"), else the
+    label the review stored when it is in that language; "" rather than the option's id."""
+    edge = next((e for e in plan.edges if e.option_id == review.decided_option_id), None)
+    if edge is not None:
+        return wf.localize(edge.label, lang)
+    label = str(option.get("label") or "")
+    return label if lang == "en" or re.search(r"[\u4e00-\u9fff]", label) else ""

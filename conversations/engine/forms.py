@@ -27,6 +27,7 @@ from ._text import (
     normalize_patterns,
 )
 from .config import FormQuestionSpec, FormSpec
+from .plain_words import answer_shown
 from .state import (
     VALID,
     ClarifyingQA,
@@ -485,9 +486,10 @@ def edit_target(state: ContextState, form: FormSpec, text: str, *, listed: bool 
 
 
 def answers_listing(state: ContextState, form: FormSpec, locale: str) -> str:
-    """The final answers in plain words, numbered in the form's order."""
+    """The final answers in plain words and the person's language ("3层", "住宅"), numbered in the form's order."""
     lines = []
+    colon = "：" if locale.startswith("zh") else ": "
     for number, spec in enumerate((q for q in form.questions if state.finalized(q.id) is not None), start=1):
         question = localize(spec.question, locale).rstrip("?？")
-        lines.append(f"{number}. {question}: {state.finalized(spec.id).answer}")
+        lines.append(f"{number}. {question}{colon}{answer_shown(spec, state.finalized(spec.id).answer, locale)}")
     return "\n".join(lines)

@@ -199,11 +199,21 @@ def acknowledgement(turn: int, lang: str) -> str:
 
 def is_account(answer: str, message: str) -> bool:
     """The answer is a sentence of the person's own, most of their message: saying it back would be an echo.
-    A value ("efficiency", "wood frame", "老人", "没有预算限制") is short and is confirmed instead."""
+    A value ("efficiency", "wood frame", "老人", "没有预算限制") is short and is confirmed instead, and so is an
+    answer that gathers this message with earlier ones ("budget 15k; must launch before June")."""
     answer, message = " ".join(answer.split()), " ".join(message.split())
-    cjk = len(re.findall(r"[\u3400-\u9fff]", answer))
-    words = len(re.findall(r"[A-Za-z0-9'’]+", answer)) + cjk / 1.5
-    return words >= 6 and len(answer) >= 0.6 * len(message)
+    tokens = _tokens(answer)
+    if len(tokens) < 6:
+        return False
+    said = set(_tokens(message))
+    return len(answer) >= 0.6 * len(message) and sum(token in said for token in tokens) >= 0.8 * len(tokens)
+
+
+def _tokens(text: str) -> list[str]:
+    """Words, a Chinese character pair counting as one (a Chinese word is about two characters)."""
+    lowered = text.lower()
+    cjk = re.findall(r"[\u3400-\u9fff]", lowered)
+    return re.findall(r"[a-z0-9'’]+", lowered) + ["".join(cjk[i:i + 2]) for i in range(0, len(cjk) - 1, 2)]
 
 
 # --- the greeting --------------------------------------------------------------------
@@ -273,7 +283,7 @@ def choice_note(taken: ChoiceTaken, lang: str) -> str:
     elif not taken.documents and taken.step_label:
         step = taken.step_label
         parts.append(f"好的，下一步：{step}。" if zh else f"OK — next: {step[:1].lower() + step[1:]}.")
-    return " ".join(parts) or ("好的。" if zh else "OK.")
+    return ("" if zh else " ").join(parts) or ("好的。" if zh else "OK.")
 
 
 __all__ = ["CHOICE_LABELS_ZH", "ChoiceTaken", "acknowledgement", "answer_shown", "choice_label", "choice_note", "introduces",

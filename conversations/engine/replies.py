@@ -345,7 +345,7 @@ def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[s
         _t(lang, f"Order {order['order_no']} ({order['plate_no']}, {order['lot_code']}, {_hm(order['entry_time'])} – {_hm(order['exit_time'])}) was charged {result['order_total_amount']}.",
            f"订单 {order['order_no']}（{order['plate_no']}，{order['lot_code']}，{_hm(order['entry_time'])} – {_hm(order['exit_time'])}）记录金额 {result['order_total_amount']} 元。"),
         _t(lang, f"Rule {source}, in force at entry, gives {result['simulated_total_amount']}.",
-           f"按入场时生效的规则 {source} 模拟应收 {result['simulated_total_amount']} 元。"),
+           f"按入场时生效的规则 {result['rule_code']} 第{result['version_no']}版模拟应收 {result['simulated_total_amount']} 元。"),
     ]
     facts += [_t(lang, f"  {row['segment_name']}: {row['minutes']} min → {row['amount']}",
                  f"  {row['segment_name']}：{row['minutes']}分钟 → {row['amount']}元") for row in result.get("breakdown", [])]
@@ -367,9 +367,19 @@ def fee_decision_text(decision: Mapping[str, Any], lang: str) -> str:
         "adjust": _t(lang, f"adjusted the order to {order['total_amount']}", f"将订单金额调整为 {order['total_amount']} 元"),
         "keep": _t(lang, f"kept the order's amount of {order['total_amount']}", f"维持原金额 {order['total_amount']} 元"),
         "waive": _t(lang, "waived what was still owed", "免除了尚欠金额"),
-    }.get(outcome, outcome)
+    }.get(outcome, _t(lang, "decided", "作出了决定"))  # an outcome without words is never said by its code
     return _t(lang, f"Review decided: a supervisor {what} for order {order['order_no']}. It now owes {order['arrears_amount']}.",
               f"复核已完成：主管{what}（订单 {order['order_no']}）。当前欠费 {order['arrears_amount']} 元。")
+
+
+def review_decided_text(label: str, reason: str, lang: str) -> str:
+    """A supervisor's decision on a review, said with the decided option's label (never its id) and their reason."""
+    reason = reason.strip().rstrip(".。")
+    if lang == "zh":
+        said = f"主管已作出决定：{label}。" if label else "主管已作出决定。"
+        return said + (f"理由：{reason}。" if reason else "")
+    said = f"A supervisor decided: {label[:1].lower() + label[1:]}." if label else "A supervisor has decided."
+    return said + (f" Their reason: {reason}." if reason else "")
 
 
 def _tool_reply(view: RunView, lang: str, asked: str = "") -> tuple[list[str], str, list[str]] | None:
@@ -500,7 +510,8 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
 
 def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
     """What this turn recorded, said as a person would: a value confirmed in the person's language with its
-    question's name, a yes or no as a sentence, an account acknowledged (never the person's message back)."""
+    question's name, a yes or no as a sentence, an account acknowledged by its question's name or a thanks
+    (never the person's message back)."""
     form = config.form
     fresh = {a.question_id: a.answer for a in outcome.state.finalized_answers
              if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
@@ -508,19 +519,27 @@ def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str)
         return []
     specs = [q for q in form.questions if q.id in fresh]
     said = outcome.state.latest_user_text or ""
-    if len(specs) == 1 and specs[0].answer_type == "text" and _echoes(fresh[specs[0].id], said, lang, bool(_label(specs[0], config, lang))):
-        return [_noted(outcome, config, lang, _label(specs[0], config, lang))]
+    accounts = [q for q in specs if q.answer_type == "text" and _echoes(fresh[q.id], said, lang, bool(_label(q, config, lang)))]
+    if len(specs) == 1 and accounts:
+        return [_noted(outcome, config, lang, accounts[0])]
     lines = [sentence for q in specs if q.answer_type == "yes_no" and (sentence := yes_no_said(q, fresh[q.id], lang))]
-    noted = [(_label(q, config, lang), brief(answer_shown(q, fresh[q.id], lang), lang))
-             for q in specs if q.answer_type != "yes_no" or not yes_no_said(q, fresh[q.id], lang)]
+    # an account goes by its question's name alone ("the project"); a value is said with it ("the users: nurses")
+    noted = [(_label(q, config, lang), None if q in accounts else brief(answer_shown(q, fresh[q.id], lang), lang))
+             for q in specs if not (q.answer_type == "yes_no" and lines) and not (q in accounts and not _label(q, config, lang))]
     if not noted:
-        return lines
-    if any(label for label, _ in noted):
-        lines.append(_t(lang, "Noted " + "; ".join(f"the {label}: {value}" if label else value for label, value in noted) + ".",
-                        "已记下" + "；".join(f"{label}：{value}" if label else value for label, value in noted) + "。"))
-    else:
-        lines.append(_t(lang, "Noted: " + "; ".join(v for _, v in noted) + ".", "已记下：" + "；".join(v for _, v in noted) + "。"))
+        return lines or [acknowledgement(outcome.turn_index, lang)]
+    lines.append(_noted_values(noted, lang, thanks=bool(accounts)))
     return lines
+
+
+def _noted_values(noted: list[tuple[str, str | None]], lang: str, *, thanks: bool) -> str:
+    """'Noted the building type: residential; the dwelling type: two-family dwelling.' / '已记下建筑类型：住宅；…。'"""
+    if lang == "zh":
+        items = [f"{label}：{value}" if label and value else label or value or "" for label, value in noted]
+        return ("好的，已记下" if thanks else "已记下") + ("" if noted[0][0] else "：") + "；".join(items) + "。"
+    items = [f"the {label}: {value}" if label and value else f"the {label}" if label else value or "" for label, value in noted]
+    opening = "Thanks, I've noted " if thanks else "Noted " if noted[0][0] else "Noted: "
+    return opening + "; ".join(items) + "."
 
 
 def _echoes(answer: str, message: str, lang: str, labelled: bool) -> bool:
@@ -531,10 +550,12 @@ def _echoes(answer: str, message: str, lang: str, labelled: bool) -> bool:
     return not labelled or not brief(answer, lang).endswith("…")
 
 
-def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, label: str) -> str:
+def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, question: Any) -> str:
     """A plain acknowledgement of an account: thanks, and what was picked out of it, not the message again."""
-    picked = []
+    label, picked = _label(question, config, lang), []
     for name in outcome.slots_changed:
+        if name == question.slot:
+            continue  # the answer itself: the account not to be said back
         spec, slot = config.slots.get(name), outcome.state.slots.get(name)
         if spec is not None and slot is not None and spec.label and slot.value.strip() != outcome.state.latest_user_text.strip():
             picked.append(f"{localize(spec.label, lang)}{'：' if lang == 'zh' else ': '}{slot.value}")
@@ -562,9 +583,15 @@ def _options_line(view: RunView, lang: str) -> str:
     if view.recommended_option_id and len(eligible) > 1:
         rec = next((o for o in eligible if o["option_id"] == view.recommended_option_id), None)
         if rec is not None:
-            reason = f" — {view.recommendation_reasons[0].rstrip('.。')}" if view.recommendation_reasons else ""
-            line += _t(lang, " Recommended: “{label}”{reason}.", " 推荐：“{label}”{reason}。", label=rec["label"], reason=reason)
+            reasons = [r for r in view.recommendation_reasons if _in_language(r, lang)]  # a reason in another language is left out
+            reason = f" — {reasons[0].rstrip('.。')}" if reasons else ""
+            line += _t(lang, " Recommended: “{label}”{reason}.", "推荐：“{label}”{reason}。", label=rec["label"], reason=reason)
     return line
+
+
+def _in_language(text: str, lang: str) -> bool:
+    """Whether a plan or engine text can be said in this conversation: a Chinese reply takes Chinese text only."""
+    return lang != "zh" or bool(re.search(r"[\u4e00-\u9fff]", text))
 
 
 _GUIDANCE_STEP = {  # what the guidance leads to, by the offered action's flow
@@ -650,7 +677,7 @@ def compose_reply(
         if conclusion:
             parts.append(_t(lang, "Conclusion: ", "结论：") + conclusion)
         if sources:
-            parts.append(_t(lang, "Sources: ", "来源：") + ", ".join(sources))
+            parts.append(_t(lang, "Sources: ", "来源：") + _t(lang, ", ", "、").join(sources))
     elif evidence and outcome.intent in ("EXPLAIN", "HOWTO", "LOCATE") and outcome.side_question is None:
         parts.append(_t(lang, "From the knowledge base:", "知识库中的说明：") + "\n- " + "\n- ".join(evidence))
     parts += _diagnostic_lines(outcome, state, config, lang)

@@ -31,6 +31,7 @@ from .forms import (
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
+from .plain_words import answer_shown, choice_label, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
 from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, SIDE_QUESTION, TurnWork
@@ -189,17 +190,17 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
             clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else localize(spec.question, lang))
     if verdict.reason == "several_choices":
         named = [c for c in spec.choices if c.value in choices_named(work.text, spec, lang)] or list(spec.choices)
-        labels = [localize(c.label, lang) or c.value for c in named]
+        labels = [choice_label(c, lang) for c in named]
         return _t(lang, f"Which one is it mainly: {', '.join(labels[:-1])} or {labels[-1]}?",
                   f"主要是哪一种：{'、'.join(labels[:-1])}还是{labels[-1]}？")
     if (own := clarify_prompt(spec, asked, lang)) is not None:
         return own
     if spec.answer_type == "choice" and spec.choices:
-        labels = [localize(c.label, lang) or c.value for c in spec.choices]
+        labels = [choice_label(c, lang) for c in spec.choices]
         return _t(lang, f"Which of these is closest: {', '.join(labels[:-1])} or {labels[-1]}?",
                   f"以下哪一项最接近：{'、'.join(labels[:-1])}还是{labels[-1]}？")
     if spec.answer_type == "number":
-        unit = f" ({spec.unit})" if spec.unit else ""
+        unit = unit_said(spec.unit, lang)
         return _t(lang, f"A rough number{unit} is enough: {localize(spec.question, lang)}",
                   f"给一个大概的数字就可以：{localize(spec.question, lang)}")
     if spec.answer_type == "yes_no":
@@ -275,10 +276,10 @@ def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
     """The question again, with what would answer it and the way out (never a bare "tell me more")."""
     question = localize(spec.question, language)
     if spec.answer_type == "choice" and spec.choices:
-        labels = ", ".join(localize(c.label, language) or c.value for c in spec.choices)
+        labels = _t(language, ", ", "、").join(choice_label(c, language) for c in spec.choices)
         hint = _t(language, f"Any of these answers it: {labels}.", f"可以回答其中之一：{labels}。")
     elif spec.answer_type == "number":
-        unit = f" ({spec.unit})" if spec.unit else ""
+        unit = unit_said(spec.unit, language)
         hint = _t(language, f"A number{unit} answers it.", f"请给出一个数字{unit}。")
     elif spec.answer_type == "yes_no":
         hint = _t(language, "Yes or no answers it.", "回答“是”或“否”即可。")
@@ -435,7 +436,7 @@ def _edit_question(state: ContextState, form, lang: str) -> str:  # noqa: ANN001
     if spec is None:
         return edit_prompt(state, form, lang)
     question = localize(spec.question, lang).rstrip("?？")
-    return _say("current", lang, question=question, answer=state.finalized(spec.id).answer)
+    return _say("current", lang, question=question, answer=answer_shown(spec, state.finalized(spec.id).answer, lang))
 
 
 def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState | None:
@@ -486,12 +487,12 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         return _apply_edit(state, work, config, target, verdict.value)
     if verdict.accepted:  # the same answer again: nothing to change, back to the review
         question = localize(target.question, lang).rstrip("?？")
-        work.form_note = _say("same", lang, question=question, answer=current)
+        work.form_note = _say("same", lang, question=question, answer=answer_shown(target, current, lang))
         state = state.evolve(form_editing=None)
         return _form_next(state, work, config, None)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = clarify_prompt(target, asked - 1, work.language) or localize(target.question, work.language)
-    return _ask_edit(state, work, form, target, f"{_say('kept', lang, answer=current)} {prompt}")
+    return _ask_edit(state, work, form, target, f"{_say('kept', lang, answer=answer_shown(target, current, lang))} {prompt}")
 
 
 def _ask_edit(state: ContextState, work: TurnWork, form, spec: FormQuestionSpec, prompt: str) -> ContextState:  # noqa: ANN001

@@ -71,7 +71,7 @@ def test_a_change_in_one_message_returns_to_the_review(text, question_id, value)
 def test_named_without_a_value_asks_for_it_and_a_side_question_comes_back() -> None:
     d = at_review()
     out = d.say("我想改一下楼层数")
-    assert d.state.form_editing == "3.1.2" and "2 storeys" in out.question and answer(d, "3.1.2") == "2 storeys"
+    assert d.state.form_editing == "3.1.2" and "2层" in out.question and answer(d, "3.1.2") == "2 storeys"
     out = d.say("what counts as a storey?")
     assert out.side_question is not None and d.state.form_editing == "3.1.2" and "2 storeys" in out.next_step_question
     out = d.say("never mind")  # dropped: the answer is as it was, back to the review
