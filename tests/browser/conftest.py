@@ -73,7 +73,7 @@ class Person:
 
     def say(self, text: str) -> None:
         count = self.page.locator("#transcript li.msg-assistant").count()
-        self.page.get_by_label("Your message").fill(text)
+        self.page.locator("#message-text").fill(text)  # its label is in the conversation's language
         self.page.keyboard.press("Enter")
         # A function, not an expression string: the page's CSP forbids evaluating strings.
         self.page.wait_for_function(
