@@ -255,10 +255,10 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
         start = _moved_start(text, ctx) if not _is_exit_only(text) else None
         if start is None or start == ctx.entry:
             return None
-        m = _UNTIL_ONLY.search(text)
+        m = _END_ONLY.search(text)
         return Extraction(start.isoformat(), text[: m.start()].strip()[:40] if m else "")
     parsed = parse_datetime(_meant(text, text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),
-                            corrects=_corrects(text, ctx))
+                            corrects=_corrects(text, ctx)) or _corrected_start_hour(text, ctx)
     part = _part_of_day(text, parsed)
     shift = (_day_shift(text) or week_shift(text)) if ctx.entry is not None else 0
     if shift and (parsed is None or parse_date(text, now=ctx.now, timezone=ctx.timezone) is None):
@@ -288,12 +288,42 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
             value = datetime.combine(value.date(), entry.timetz())
         elif parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:  # "and 11 to 1pm?": on that day
             value = datetime.combine(entry.date(), value.timetz())
+            if _corrects(text, ctx):
+                value = _start_in_period(value, parsed.raw, entry, ctx.end)
     elif parsed.precision == "day" and names_day_of_week(parsed.raw) and not _WHOLE_DAY.search(text):
         # "周日停三个小时多少钱", "what about sunday?" (after a stay priced from now): with no stay talked about, a day of
         # the week is at the current time of day (as a stay asked about now is), not at midnight; a whole day
         # ("星期天全天多少钱") is that day from midnight
         value = datetime.combine(value.date(), local.timetz().replace(second=0, microsecond=0))
     return Extraction(value.isoformat(), parsed.raw)
+
+
+# "no, from 11", "actually I got there at 11": a bare hour a correction gives the start
+_START_HOUR = re.compile(r"\b(?:from|since|starting(?:\s+at)?|at|around|about)\s+(\d{1,2})(?::(\d{2}))?\b"
+                         r"(?![:.]?\d|\s*(?:%|percent|hours?|hrs?|h\b|minutes?|mins?|days?|people))", re.IGNORECASE)
+# a zero-padded clock ("09:30") is a 24-hour time: it says its half of the day
+_PADDED_CLOCK = re.compile(r"(?<!\d)0\d:\d{2}")
+
+
+def _corrected_start_hour(text: str, ctx: ExtractContext) -> ParsedTime | None:
+    """The start a correction gives by a bare hour ("no, from 11"), on the stay's day: no reader of whole messages
+    takes "from 11" for a time, since outside a stay it may be anything."""
+    if not _corrects(text, ctx) or (m := _START_HOUR.search(_meant(text, text, ctx))) is None or int(m.group(1)) > 23:
+        return None
+    entry = ctx.entry.astimezone(ZoneInfo(ctx.timezone))
+    value = datetime.combine(entry.date(), time(int(m.group(1)), int(m.group(2) or 0) % 60), tzinfo=entry.tzinfo)
+    return ParsedTime(value, "minute", m.group(0))
+
+
+def _start_in_period(start: datetime, said: str, old_start: datetime, end: datetime | None) -> datetime:
+    """A corrected start said by a bare hour ("不对，是从一点开始" after 10:00-14:00) is in the half of the day that
+    puts it before the stay's end, nearest the start it corrects (13:00, not 01:00); one said with its period
+    ("下午一点", "1am", "09:00") stays as said."""
+    if start.hour >= 12 or names_period(said) or _PADDED_CLOCK.search(said):
+        return start
+    candidates = [start, start + timedelta(hours=12)]
+    before_end = [c for c in candidates if end is None or c < end] or candidates
+    return min(before_end, key=lambda c: (abs(c - old_start), c))
 
 
 def _anchor(ctx: ExtractContext) -> date | None:
@@ -338,11 +368,11 @@ def _exit_time(text: str, ctx: ExtractContext) -> Extraction | None:
     """ "I left at 5pm", "下午5点开走的": the stay's end, on the entry's day when one is known."""
     if not _is_exit_only(text):
         return None
-    entry = ctx.entry
-    parsed = parse_datetime(text, now=entry or ctx.now, timezone=ctx.timezone)
+    entry, meant = ctx.entry, _meant(text, text, ctx)  # "不是一点，是两点走的": left at two, not one
+    parsed = parse_datetime(meant, now=entry or ctx.now, timezone=ctx.timezone)
     if parsed is not None and parsed.precision == "minute":
         value, raw = parsed.value, parsed.raw
-    elif entry is not None and (bare := _BARE_HOUR.search(text)):  # "I drove out at 5"
+    elif entry is not None and (bare := _BARE_HOUR.search(meant)):  # "I drove out at 5"
         value = entry.replace(hour=int(bare.group(1)) % 24, minute=int(bare.group(2) or 0) % 60, second=0, microsecond=0)
         raw = bare.group(0)
     else:
@@ -401,17 +431,39 @@ def _number_of(token: str) -> float:
 
 
 _UNTIL_ONLY = re.compile(r"\b(?:until|till|til)\b|一直到|直到|停到", re.IGNORECASE)
+# A stay talked about ends anew at "until", and at a bare 到 / 至 right before a time ("不对，到两点", "改成到下午三点",
+# "到两点半"): without it "到两点" was no end, and its time was read as a new start at 02:00. Not after a verb that
+# moves the stay ("改到三点", "推迟到三点", "提前到九点"), which says where it goes, not where it ends.
+_END_ONLY = re.compile(
+    _UNTIL_ONLY.pattern + r"|(?<![改换挪移推迟前后调约])[到至](?=\s*(?:[今明后]天|今晚|明早|明晚|第二天|次日)?\s*"
+    r"(?:凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里)?\s*[\d零一二两三四五六七八九十])",
+    re.IGNORECASE,
+)
+
+
+def _end_time(tail: str, on: datetime, timezone: str) -> ParsedTime | None:
+    """The time a new end names: a clock ("2pm", "两点半"), or a bare hour ("till 2", "until 3 tomorrow"), which no
+    reader of whole messages takes for a time; which half of the day it is in is for the stay to say (`_end_after`)."""
+    end = parse_datetime(tail, now=on, timezone=timezone)
+    if end is not None and end.precision == "minute":
+        return end
+    m = _END_HOUR.match(tail)
+    if m is None or int(m.group(1)) > 23:
+        return None
+    day = end.value.date() if end is not None else on.astimezone(ZoneInfo(timezone)).date()
+    clock = time(int(m.group(1)), int(m.group(2) or 0) % 60, tzinfo=ZoneInfo(timezone))
+    return ParsedTime(datetime.combine(day, clock), "minute", m.group(0).strip())
 
 
 def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
-    """ "sorry, until 2pm", "不对，停到五点": a new end for the stay talked about (no start said)."""
+    """ "sorry, until 2pm", "不对，停到五点", "no, till 2", "到两点半": a new end for the stay talked about (no start said)."""
     start = _moved_start(text, ctx)
-    m = _UNTIL_ONLY.search(text) if ctx.entry is not None else None
+    m = _END_ONLY.search(text) if ctx.entry is not None else None
     if m is None or start is None:
         return None
     tail = text[m.end():]
-    end = parse_datetime(tail, now=ctx.entry, timezone=ctx.timezone)
-    if end is None or end.precision != "minute":
+    end = _end_time(tail, ctx.entry, ctx.timezone)
+    if end is None:
         return None
     value = end.value
     if parse_date(tail, now=ctx.now, timezone=ctx.timezone) is None:  # on the stay's day
@@ -425,7 +477,7 @@ def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
 def _moved_start(text: str, ctx: ExtractContext) -> datetime | None:
     """Where the stay starts for a new end said alone: where it was, or on the day named before the end
     ("and for the weekend, if I stay till 8pm"), at the same time; None when a time of day is said before it."""
-    m = _UNTIL_ONLY.search(text) if ctx.entry is not None else None
+    m = _END_ONLY.search(text) if ctx.entry is not None else None
     if m is None or _now_start(text, ctx) is not None:
         return None
     before = parse_datetime(_meant(text[: m.start()], text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),

@@ -324,7 +324,9 @@ _CORRECTS = re.compile(
 _REFUSED = {
     "en": re.compile(r"\b(?:not|instead\s+of|rather\s+than)\s+(?:on\s+|at\s+)?(?:this\s+|next\s+)?"
                      r"(?:\w+day|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|tomorrow|today|noon)\b", re.IGNORECASE),
-    "zh": re.compile(r"(?:不是|而不是|不要|别)(?:下|这|本)?(?:个)?(?:周|星期|礼拜)?[一二三四五六日天]?(?:上午|下午|晚上|早上|中午)?"
+    # a week's words only before 周 / 星期 / 礼拜: "不是一点" refuses one o'clock whole (not a Monday, leaving "点"),
+    # "不是下午一点" the afternoon's one o'clock (not 下 of 下周, leaving "午一点")
+    "zh": re.compile(r"(?:不是|而不是|不要|别)(?:(?:下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?)?(?:上午|下午|晚上|早上|中午)?"
                      r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|\d{1,2}分?)?)?"),
 }
 
