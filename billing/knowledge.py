@@ -103,6 +103,21 @@ def _window(window: dict[str, Any]) -> tuple[str, str]:
     return f"{start}-{end}{suffix_zh}", f"{start} to {end}{suffix_en}"
 
 
+def _is_chinese(name: str) -> bool:
+    """A segment name a Chinese sentence can say; an ASCII key such as `night_free` is left out."""
+    return any("\u4e00" <= ch <= "\u9fff" for ch in name)
+
+
+def segment_label_zh(segment: dict[str, Any]) -> str:
+    """How a Chinese text names a segment: its own name when it is Chinese, else its time window."""
+    name = segment.get("name", "")
+    if _is_chinese(name):
+        return name
+    window_zh, _en = _window(segment.get("time_window") or {})
+    days_zh, _days_en = _weekdays(segment.get("weekdays"))
+    return f"{window_zh}{('，' + days_zh) if days_zh else ''}"
+
+
 def _segment_lines(segment: dict[str, Any]) -> tuple[str, str]:
     """One bullet per segment, Chinese and English."""
     name = segment.get("name", "")
@@ -170,7 +185,7 @@ def _segment_lines(segment: dict[str, Any]) -> tuple[str, str]:
                 "a window that crosses midnight is split at midnight into two calendar days: caps, tiers and free"
                 " minutes count per calendar day, and weekdays are checked on each minute's own date"
             )
-    label_zh = f"{window_zh}{('，' + days_zh) if days_zh else ''}（计费段 {name}）"
+    label_zh = f"{window_zh}{('，' + days_zh) if days_zh else ''}{f'（{name}）' if _is_chinese(name) else ''}"
     label_en = f"{window_en}{(', ' + days_en) if days_en else ''} (segment '{name}')"
     return f"- {label_zh}：{'；'.join(parts_zh)}。", f"- {label_en}: {'; '.join(parts_en)}."
 
@@ -202,6 +217,7 @@ def _example_base(version: Any) -> datetime:
 
 def _example_lines(version: Any) -> tuple[list[str], list[str]]:
     zh_lines, en_lines = [], []
+    names_zh = {segment.get("name", ""): segment_label_zh(segment) for segment in version.rule_payload}
     for number, (entry, exit_) in enumerate(_example_stays(version.rule_payload, _example_base(version)), start=1):
         result = simulate_with_version(version, entry, exit_).result
         same_day = entry.date() == exit_.date()
@@ -211,7 +227,7 @@ def _example_lines(version: Any) -> tuple[list[str], list[str]]:
         for row in result.breakdown:
             note_zh = ("，已封顶" if row.capped else "") + (f"，含免费{row.free_minutes}分钟" if row.free_minutes else "")
             note_en = (", capped" if row.capped else "") + (f", {row.free_minutes} free minutes" if row.free_minutes else "")
-            rows_zh.append(f"计费段 {row.segment_name} {row.minutes}分钟 {row.amount:.2f}元{note_zh}")
+            rows_zh.append(f"{names_zh.get(row.segment_name, row.segment_name)} {row.minutes}分钟 {row.amount:.2f}元{note_zh}")
             rows_en.append(f"segment '{row.segment_name}' {row.minutes} min ¥{row.amount:.2f}{note_en}")
         total = f"{result.total_amount:.2f}"
         zh_lines.append(
