@@ -622,7 +622,7 @@ def _action_offer(view: RunView, lang: str) -> str:
         return ""
     option = offered[0]
     return _t(lang, f"If it helps, I can {option['label'].lower()} for you: {option['effects_summary']} Use the “{option['label']}” button; I'll ask for your consent first.",
-              f"如有需要，我可以帮您{option['label']}：{option['effects_summary']} 请点击“{option['label']}”按钮，执行前会先征得您的同意。")
+              f"如有需要，我可以帮您{option['label']}：{option['effects_summary']}请点击“{option['label']}”按钮，执行前会先征得您的同意。")
 
 
 def _capabilities(config: ConversationConfig, lang: str) -> str:
@@ -785,7 +785,7 @@ def _way_out(question: str, outcome: TurnOutcome, view: RunView, config: Convers
         parts.append(_t(lang, "Or choose: ", "或者选择：") + _t(lang, "; ", "、").join(f"“{label}”" for label in offered) + _t(lang, ".", "。"))
     parts.append(_t(lang, "If this isn't working, say “talk to a person” and a member of staff will take over.",
                     "如果这样行不通，可以说“转人工”，由工作人员接手。"))
-    return " ".join(parts)
+    return ("" if lang == "zh" else " ").join(parts)  # Chinese sentences follow each other without a space
 
 
 def _small_talk_kind(text: str) -> str | None:
@@ -797,7 +797,7 @@ def opening_text(config: ConversationConfig, workflow_name: str, description: st
     """The concierge's first message in a new conversation."""
     hello = _t(lang, "Hello! I'm the {name}. {description}", "您好！我是{name}。{description}",
                name=introduces(workflow_name, lang), description=description)
-    return f"{hello}\n\n{first_question}" if first_question else hello + _t(lang, " How can I help?", " 请问有什么可以帮您？")
+    return f"{hello}\n\n{first_question}" if first_question else hello + _t(lang, " How can I help?", "请问有什么可以帮您？")
 
 
 # The fixed phrases of a diagnostic conversation in Russian and Spanish, by their English text.

@@ -492,7 +492,8 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         return _form_next(state, work, config, None)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = clarify_prompt(target, asked - 1, work.language) or localize(target.question, work.language)
-    return _ask_edit(state, work, form, target, f"{_say('kept', lang, answer=answer_shown(target, current, lang))} {prompt}")
+    kept = _say("kept", lang, answer=answer_shown(target, current, lang))
+    return _ask_edit(state, work, form, target, f"{kept}{'' if lang == 'zh' else ' '}{prompt}")
 
 
 def _ask_edit(state: ContextState, work: TurnWork, form, spec: FormQuestionSpec, prompt: str) -> ContextState:  # noqa: ANN001
