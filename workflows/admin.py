@@ -209,10 +209,25 @@ class ReviewAgeFilter(admin.SimpleListFilter):
         return queryset
 
 
+class ReviewWorkflowFilter(admin.SimpleListFilter):
+    """Reviews by workflow, named in words rather than by id."""
+
+    title = "workflow"
+    parameter_name = "workflow"
+
+    def lookups(self, request, model_admin):  # noqa: ANN001, ANN201
+        ids = Review.objects.order_by("workflow_id").values_list("workflow_id", flat=True).distinct()
+        return [(workflow_id, workflow_id.replace("_", " ").capitalize()) for workflow_id in ids if workflow_id]
+
+    def queryset(self, request, queryset):  # noqa: ANN001, ANN201
+        return queryset.filter(workflow_id=self.value()) if self.value() else queryset
+
+
 @admin.register(Review)
 class ReviewAdmin(admin.ModelAdmin):
-    list_display = ["id", "status_badge", "decide_link", "title", "workflow", "recommended", "created_at"]
-    list_filter = ["status", "kind", "workflow_id", ReviewAgeFilter]
+    list_display = ["status_badge", "decide_link", "title", "workflow", "recommended", "created"]
+    list_display_links = ["title"]
+    list_filter = ["status", "kind", ReviewWorkflowFilter, ReviewAgeFilter]
     list_select_related = ["decided_by", "run__plan"]
     search_fields = ["title", "workflow_id", "step_id", "reason"]
     actions = ["approve_selected", "reject_selected"]
@@ -271,6 +286,10 @@ class ReviewAdmin(admin.ModelAdmin):
             return "—"
         url = reverse("admin:conversations_conversation_change", args=[conversation.pk])
         return format_html("<a href='{}'>{}</a>", url, conversation)
+
+    @admin.display(description="opened", ordering="created_at")
+    def created(self, obj: Review) -> str:
+        return _local_minute(obj.created_at)
 
     @admin.display(description="workflow", ordering="workflow_id")
     def workflow(self, obj: Review) -> str:

@@ -28,6 +28,9 @@ def test_supervisor_reads_decides_and_answers_a_handoff(person_factory) -> None:
     supervisor = person_factory("sam", "sam-supervisor-2026")
     admin = supervisor.page
     admin.goto(f"{supervisor.base}/admin/workflows/review/")
+    queue = admin.locator("#changelist").inner_text()
+    assert "Parking help desk" in queue and "Adjust to the simulated amount" in queue
+    supervisor.shot("admin-00-review-queue")
     admin.get_by_role("link", name="Decide").first.click()
     admin.wait_for_url(re.compile(r".*/decide/$"))
 

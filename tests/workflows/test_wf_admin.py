@@ -49,6 +49,8 @@ def test_queue_lists_pending_first_with_counts(admin_client_sup, person, supervi
     assert "1 pending, 1 decided" in html
     assert html.index(f"/admin/workflows/review/{second.pk}/change/") < html.index(f"/admin/workflows/review/{first.pk}/change/")
     assert admin_client_sup.get("/admin/workflows/review/?status__exact=pending&age=1h").status_code == 200
+    by_workflow = admin_client_sup.get("/admin/workflows/review/?workflow=project_intake").content.decode()
+    assert "Project intake" in by_workflow and "Needs clarification" in by_workflow  # filter and column in words
 
 
 def test_decide_page_requires_a_reason_and_records_the_decision(admin_client_sup, person, plans) -> None:  # noqa: ANN001
