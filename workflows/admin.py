@@ -243,6 +243,11 @@ class ReviewAdmin(admin.ModelAdmin):
     readonly_fields = [field for _, section in fieldsets for field in section["fields"]]
     inlines = []
 
+    def get_fieldsets(self, request, obj=None):  # noqa: ANN001, ANN201
+        # A pending review has no decision yet: no section of dashes.
+        pending = obj is not None and obj.is_pending
+        return [section for section in self.fieldsets if not (pending and section[0] == "Decision")]
+
     def get_ordering(self, request):  # noqa: ANN001, ANN201
         # Pending first, oldest first within each status.
         pending_first = Case(When(status=Review.Status.PENDING, then=Value(0)), default=Value(1), output_field=IntegerField())

@@ -83,3 +83,31 @@ def test_supervisor_reads_decides_and_answers_a_handoff(person_factory) -> None:
     staff_reply = Message.objects.filter(conversation_id=handoff.conversation_id, payload__kind="human").get()
     assert staff_reply.text.startswith("Hi, Sam here")
     assert not supervisor.errors and not supervisor.csp_violations, supervisor.errors + supervisor.csp_violations
+
+
+def test_supervisor_reads_an_intake_review_field_by_field(person_factory) -> None:  # noqa: ANN001
+    from django.contrib.auth import get_user_model
+
+    from workflows.models import Review, Run
+    from workflows.services import runs
+    from workflows.services.runs import Actor
+
+    alice = get_user_model().objects.get(username="alice")
+    run = runs.run_start(workflow_id="project_intake", owner=alice).run
+    runs.run_signals_update(
+        run=Run.objects.get(pk=run.pk), actor=Actor.of(alice),
+        signals={"slots": {"summary": "A booking page for our two yoga studios", "goal": "fewer phone calls",
+                           "users": "members and front-desk staff"},
+                 "intake_ready": True, "confidence": 0.62, "intent_class": "web_app"},
+    )
+    review = Review.objects.get(run=run)
+    supervisor = person_factory("sam", "sam-supervisor-2026")
+    supervisor.page.goto(f"{supervisor.base}/admin/workflows/review/{review.pk}/change/")
+    summary = supervisor.page.get_by_test_id("review-summary").inner_text()
+    assert "A booking page for our two yoga studios" in summary and "Goal" in summary
+    _assert_reads_as_words(summary)
+    signals = supervisor.page.get_by_test_id("review-signals").inner_text()
+    assert "0.62" in signals and "≥ 0.80" in signals and "QA check" in signals  # this gate's QA step ran
+    _assert_reads_as_words(signals)
+    supervisor.shot("admin-07-intake-review")
+    assert not supervisor.errors, supervisor.errors
