@@ -32,7 +32,7 @@ def test_chat_turn_poll_login_admin_and_docs_report_no_csp_violation(person_fact
     assert admin.locator("strong.status-pending").count() >= 1  # colours from admin.css, not style attributes
     admin.get_by_role("link", name="Decide").first.click()
     admin.wait_for_url(re.compile(r".*/decide/$"))
-    admin.locator(".json-pretty").first.wait_for()  # signals and subject, styled by admin.css
+    admin.get_by_test_id("review-signals").wait_for()  # the signals table, styled by admin.css
     supervisor.shot("10-csp-admin-decide")
 
     admin.goto(f"{supervisor.base}/api/docs/")
