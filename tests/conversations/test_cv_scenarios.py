@@ -295,7 +295,7 @@ def test_a_chinese_correction_of_a_form_answer(chat) -> None:  # noqa: ANN001
     for text in ("住宅", "两层", "不对，应该是3层"):
         r = c.say(text)
     assert {a["question_id"]: a["answer"] for a in r["form"]["finalized_answers"]}["3.1.2"] == "3 storeys"
-    assert "改为 3 storeys" in r["reply"]["text"]
+    assert "改为“3层”" in r["reply"]["text"] and "storeys" not in r["reply"]["text"]  # said in Chinese
 
 
 def test_a_message_nothing_matched_never_gets_a_bare_menu(chat) -> None:  # noqa: ANN001
