@@ -103,7 +103,9 @@ def test_option_contract_fields_and_localized_labels(intake) -> None:  # noqa: A
     }
     assert submit["label"] == "起草受理文档"
     assert submit["eligibility"] == "blocked" and submit["kind"] == "blocked"
-    assert "the project summary is missing" in submit["blockers"]
+    assert "还缺少项目概述" in submit["blockers"]  # the plan's own message, in the option's language
+    english = engine.available_options(intake, RunState.start("intake"), locale="en")[0]
+    assert "the project summary is missing" in english.blockers
     ask = options[1]
     assert ask.non_advancing and ask.target_step_id is None and ask.eligible
 
@@ -295,3 +297,12 @@ def test_walk_project_intake_end_to_end_on_the_engine(intake) -> None:  # noqa: 
         state = result.state
     assert taken == ["submit_intake", "run_qa", "qa_passed", "qualify", "present_plan", "accept_plan", "complete"]
     assert state.status == engine.COMPLETED
+
+
+def test_a_condition_message_is_a_text_or_texts_by_language() -> None:
+    from workflows.engine.conditions import validate_condition
+
+    assert validate_condition({"type": "present", "key": "x", "message": {"en": "x is missing", "zh": "缺少x"}}, "$") == []
+    assert validate_condition({"type": "present", "key": "x", "message": "x is missing"}, "$") == []
+    assert validate_condition({"type": "present", "key": "x", "message": {"en": 3}}, "$") == [
+        ("$.message", "must be a text or an object of texts by language")]

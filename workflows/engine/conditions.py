@@ -20,6 +20,7 @@ class ConditionView:
 
     values: Mapping[str, Any]
     completed_steps: frozenset[str]
+    locale: str = "en"  # the language a plan's own condition messages are said in
 
     def get(self, key: str) -> Any:
         current: Any = self.values
@@ -30,21 +31,31 @@ class ConditionView:
         return current
 
 
-def _describe(condition: Mapping[str, Any], default: str) -> str:
-    return str(condition.get("message") or default)
+def _is_text(value: Any) -> bool:
+    return isinstance(value, str) or (isinstance(value, Mapping) and bool(value)
+                                      and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()))
+
+
+def _describe(condition: Mapping[str, Any], default: str, view: ConditionView | None = None) -> str:
+    """The plan's message for a failed condition (a text or {lang: text}), else the engine's default."""
+    message = condition.get("message")
+    if isinstance(message, Mapping):
+        lang = (view.locale if view is not None else "en").lower().split("-")[0]
+        message = message.get(lang) or message.get("en") or next(iter(message.values()), "")
+    return str(message or default)
 
 
 def _equals(condition: Mapping, view: ConditionView) -> str | None:
     value = view.get(condition["key"])
     if value is not _MISSING and value == condition["value"]:
         return None
-    return _describe(condition, f"{condition['key']} must be {condition['value']!r}")
+    return _describe(condition, f"{condition['key']} must be {condition['value']!r}", view)
 
 
 def _in(condition: Mapping, view: ConditionView) -> str | None:
     if view.get(condition["key"]) in condition["values"]:
         return None
-    return _describe(condition, f"{condition['key']} must be one of {condition['values']!r}")
+    return _describe(condition, f"{condition['key']} must be one of {condition['values']!r}", view)
 
 
 def _number(view: ConditionView, key: str) -> float | None:
@@ -58,33 +69,33 @@ def _at_least(condition: Mapping, view: ConditionView) -> str | None:
     value = _number(view, condition["key"])
     if value is not None and value >= condition["value"]:
         return None
-    return _describe(condition, f"{condition['key']} must be at least {condition['value']}")
+    return _describe(condition, f"{condition['key']} must be at least {condition['value']}", view)
 
 
 def _below(condition: Mapping, view: ConditionView) -> str | None:
     value = _number(view, condition["key"])
     if value is not None and value < condition["value"]:
         return None
-    return _describe(condition, f"{condition['key']} must be below {condition['value']}")
+    return _describe(condition, f"{condition['key']} must be below {condition['value']}", view)
 
 
 def _present(condition: Mapping, view: ConditionView) -> str | None:
     value = view.get(condition["key"])
     if value is not _MISSING and value not in (None, "", [], {}):
         return None
-    return _describe(condition, f"{condition['key']} is missing")
+    return _describe(condition, f"{condition['key']} is missing", view)
 
 
 def _absent(condition: Mapping, view: ConditionView) -> str | None:
     if _present(condition, view) is not None:
         return None
-    return _describe(condition, f"{condition['key']} must not be set")
+    return _describe(condition, f"{condition['key']} must not be set", view)
 
 
 def _step_completed(condition: Mapping, view: ConditionView) -> str | None:
     if condition["step"] in view.completed_steps:
         return None
-    return _describe(condition, f"step '{condition['step']}' is not completed yet")
+    return _describe(condition, f"step '{condition['step']}' is not completed yet", view)
 
 
 def _action_allowed(condition: Mapping, view: ConditionView) -> str | None:
@@ -92,28 +103,28 @@ def _action_allowed(condition: Mapping, view: ConditionView) -> str | None:
     # No published decision (a run that has heard nothing yet) fails closed: never act first.
     blockers = view.get(f"action_blockers.{condition['action']}")
     if blockers is _MISSING:
-        return _describe(condition, "no_decision_yet: the person has not said anything yet")
+        return _describe(condition, "no_decision_yet: the person has not said anything yet", view)
     if not blockers:
         return None
-    return _describe(condition, "; ".join(str(b) for b in blockers))
+    return _describe(condition, "; ".join(str(b) for b in blockers), view)
 
 
 def _not(condition: Mapping, view: ConditionView) -> str | None:
     if evaluate(condition["condition"], view) is not None:
         return None
-    return _describe(condition, f"not allowed: {condition['condition'].get('type')} holds")
+    return _describe(condition, f"not allowed: {condition['condition'].get('type')} holds", view)
 
 
 def _all(condition: Mapping, view: ConditionView) -> str | None:
     reasons = [r for r in (evaluate(x, view) for x in condition["conditions"]) if r]
-    return _describe(condition, "; ".join(reasons)) if reasons else None
+    return _describe(condition, "; ".join(reasons), view) if reasons else None
 
 
 def _any(condition: Mapping, view: ConditionView) -> str | None:
     reasons = [evaluate(x, view) for x in condition["conditions"]]
     if any(r is None for r in reasons):
         return None
-    return _describe(condition, " or ".join(r for r in reasons if r))
+    return _describe(condition, " or ".join(r for r in reasons if r), view)
 
 
 # type -> (evaluator, required fields with their accepted Python types)
@@ -158,8 +169,9 @@ def validate_condition(condition: Any, path: str) -> list[tuple[str, str]]:
             not isinstance(condition[name], accepted) or isinstance(condition[name], bool)
         ):
             problems.append((f"{path}.{name}", f"has the wrong type for a '{ctype}' condition"))
-    if "message" in condition and not isinstance(condition["message"], str):
-        problems.append((f"{path}.message", "must be a string"))
+    message = condition.get("message")
+    if message is not None and not _is_text(message):
+        problems.append((f"{path}.message", "must be a text or an object of texts by language"))
     if not problems and ctype == "not":
         problems += validate_condition(condition["condition"], f"{path}.condition")
     if not problems and ctype in ("all", "any"):

@@ -150,8 +150,8 @@ class Choice:
         return self.outcome == ADVANCED
 
 
-def _view(state: RunState, signals: Mapping[str, Any]) -> ConditionView:
-    return ConditionView(values={**state.signals, **signals}, completed_steps=frozenset(state.completed_steps))
+def _view(state: RunState, signals: Mapping[str, Any], locale: str = "en") -> ConditionView:
+    return ConditionView(values={**state.signals, **signals}, completed_steps=frozenset(state.completed_steps), locale=locale)
 
 
 def _staleness_blockers(plan: Plan, edge: Edge, stale: Mapping[str, str]) -> list[str]:
@@ -216,7 +216,7 @@ def decision_point(
     """Compute the legal options at the run's current step and what the selection rules say."""
     signals = dict(signals or {})
     node = plan.node(state.current_step)
-    view = _view(state, signals)
+    view = _view(state, signals, locale)
     merged = dict(view.values)
     if state.status == COMPLETED or node.type == "end":
         return DecisionPoint(node.id, (), Selection("none"), signals=merged)
