@@ -20,6 +20,7 @@ from django.utils.translation import gettext_lazy, pgettext
 from workflows import engine as wf
 
 from .engine.config import ConversationConfig, FormQuestionSpec
+from .engine.plain_words import answer_shown, question_label
 from .engine.slots import slot_label
 
 # The conversation's locale -> the language Django renders its pages in.
@@ -34,16 +35,6 @@ def page_language(locale: str | None) -> str:
 # --- slot values --------------------------------------------------------------------------
 
 _ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
-_NUMBER_WITH_UNIT = re.compile(r"^\s*(?P<number>-?\d[\d,]*(?:\.\d+)?)\s*(?P<unit>[^\d\s].*)?$")
-
-# Units of number answers, said in the page's language (the plan names them in English).
-UNITS = {
-    "storeys": gettext_lazy("storeys"),
-    "storey": gettext_lazy("storeys"),
-    "sq ft": gettext_lazy("sq ft"),
-    "persons": gettext_lazy("persons"),
-    "min": gettext_lazy("min"),
-}
 YES_NO = {"yes": gettext_lazy("Yes"), "no": gettext_lazy("No")}
 
 
@@ -68,38 +59,39 @@ def format_minutes(minutes: int) -> str:
 
 
 def format_value(name: str, value: Any, question: FormQuestionSpec | None, lang: str) -> str:
-    """A slot's value for people: a choice's label, yes / no, a number with its unit, a date."""
+    """A slot's value for people: a form answer as the replies say it (a choice's label, a number
+    with its unit's word), yes / no, a date, a length of time."""
     text = str(value)
-    if question is not None and question.choices:
-        choice = next((c for c in question.choices if c.value == text), None)
-        if choice is not None:
-            return wf.localize(dict(choice.label), lang)
-    if text.lower() in YES_NO and (question is None or question.answer_type == "yes_no"):
+    if question is not None and question.answer_type == "yes_no" and text.lower() in YES_NO:
         return str(YES_NO[text.lower()])
+    if question is not None:
+        return answer_shown(question, text, lang)
     if _ISO_TIME.match(text):
         return format_moment(text)
     if name.endswith("_minutes") and text.isdigit():
         return format_minutes(int(text))
-    match = _NUMBER_WITH_UNIT.match(text)
-    if match and match["unit"] and match["unit"].strip() in UNITS:
-        return f"{match['number']} {UNITS[match['unit'].strip()]}"
     return text
+
+
+def _label(name: str, question: FormQuestionSpec | None, config: ConversationConfig, lang: str) -> str:
+    """A detail's name: its question's short name, else (in another language than English) the
+    question itself, else the slot's label."""
+    label = question_label(question, lang) if question is not None else ""
+    if not label and question is not None and lang != "en":
+        label = wf.localize(dict(question.question), lang).rstrip("？?").strip()
+    label = label or slot_label(config.slot_spec(name), lang)
+    return label[:1].upper() + label[1:]
 
 
 def slot_rows(state: Mapping[str, Any], config: ConversationConfig, lang: str) -> list[dict[str, str]]:
     """The side panel's "What I know": each slot's label, value and where it came from."""
     questions = {q.slot: q for q in (config.form.questions if config.form else ()) if q.slot}
-    rows = []
-    for name, slot in state["slots"].items():
-        question = questions.get(name)
-        label = wf.localize(dict(question.label), lang) if question is not None and question.label else slot_label(config.slot_spec(name), lang)
-        rows.append({
-            "label": label[:1].upper() + label[1:],
-            "value": format_value(name, slot["value"], question, lang),
-            "source": _source(slot, config, lang),
-            "confirmed": slot["status"] == "valid",
-        })
-    return rows
+    return [{
+        "label": _label(name, questions.get(name), config, lang),
+        "value": format_value(name, slot["value"], questions.get(name), lang),
+        "source": _source(slot, config, lang),
+        "confirmed": slot["status"] == "valid",
+    } for name, slot in state["slots"].items()]
 
 
 def _source(slot: Mapping[str, Any], config: ConversationConfig, lang: str) -> str:

@@ -100,11 +100,32 @@ def _money(value: Any) -> str:
 # --- billing tool results ---------------------------------------------------------
 
 
+def _title_in(title: str, lang: str) -> str:
+    """The part of a title written "中文 / English" that is in the reply's language (the whole title otherwise)."""
+    parts = [part.strip() for part in title.split(" / ") if part.strip()]
+    if len(parts) < 2:
+        return title
+    chinese = [part for part in parts if any("\u4e00" <= ch <= "\u9fff" for ch in part)]
+    others = [part for part in parts if part not in chinese]
+    return (chinese if lang == "zh" else others or chinese)[0] if chinese else title
+
+
+def _source_name(citation: Mapping[str, Any], lang: str) -> str:
+    """A cited source as people read it: its title and version ("Arrears FAQ, version 1"), not its id."""
+    title = _title_in(str(citation.get("title") or "").strip(), lang) or str(citation["source_id"])
+    return _t(lang, f"{title}, version {citation['version']}", f"《{title}》第{citation['version']}版")
+
+
 def _cite(citation: Mapping[str, Any], lang: str) -> str:
-    """A citation as people read it: source, version, effective range, snippet."""
-    since = _hm(citation.get("effective_from")) or _t(lang, "always", "长期")
-    until = _hm(citation.get("effective_to")) or _t(lang, "open", "至今")
-    return f"[{citation['source_id']} v{citation['version']}, {since} – {until}] {citation['snippet']}"
+    """A citation as people read it: source title and version, effective range, snippet."""
+    since = _hm(citation.get("effective_from"))
+    until = _hm(citation.get("effective_to"))
+    if since or until:
+        when = _t(lang, f", in force {since or 'from the start'} – {until or 'open-ended'}",
+                  f"，{since or '一直'}起生效{f'至{until}' if until else '，长期有效'}")
+    else:
+        when = ""
+    return f"[{_source_name(citation, lang)}{when}] {citation['snippet']}"
 
 
 def _window_text(window: Mapping[str, Any], lang: str) -> str:
@@ -117,11 +138,31 @@ def _window_text(window: Mapping[str, Any], lang: str) -> str:
     return _t(lang, f"all day from {start}", f"全天（{start}起）")
 
 
+def _seg_name(seg: Mapping[str, Any], lang: str) -> str:
+    """A segment's name followed by a space, as a sentence in `lang` can say it: a Chinese sentence
+    leaves out a key such as `night_free` (its time window, said beside it, names it)."""
+    name = str(seg.get("name") or "")
+    if lang == "zh" and not any("\u4e00" <= ch <= "\u9fff" for ch in name):
+        return ""
+    return f"{name} " if name else ""
+
+
+def _row_name(row: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
+    """How a breakdown row names its segment in `lang`: its name, or in Chinese for a key such as
+    `day`, its time window when the result lists the segments ("08:00–20:00 "), else nothing."""
+    seg = next((s for s in result.get("segments", []) if s.get("name") == row.get("segment_name")), {"name": row.get("segment_name")})
+    name = _seg_name(seg, lang)
+    if name or lang != "zh" or "time_window" not in seg:
+        return name
+    return _window_text(seg["time_window"], lang) + _weekdays_text(seg, lang) + " "  # the window's days tell two apart
+
+
 def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
     span = _window_text(seg.get("time_window", {}), lang) + _weekdays_text(seg, lang)
     kind = seg.get("type")
+    name = _seg_name(seg, lang)
     if kind == "free":
-        return _t(lang, f"{seg['name']} {span}: free", f"{seg['name']} {span}：免费")
+        return _t(lang, f"{name}{span}: free", f"{name}{span}：免费")
     unit = seg.get("unit_minutes")
     if kind == "tiered":
         tiers = "; ".join(
@@ -130,10 +171,10 @@ def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
                f"第{t['start_minute']}–{t['end_minute'] if t.get('end_minute') is not None else '…'}分钟：每{unit}分钟{_money(t['unit_price'])}元")
             for t in seg.get("tiers", [])
         )
-        text = _t(lang, f"{seg['name']} {span}, tiered ({tiers})", f"{seg['name']} {span}，阶梯计费（{tiers}）")
+        text = _t(lang, f"{name}{span}, tiered ({tiers})", f"{name}{span}，阶梯计费（{tiers}）")
     else:
-        text = _t(lang, f"{seg['name']} {span}: {_money(seg['unit_price'])} per {unit} min (started units round up)",
-                  f"{seg['name']} {span}：每{unit}分钟{_money(seg['unit_price'])}元（不足一个单位按一个单位计）")
+        text = _t(lang, f"{name}{span}: {_money(seg['unit_price'])} per {unit} min (started units round up)",
+                  f"{name}{span}：每{unit}分钟{_money(seg['unit_price'])}元（不足一个单位按一个单位计）")
     if seg.get("free_minutes"):
         text += _t(lang, f", first {seg['free_minutes']} min free", f"，前{seg['free_minutes']}分钟免费")
     if seg.get("max_charge") is not None:
@@ -178,10 +219,10 @@ def _caps(result: Mapping[str, Any], lang: str) -> str:
                                                                 _t(lang, ", ", "，") + _days_said(seg, lang))
         if _cap_period(seg) == "night":
             parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a night",
-                            f"{seg['name']}（{span}）每晚最多 {_money(seg['max_charge'])} 元"))
+                            f"{_seg_name(seg, lang)}{span} 每晚最多 {_money(seg['max_charge'])} 元"))
         else:
             parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a day",
-                            f"{seg['name']}（{span}）每天最多 {_money(seg['max_charge'])} 元"))
+                            f"{_seg_name(seg, lang)}{span} 每天最多 {_money(seg['max_charge'])} 元"))
     return _t(lang, "The most this rule charges: " + "; ".join(parts) + ".", "该规则的收费上限：" + "；".join(parts) + "。")
 
 
@@ -273,7 +314,7 @@ def _part_of_day(result: Mapping[str, Any], asked: str, lang: str) -> str:
         return _t(lang, f"{label} ({at:%H:%M} on {day}) no segment of this rule applies: nothing is charged then.",
                   f"{label}（{day} {at:%H:%M}）该规则没有适用的计费段：这段时间不收费。")
     said = ("；" if lang == "zh" else "; ").join(_segment_text(seg, lang) for seg in segments[:1])
-    return _t(lang, f"{label} on {day} this rule's segment is {said}.", f"{day}{label}适用计费段 {said}。")
+    return _t(lang, f"{label} on {day} this rule's segment is {said}.", f"{day}{label}适用的计费段是 {said}。")
 
 
 def _stay_line(sim: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
@@ -284,7 +325,8 @@ def _stay_line(sim: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> 
         entry = _local(sim.get("entry_time"))
         idle = [seg for seg in result.get("segments", []) if entry is not None and not _applies_on(seg, entry.date())]
         why = ("" if not idle else _t(lang, " (" + "; ".join(f"{seg['name']} applies {_days_said(seg, lang)} only" for seg in idle) + ")",
-                                      "（" + "；".join(f"{seg['name']} 仅适用于{_days_said(seg, lang)}" for seg in idle) + "）"))
+                                      "（" + "；".join(f"{_seg_name(seg, lang)}{_window_text(seg.get('time_window', {}), lang)} 仅适用于{_days_said(seg, lang)}"
+                                                      for seg in idle) + "）"))
         return _t(lang, f"No segment of this rule applies from {start} to {end}{why}, so that stay is not charged: {sim['total_amount']}.",
                   f"从 {start} 到 {end} 该规则没有适用的计费段{why}，这段停车不收费：{sim['total_amount']} 元。")
     line = _t(lang, f"A stay from {start} to {end} costs {sim['total_amount']}.", f"从 {start} 停到 {end} 应收 {sim['total_amount']} 元。")
@@ -304,7 +346,7 @@ def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tupl
     costs = []
     for sim in result.get("simulations", []):
         parts = _t(lang, ", ", "，").join(_t(lang, f"{row['segment_name']} {row['minutes']} min {row['amount']}",
-                                            f"{row['segment_name']} {row['minutes']}分钟 {row['amount']}元") for row in sim["breakdown"])
+                                            f"{_row_name(row, result, lang)}{row['minutes']}分钟 {row['amount']}元") for row in sim["breakdown"])
         parts = parts or _t(lang, "no segment applies", "无适用计费段")
         start, end = _span(sim, lang)
         costs.append(_t(lang, f"{start} → {end}: {sim['total_amount']} ({parts})", f"{start} → {end}：{sim['total_amount']}元（{parts}）"))
@@ -348,7 +390,7 @@ def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[s
            f"按入场时生效的规则 {result['rule_code']} 第{result['version_no']}版模拟应收 {result['simulated_total_amount']} 元。"),
     ]
     facts += [_t(lang, f"  {row['segment_name']}: {row['minutes']} min → {row['amount']}",
-                 f"  {row['segment_name']}：{row['minutes']}分钟 → {row['amount']}元") for row in result.get("breakdown", [])]
+                 f"  {_row_name(row, result, lang) or '计费'}{row['minutes']}分钟 → {row['amount']}元") for row in result.get("breakdown", [])]
     if result["amount_check_result"] == "match":
         conclusion = _t(lang, "The amounts match: the fee is correct.", "金额一致，收费正确。")
     elif view.review_pending or view.review_opened:
@@ -612,7 +654,7 @@ def _guidance(view: RunView, config: ConversationConfig, state: ContextState, la
     zh_lang = lang == "zh"
     step = _t(lang, en, zh, with_name=(f"和{name}" if zh_lang else f" with {name}") if name else "",
               to_name=(f"给{name}" if zh_lang else f" to {name}") if name else "")
-    lines = [f"{c['snippet']} [{c['source_id']} v{c['version']}]" for c in view.citations]
+    lines = [f"{c['snippet']} [{_source_name(c, lang)}]" for c in view.citations]
     return _t(lang, "From the team's guidance:", "根据团队的管理指南：") + "\n- " + "\n- ".join(lines) + ("\n\n" + step if step else "")
 
 
@@ -665,8 +707,7 @@ def compose_reply(
         parts.append(outcome.side_question.answer)
         if view.citations:
             first = view.citations[0]
-            parts.append(_t(lang, "(Source: {source} v{version})", "（来源：{source} 第{version}版）",
-                            source=first["source_id"], version=first["version"]))
+            parts.append(_t(lang, "(Source: {source})", "（来源：{source}）", source=_source_name(first, lang)))
     tool = _tool_reply(view, lang, asked=state.latest_user_text or "")
     if tool is not None:
         facts, conclusion, sources = tool

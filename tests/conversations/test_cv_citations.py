@@ -17,7 +17,9 @@ def test_rule_and_cost_questions_cite_the_rule_version(chat) -> None:  # noqa: A
     assert _sources(r) == ["rule:SH-PD-DAY:v1"]
     citation = r["reply"]["citations"][0]
     assert citation["version"] == 1 and citation["effective_from"].startswith("2026-01-01T00:00:00+08:00") and citation["snippet"]
-    assert "依据" in r["reply"]["text"] and "rule:SH-PD-DAY:v1" in r["reply"]["text"]
+    # cited by the source's title in the reply's language, never by its id
+    assert "依据" in r["reply"]["text"] and "计费规则说明 SH-PD-DAY v1》第1版" in r["reply"]["text"]
+    assert "rule:SH-PD-DAY:v1" not in r["reply"]["text"] and "how rule" not in r["reply"]["text"]
     assert r["execution_path"]["retrieval_hits"][0]["source_id"] == "rule:SH-PD-DAY:v1"
 
 
@@ -39,7 +41,8 @@ def test_rv_part_location_cites_the_rv_pack(chat) -> None:  # noqa: ANN001
     c = chat("rv_diagnostic")
     c.say("Roof AC isn't cooling")
     r = c.say("Where is the capacitor?")
-    assert _sources(r)[0].startswith("rv_diagnostic.") and "Source: rv_diagnostic." in r["reply"]["text"]
+    assert _sources(r)[0].startswith("rv_diagnostic.") and "(Source: " in r["reply"]["text"]
+    assert "rv_diagnostic." not in r["reply"]["text"]
 
 
 def test_form_requirement_cites_the_code_book(chat) -> None:  # noqa: ANN001
@@ -54,4 +57,5 @@ def test_a_side_question_mid_form_is_answered_from_the_code_book(chat) -> None: 
     c.say("Mostly offices, about 50 people")
     r = c.say("What are the setback requirements?")
     assert _sources(r)[0] == "permit_form.setbacks"
-    assert "permit_form.setbacks" in r["reply"]["text"] and "storeys" in r["reply"]["text"]  # then back to the question
+    assert "[Demo Residential Code - setbacks and lot coverage, version 1" in r["reply"]["text"]
+    assert "permit_form.setbacks" not in r["reply"]["text"] and "storeys" in r["reply"]["text"]  # then back to the question

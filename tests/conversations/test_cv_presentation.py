@@ -59,11 +59,17 @@ def test_the_compiled_catalog_is_the_one_the_po_file_gives(language: str, tmp_pa
             "run `python manage.py compilemessages` and commit the .mo files")
 
 
+def _yes_no_question():  # noqa: ANN202
+    from conversations.engine.config import FormQuestionSpec
+
+    return FormQuestionSpec(id="contacted", answer_type="yes_no", slot="contacted", question={"en": "Did you call?"})
+
+
 def test_a_moment_and_a_length_read_as_people_write_them() -> None:
     with translation.override("zh-hans"):
         assert presentation.format_value("at_time", "2026-11-29T10:00:00+08:00", None, "zh") == "2026年11月29日（星期日） 10:00"
         assert presentation.format_value("duration_minutes", "150", None, "zh") == "2小时30分钟"
-        assert presentation.format_value("contacted", "no", None, "zh") == "否"
+        assert presentation.format_value("contacted", "no", _yes_no_question(), "zh") == "否"
     with translation.override("en"):
         assert presentation.format_value("at_time", "2026-11-29T10:00:00+08:00", None, "en") == "Sun 29 Nov 2026, 10:00"
         assert presentation.format_value("duration_minutes", "60", None, "en") == "1 h"
