@@ -79,6 +79,7 @@ def _markdown_lines(title: str, content: dict[str, Any], lang: int = 0) -> str:
             lines.append("")
         elif value not in (None, "", {}):
             lines.append(f"**{_field(key, lang)}:** {value}" if not lang else f"**{_field(key, lang)}：** {value}")
+            lines.append("")  # a paragraph each: Markdown would run the fields together
     return "\n".join(lines) + "\n"
 
 
@@ -251,5 +252,8 @@ def shown(conversation: Conversation, doc: RunDocument) -> dict[str, Any]:
                 "start": _moment(start) if start else "", "end": _moment(end) if end else "",
                 "description": content.get("description", "")}
     body, _type, _name = render(conversation, doc)
+    heading, _newline, rest = body.partition("\n")
+    if heading.startswith("# "):  # the page's own heading says it: the document's first one becomes it
+        title, body = heading[2:].strip(), rest
     html: SafeString = mark_safe(_MARKDOWN.render(body))  # noqa: S308 - markdown-it escapes the text: html is off
     return {"kind": "markdown", "title": title, "html": html}

@@ -130,7 +130,8 @@ def test_a_document_is_shown_in_the_page_with_its_download_beside_it(signed_in) 
     RunDocument.objects.create(run_id=run_id, key="intake_document", version=1,
                                content={"summary": "A <script>alert(1)</script> app", "goal": "**bold** goal"})
     page = signed_in.get(f"/c/{cid}/documents/intake_document/page").content.decode()
-    assert "<h1>Intake document</h1>" in page and "<strong>Summary:</strong>" in page
+    assert "<h1>Intake document</h1>" not in page  # one heading: the page's own
+    assert "<p><strong>Summary:</strong> A" in page and "<p><strong>Goal:</strong>" in page  # a paragraph each
     assert "<script>alert(1)</script>" not in page and "&lt;script&gt;" in page  # text, never markup
     assert f'href="/c/{cid}/documents/intake_document" download' in page
 

@@ -101,7 +101,8 @@ def test_a_vacuous_intake_is_missing_critical_and_never_reaches_the_supervisor(c
     assert body["gate_signals"]["missing_critical"] is True
     assert body["current_step"] == "intake" and body["review"] is None and body["documents"] == []
     submit = next(o for o in body["options"] if o["option_id"] == "submit_intake")
-    assert submit["eligibility"] == "blocked" and "critical information is missing or too vague to plan from" in submit["blockers"]
+    missing = "关键信息缺失或太含糊，无法据此制定计划" if locale == "zh-hans" else "critical information is missing or too vague to plan from"
+    assert submit["eligibility"] == "blocked" and missing in submit["blockers"]  # the plan's message in the conversation's language
     assert not Review.objects.filter(run__conversation__pk=c.id).exists()
 
 
