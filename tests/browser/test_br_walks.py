@@ -1,6 +1,6 @@
-"""Each workflow walked in the browser as a person would, in English and in Chinese: their own
-phrasing, a correction, a side question. Every page is checked with axe-core (no serious or
-critical violation), and a Chinese page may show no English word that is not an identifier or
+"""Each workflow walked in the browser as a person would, in English and in Chinese (the RV desk
+also in Russian and Spanish): their own phrasing, a correction, a side question. Every page is checked with axe-core (no serious or
+critical violation), and a Chinese or Russian page may show no English word that is not an identifier or
 data an operator typed. Screenshots go to test-artifacts/walk-*.png."""
 
 from __future__ import annotations
@@ -28,7 +28,13 @@ WALKS = {
     ("rv_diagnostic", "en"): ["the fridge stopped cooling on propane", "yes the burner lights but goes out after a few seconds",
                               "where is the thermocouple?"],
     ("rv_diagnostic", "zh-hans"): ["冰箱用燃气不制冷了", "能点着火，但几秒钟就灭了", "热电偶在哪里？"],
+    ("rv_diagnostic", "ru"): ["холодильник не охлаждает на газу", "да, горелка зажигается, но через пару секунд гаснет",
+                              "где находится термопара?"],
+    ("rv_diagnostic", "es"): ["la nevera no enfría con gas", "sí, el quemador enciende pero se apaga a los pocos segundos",
+                              "¿dónde está el termopar?"],
 }
+# Pages whose words are checked for English left in them (a Spanish page is in Latin letters too: axe only).
+CHECKED_FOR_ENGLISH = ("zh-hans", "ru")
 # Consent-free choices a person makes at the end of a walk when they are offered, and consent ones.
 CHOICES = {"manager_assistant": ("draft_email", True)}
 
@@ -71,7 +77,7 @@ def test_a_walk_reads_in_its_language_and_passes_axe(person_factory, workflow: s
     name = f"walk-{workflow}-{locale}"
     person.shot(name)
     problems = [f"axe: {v}" for v in _serious_violations(page)]
-    if locale != "en":
+    if locale in CHECKED_FOR_ENGLISH:
         problems += [f"untranslated: {w}" for w in foreign_words(page.locator("body").inner_text(), _operator_data())]
     documents = page.locator("#panel .docs li > a:first-child")
     for index in range(documents.count()):
@@ -79,7 +85,7 @@ def test_a_walk_reads_in_its_language_and_passes_axe(person_factory, workflow: s
         page.wait_for_selector("article.document")
         person.shot(f"{name}-document-{index + 1}")
         problems += [f"document axe: {v}" for v in _serious_violations(page)]
-        if locale != "en":
+        if locale in CHECKED_FOR_ENGLISH:
             problems += [f"document untranslated: {w}" for w in foreign_words(page.locator("body").inner_text(), _operator_data())]
         page.go_back()
     assert not problems, problems
