@@ -144,7 +144,7 @@ def _sim(entry: str, hours: int, rows: list[dict]) -> dict:
 
 @pytest.mark.parametrize(("lang", "said"), [("en", ["No segment of this rule applies from Sunday 2026-11-29 10:00 to 13:00",
                                                      "workday applies Mon–Fri only"]),
-                                            ("zh", ["2026-11-29（周日）10:00", "workday 仅适用于周一至周五"])])
+                                            ("zh", ["2026-11-29（周日）10:00", "07:00–19:00 仅适用于周一至周五"])])
 def test_a_stay_no_segment_covers_is_said_plainly(lang, said) -> None:  # noqa: ANN001
     result = {**WEEKDAY_RULE, "simulations": [_sim("2026-11-29T10:00:00+08:00", 3, [])]}
     facts, conclusion, _ = _explain_rule(result, lang, "what about Sunday?")
