@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from django.utils import formats, timezone
+from django.utils import formats, timezone, translation
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext_lazy, pgettext
 from markdown_it import MarkdownIt
@@ -14,18 +14,10 @@ from workflows.models import RunDocument
 
 from .models import Conversation
 
-LABELS = {
-    "final_report": ("Final report (complaint / cause / correction)", "最终报告（故障/原因/处理）"),
-    "labor_estimate": ("Labor estimate", "工时估算"),
-    "completed_form": ("Completed permit form", "已填写的许可申请表"),
-    "email_draft": ("Email draft (.eml)", "邮件草稿（.eml）"),
-    "calendar_invite": ("Calendar invitation (.ics)", "日历邀请（.ics）"),
-    "intake_document": ("Intake document", "受理文档"),
-    "project_plan": ("Project plan", "项目计划"),
-}
+# The conversation's locale -> the language its pages and documents speak.
+PAGE_LANGUAGES = {"en": "en", "zh": "zh-hans", "ru": "ru", "es": "es"}
 
-
-# The same names for the pages, through the message catalog (every language a conversation speaks).
+# What each document is called, through the message catalog (every language a conversation speaks).
 PAGE_LABELS = {
     "final_report": gettext_lazy("Final report (complaint / cause / correction)"),
     "labor_estimate": gettext_lazy("Labor estimate"),
@@ -37,8 +29,12 @@ PAGE_LABELS = {
 }
 
 
-def page_label(key: str) -> str:
-    return PAGE_LABELS.get(key) or key.replace("_", " ").capitalize()
+def page_label(key: str, locale: str | None = None) -> str:
+    """A document's name in the active language, or in `locale`'s (a conversation's)."""
+    if locale is None:
+        return str(PAGE_LABELS.get(key) or key.replace("_", " ").capitalize())
+    with translation.override(PAGE_LANGUAGES.get(locale.lower().split("-")[0], "en")):
+        return page_label(key)
 
 
 def available(conversation: Conversation) -> list[dict[str, Any]]:
@@ -225,7 +221,7 @@ def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]
     if doc.key == "project_plan" and content.get("phases"):
         return _project_plan(conversation, doc), "text/markdown; charset=utf-8", f"{base}.md"
     lang = 1 if conversation.locale.startswith("zh") else 0
-    title = LABELS.get(doc.key, (doc.key, doc.key))[lang]
+    title = page_label(doc.key, conversation.locale)
     return _markdown_lines(title, content, lang), "text/markdown; charset=utf-8", f"{base}.md"
 
 

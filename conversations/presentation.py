@@ -19,12 +19,10 @@ from django.utils.translation import gettext_lazy, pgettext
 
 from workflows import engine as wf
 
+from .documents import PAGE_LANGUAGES
 from .engine.config import ConversationConfig, FormQuestionSpec
 from .engine.plain_words import answer_shown, question_label
 from .engine.slots import slot_label
-
-# The conversation's locale -> the language Django renders its pages in.
-PAGE_LANGUAGES = {"en": "en", "zh": "zh-hans", "ru": "ru", "es": "es"}
 
 
 def page_language(locale: str | None) -> str:

@@ -29,7 +29,7 @@ from workflows.selectors import plan_by_id, run_decision_point
 from workflows.services import runs
 from workflows.services.runs import Actor
 
-from .documents import LABELS
+from .documents import page_label
 from .engine import (
     ActionContext,
     ContextState,
@@ -291,7 +291,7 @@ def _run_view(run: Run, plan: wf.Plan, lang: str, dp: wf.DecisionPoint, *, tool_
         review_pending=run.status == Run.Status.WAITING_REVIEW,
         new_actions=tuple(sorted(eligible_actions - (previous_actions or set()))), citations=citations,
         entered_steps=tuple(wf.localize(plan.node(step).label, lang) for step in entered),
-        stale_documents=tuple(LABELS.get(key, (key, key))[lang == "zh"] for key in sorted(dp.stale)),
+        stale_documents=tuple(page_label(key, lang) for key in sorted(dp.stale)),
     )
 
 
@@ -836,8 +836,7 @@ def _documents_produced(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> l
     """The labels of the documents written by the steps this choice went through (the chosen one and the automatic ones)."""
     steps = [choice.option.target_step_id for choice in (outcome.choice, *outcome.auto_choices) if choice.option is not None]
     keys = [plan.node(step).produces for step in steps if step and step in plan.nodes]
-    index = 1 if lang == "zh" else 0
-    return [LABELS.get(key, (key, key))[index] for key in dict.fromkeys(keys) if key and key in outcome.state.documents]
+    return [page_label(key, lang) for key in dict.fromkeys(keys) if key and key in outcome.state.documents]
 
 
 # --- events: a decided review reaches the conversation that asked ------------------

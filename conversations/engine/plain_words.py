@@ -256,34 +256,58 @@ def _document_name(label: str, lang: str) -> str:
     return name if is_zh(lang) else name[:1].lower() + name[1:]
 
 
+# What a choice's note says, per language (English for any other).
+_NOTE_WORDS: dict[str, dict[str, str]] = {
+    "en": {"prepared": "I've prepared {names}: you can open {them} under Documents.", "and": " and ", "the": "the {name}",
+           "it": "it", "them": "them",
+           "review": "A supervisor will review this now; I'll post their decision here.",
+           "thanks": "Thank you — if you need anything else, you can start a new conversation from the start page.",
+           "ok": "OK.", "listening": "OK — go ahead, I'm listening.", "next": "OK — next: {step}.", "sep": " "},
+    "zh": {"prepared": "已为您准备好{names}，可以在“文档”中打开。", "and": "和", "the": "{name}", "it": "", "them": "",
+           "review": "现在交由主管复核，结果出来后我会在这里告诉您。", "thanks": "谢谢您！如有其他需要，可以在首页开始新的对话。",
+           "ok": "好的。", "listening": "好的，请继续说。", "next": "好的，下一步：{step}。", "sep": ""},
+    "ru": {"prepared": "Готово: {names}. {Them} можно открыть в разделе «Документы».", "and": " и ", "the": "{name}",
+           "it": "его", "them": "их",
+           "review": "Сейчас это проверит руководитель; его решение я напишу здесь.",
+           "thanks": "Спасибо! Если понадобится что-то ещё, начните новый разговор на стартовой странице.",
+           "ok": "Хорошо.", "listening": "Хорошо, слушаю вас.", "next": "Хорошо, дальше: {step}.", "sep": " "},
+    "es": {"prepared": "Listo: {names}. Puede abrir{them} en Documentos.", "and": " y ", "the": "{name}",
+           "it": "lo", "them": "los",
+           "review": "Un supervisor lo revisará ahora; publicaré aquí su decisión.",
+           "thanks": "Gracias. Si necesita algo más, puede empezar una conversación nueva desde la página de inicio.",
+           "ok": "De acuerdo.", "listening": "De acuerdo, le escucho.", "next": "De acuerdo. Siguiente paso: {step}.", "sep": " "},
+}
+
+
+def _note_words(lang: str) -> dict[str, str]:
+    key = lang.lower().split("-")[0]
+    return _NOTE_WORDS.get(key, _NOTE_WORDS["en"])
+
+
 def _documents_said(documents: Sequence[str], lang: str) -> str:
-    names = [_document_name(label, lang) for label in documents]
-    if is_zh(lang):
-        return f"已为您准备好{'和'.join(names)}，可以在“文档”中打开。"
-    joined = " and ".join(f"the {name}" for name in names)
-    return f"I've prepared {joined}: you can open {'it' if len(names) == 1 else 'them'} under Documents."
+    words = _note_words(lang)
+    names = words["and"].join(words["the"].format(name=_document_name(label, lang)) for label in documents)
+    them = words["it" if len(documents) == 1 else "them"]
+    return words["prepared"].format(names=names, them=them, Them=them[:1].upper() + them[1:])
 
 
 def choice_note(taken: ChoiceTaken, lang: str) -> str:
     """What a person would write after an option was taken: what came of it, then where things go next.
     Never the option's id, its effects summary or the step's internal name."""
-    zh = is_zh(lang)
+    words = _note_words(lang)
     parts = [_documents_said(taken.documents, lang)] if taken.documents else []
     if taken.waiting_review:
-        parts.append("现在交由主管复核，结果出来后我会在这里告诉您。" if zh else
-                     "A supervisor will review this now; I'll post their decision here.")
+        parts.append(words["review"])
     elif taken.ended:
         if not taken.documents and taken.end_label:
-            parts.append(f"{taken.end_label}。" if zh else f"{taken.end_label.rstrip('.')}.")
-        parts.append("谢谢您！如有其他需要，可以在首页开始新的对话。" if zh else
-                     "Thank you — if you need anything else, you can start a new conversation from the start page.")
+            parts.append(f"{taken.end_label}。" if is_zh(lang) else f"{taken.end_label.rstrip('.')}.")
+        parts.append(words["thanks"])
     elif taken.then_asks or not taken.moved:
-        parts.append("好的。" if taken.then_asks else "好的，请继续说。") if zh else \
-            parts.append("OK." if taken.then_asks else "OK — go ahead, I'm listening.")
+        parts.append(words["ok" if taken.then_asks else "listening"])
     elif not taken.documents and taken.step_label:
-        step = taken.step_label
-        parts.append(f"好的，下一步：{step}。" if zh else f"OK — next: {step[:1].lower() + step[1:]}.")
-    return ("" if zh else " ").join(parts) or ("好的。" if zh else "OK.")
+        step = taken.step_label if is_zh(lang) else taken.step_label[:1].lower() + taken.step_label[1:]
+        parts.append(words["next"].format(step=step))
+    return words["sep"].join(parts) or words["ok"]
 
 
 __all__ = ["CHOICE_LABELS_ZH", "ChoiceTaken", "acknowledgement", "answer_shown", "choice_label", "choice_note", "introduces",

@@ -36,7 +36,8 @@ WALKS = {
 # Pages whose words are checked for English left in them (a Spanish page is in Latin letters too: axe only).
 CHECKED_FOR_ENGLISH = ("zh-hans", "ru")
 # Consent-free choices a person makes at the end of a walk when they are offered, and consent ones.
-CHOICES = {"manager_assistant": ("draft_email", True)}
+CHOICES = {("manager_assistant", "en"): ("draft_email", True), ("manager_assistant", "zh-hans"): ("draft_email", True),
+           ("rv_diagnostic", "ru"): ("write_report", False), ("rv_diagnostic", "es"): ("write_report", False)}
 
 
 def _operator_data() -> set[str]:
@@ -67,8 +68,8 @@ def test_a_walk_reads_in_its_language_and_passes_axe(person_factory, workflow: s
     for text in WALKS[(workflow, locale)]:
         person.say(text)
     page = person.page
-    if workflow in CHOICES:
-        option_id, consent = CHOICES[workflow]
+    if (workflow, locale) in CHOICES:
+        option_id, consent = CHOICES[(workflow, locale)]
         form = page.locator(f".option form:has(input[name=option_id][value={option_id}])")
         if consent:
             form.locator("input[name=consent]").check()

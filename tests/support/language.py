@@ -13,7 +13,8 @@ from collections.abc import Iterable
 _ASCII_RUN = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.:/@'’+#-]*")
 # Abbreviations and key names Chinese text uses as they are.
 ABBREVIATIONS = frozenset({"HR", "LP", "AC", "DC", "RV", "ID", "PDF", "Email", "Shift", "Enter", "ics", "eml", "V", "A",
-                           "h", "min", "Tab", "OK", "QR", "WC", "in", "psi", "Hz", "kW", "W", "ft", "sq"})
+                           "h", "min", "Tab", "OK", "QR", "WC", "in", "psi", "Hz", "kW", "W", "ft", "sq",
+                           "C", "F"})  # °C, °F
 
 
 def foreign_words(text: str, allowed: Iterable[str] = ()) -> list[str]:

@@ -234,3 +234,14 @@ def test_a_choice_without_a_chinese_label_is_said_from_the_engines_table() -> No
     english_only = ChoiceSpec(value="Group C", label={"en": "Group C - residential"})
     assert choice_label(english_only, "zh") == "C组（住宅）" and choice_label(english_only, "en") == "Group C - residential"
     assert choice_label(ChoiceSpec(value="shed", label={"en": "Shed"}), "zh") == "Shed"  # nothing to say it with: the plan's own word
+
+
+@pytest.mark.parametrize(("lang", "said"), [
+    ("ru", "Готово: итоговый отчёт. Его можно открыть в разделе «Документы»."),
+    ("es", "Listo: informe final. Puede abrirlo en Documentos."),
+])
+def test_a_choice_note_in_russian_and_spanish_has_no_english(lang: str, said: str) -> None:
+    label = {"ru": "Итоговый отчёт", "es": "Informe final"}[lang]
+    note = choice_note(ChoiceTaken(documents=(label,), ended=True), lang)
+    assert note.startswith(said)
+    assert "Thank" not in note and "prepared" not in note and "Documents" not in note
