@@ -663,8 +663,9 @@ def _action_offer(view: RunView, lang: str) -> str:
     if not offered:
         return ""
     option = offered[0]
-    return _t(lang, f"If it helps, I can {option['label'].lower()} for you: {option['effects_summary']} Use the “{option['label']}” button; I'll ask for your consent first.",
-              f"如有需要，我可以帮您{option['label']}：{option['effects_summary']}请点击“{option['label']}”按钮，执行前会先征得您的同意。")
+    # What the option does is on its button's card: the sentence only offers it (no pasted effects summary).
+    return _t(lang, f"If it helps, I can {option['label'].lower()} for you: use the “{option['label']}” button, and I'll ask for your consent first.",
+              f"如有需要，我可以帮您{option['label']}：请点击“{option['label']}”按钮，执行前会先征得您的同意。")
 
 
 def _capabilities(config: ConversationConfig, lang: str) -> str:
