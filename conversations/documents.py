@@ -17,6 +17,11 @@ from .models import Conversation
 # The conversation's locale -> the language its pages and documents speak.
 PAGE_LANGUAGES = {"en": "en", "zh": "zh-hans", "ru": "ru", "es": "es"}
 
+
+def page_language(locale: str | None) -> str:
+    """Django's language code for a conversation locale ("zh-hans", "zh-CN" -> "zh-hans")."""
+    return PAGE_LANGUAGES.get((locale or "en").lower().split("-")[0].split("_")[0], "en")
+
 # What each document is called, through the message catalog (every language a conversation speaks).
 PAGE_LABELS = {
     "final_report": gettext_lazy("Final report (complaint / cause / correction)"),
@@ -33,7 +38,7 @@ def page_label(key: str, locale: str | None = None) -> str:
     """A document's name in the active language, or in `locale`'s (a conversation's)."""
     if locale is None:
         return str(PAGE_LABELS.get(key) or key.replace("_", " ").capitalize())
-    with translation.override(PAGE_LANGUAGES.get(locale.lower().split("-")[0], "en")):
+    with translation.override(page_language(locale)):
         return page_label(key)
 
 

@@ -19,16 +19,10 @@ from django.utils.translation import gettext_lazy, pgettext
 
 from workflows import engine as wf
 
-from .documents import PAGE_LANGUAGES
+from .documents import page_language
 from .engine.config import ConversationConfig, FormQuestionSpec
 from .engine.plain_words import answer_shown, question_label
 from .engine.slots import slot_label
-
-
-def page_language(locale: str | None) -> str:
-    """Django's language code for a conversation locale ("zh-hans", "zh-CN" -> "zh-hans")."""
-    return PAGE_LANGUAGES.get((locale or "en").lower().split("-")[0].split("_")[0], "en")
-
 
 # --- slot values --------------------------------------------------------------------------
 

@@ -109,7 +109,6 @@ def _page_words(request: HttpRequest, conversation: Conversation, error: str | N
         "error": error,
         "working": conversation.messages.filter(payload__kind="pending").exists(),
         "documents": documents.available(conversation),
-        "lang": lang,
         # A supervisor reading someone else's conversation gets no composer and no option buttons.
         "read_only": conversation.owner_id != request.user.pk,
     }
@@ -200,13 +199,18 @@ def updates(request: HttpRequest, conversation_id: int) -> HttpResponse:
     return _render(request, conversation, "conversations/partials/update.html", context)
 
 
+def _newest_document(conversation: Conversation, key: str) -> RunDocument:
+    doc = RunDocument.objects.filter(run_id=conversation.run_id, key=key).order_by("-version").first()
+    if doc is None:
+        raise Http404("No such document yet.")
+    return doc
+
+
 @login_required
 @require_GET
 def document(request: HttpRequest, conversation_id: int, key: str) -> HttpResponse:
     conversation = _access(request, conversation_id)
-    doc = RunDocument.objects.filter(run_id=conversation.run_id, key=key).order_by("-version").first()
-    if doc is None:
-        raise Http404("No such document yet.")
+    doc = _newest_document(conversation, key)
     body, content_type, filename = documents.render(conversation, doc)
     response = HttpResponse(body, content_type=content_type)
     disposition = "inline" if request.GET.get("view") else "attachment"
@@ -219,13 +223,11 @@ def document(request: HttpRequest, conversation_id: int, key: str) -> HttpRespon
 def document_page(request: HttpRequest, conversation_id: int, key: str) -> HttpResponse:
     """A document shown in the page as what it is (a report, a form, an email, an invitation), with download beside it."""
     conversation = _access(request, conversation_id)
-    doc = RunDocument.objects.filter(run_id=conversation.run_id, key=key).order_by("-version").first()
-    if doc is None:
-        raise Http404("No such document yet.")
+    doc = _newest_document(conversation, key)
     with presentation.activate_for(conversation.locale):
         shown = documents.shown(conversation, doc)
     return _render(request, conversation, "conversations/document.html",
-                   {"conversation": conversation, "doc": doc, "shown": shown, "lang": selectors.reply_lang(conversation.locale)})
+                   {"conversation": conversation, "doc": doc, "shown": shown})
 
 
 def health(request: HttpRequest) -> HttpResponse:

@@ -105,7 +105,7 @@ def _title_in(title: str, lang: str) -> str:
     parts = [part.strip() for part in title.split(" / ") if part.strip()]
     if len(parts) < 2:
         return title
-    chinese = [part for part in parts if any("\u4e00" <= ch <= "\u9fff" for ch in part)]
+    chinese = [part for part in parts if _in_language(part, "zh")]
     others = [part for part in parts if part not in chinese]
     return (chinese if lang == "zh" else others or chinese)[0] if chinese else title
 
@@ -142,7 +142,7 @@ def _seg_name(seg: Mapping[str, Any], lang: str) -> str:
     """A segment's name followed by a space, as a sentence in `lang` can say it: a Chinese sentence
     leaves out a key such as `night_free` (its time window, said beside it, names it)."""
     name = str(seg.get("name") or "")
-    if lang == "zh" and not any("\u4e00" <= ch <= "\u9fff" for ch in name):
+    if not _in_language(name, lang):
         return ""
     return f"{name} " if name else ""
 

@@ -11,6 +11,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .schema import localize
+
 _MISSING = object()
 
 
@@ -36,13 +38,9 @@ def _is_text(value: Any) -> bool:
                                       and all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()))
 
 
-def _describe(condition: Mapping[str, Any], default: str, view: ConditionView | None = None) -> str:
-    """The plan's message for a failed condition (a text or {lang: text}), else the engine's default."""
-    message = condition.get("message")
-    if isinstance(message, Mapping):
-        lang = (view.locale if view is not None else "en").lower().split("-")[0]
-        message = message.get(lang) or message.get("en") or next(iter(message.values()), "")
-    return str(message or default)
+def _describe(condition: Mapping[str, Any], default: str, view: ConditionView) -> str:
+    """The plan's message for a failed condition (a text or {lang: text}) in the view's locale, else the engine's default."""
+    return localize(condition.get("message"), view.locale) or default
 
 
 def _equals(condition: Mapping, view: ConditionView) -> str | None:

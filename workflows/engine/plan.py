@@ -27,22 +27,12 @@ from pydantic import (
 )
 
 from .conditions import CONDITION_TYPES, validate_condition
-from .schema import Identifier, Text, problems_from
+from .schema import Identifier, Text, localize, problems_from
 
 NodeType = Literal["conversation_step", "task", "qa", "gate", "action", "end"]
 EdgeKind = Literal["auto", "user_choice"]  # "blocked" is computed, never declared
 StalenessPolicy = Literal["block", "warn"]
 DEFAULT_MAX_RETRIES = 2
-
-
-def localize(text: Text | None, locale: str = "en") -> str:
-    """Pick the text for a locale ("zh-hans" matches "zh"), falling back to English."""
-    if text is None:
-        return ""
-    if isinstance(text, str):
-        return text
-    lang = (locale or "en").lower().split("-")[0]
-    return text.get(lang) or text.get("en") or next(iter(text.values()), "")
 
 
 @dataclass(frozen=True)

@@ -36,6 +36,17 @@ def _text(value: Any) -> str | dict[str, str]:
 Identifier = Annotated[str, PlainValidator(_identifier)]
 Text = Annotated[str | Mapping[str, str], PlainValidator(_text)]  # plain text, or {"en": ..., "zh": ...}
 
+
+def localize(text: Text | None, locale: str = "en") -> str:
+    """Pick the text for a locale ("zh-hans" matches "zh"), falling back to English."""
+    if text is None:
+        return ""
+    if isinstance(text, str):
+        return text
+    lang = (locale or "en").lower().split("-")[0]
+    return text.get(lang) or text.get("en") or next(iter(text.values()), "")
+
+
 # pydantic's error types in the project's wording; any other type keeps pydantic's own message
 _MESSAGES = {
     "missing": "is required",
