@@ -11,10 +11,9 @@ class BillingConfig(AppConfig):
 
         from conversations.dialogues import register_setup_loader
 
-        from . import (  # handlers: the billing tools and the fee decision, with workflows
-            handlers,
-            knowledge,
-        )
+        # handlers: the billing tools and the fee decision; review_summary: how a supervisor reads
+        # a fee mismatch. Both register themselves with workflows on import.
+        from . import handlers, knowledge, review_summary  # noqa: F401
         from .datasets import dataset_load
         from .models import BillingRule, BillingRuleVersion, City, Lot
         from .places import forget_place_names

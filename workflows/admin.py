@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 
 from django import forms
-from django.apps import apps
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.db.models import Case, Count, IntegerField, Q, Value, When
@@ -33,11 +32,9 @@ from .models import (
 )
 from .review_summary import (
     LINKED_KEYS,
-    fee_summary,
-    is_fee_subject,
-    named,
     qa_step_ran,
     readable_rows,
+    reader_for,
     reasons_shown,
     signal_rows,
     step_label,
@@ -100,39 +97,24 @@ def _local_minute(value) -> str:  # noqa: ANN001
     return timezone.localtime(value).strftime("%Y-%m-%d %H:%M") if value else "—"
 
 
-def order_facts(order_no: str) -> dict[str, str]:
-    """The order's stay and places as the supervisor reads them.
-
-    Models are looked up by name: billing builds on workflows, not the other way round.
-    """
-    order = apps.get_model("billing", "ParkingOrder").objects.filter(order_no=order_no).first()
-    if order is None:
-        return {}
-    lot = apps.get_model("billing", "Lot").objects.filter(city__code=order.city_code, code=order.lot_code).select_related("city").first()
-    facts = {"entry_time": _local_minute(order.entry_time), "exit_time": _local_minute(order.exit_time)}
-    if lot is not None:
-        facts |= {"city_code": named(lot.city.code, lot.city.names), "lot_code": named(lot.code, lot.names)}
-    return facts
-
-
 def review_summary_html(review: Review) -> str:
-    """The subject in words: the order and its two amounts, or the documents the gate decided on, or a plain table."""
+    """The subject in words (by the reader its app registered), or the documents the gate decided on, or a plain table."""
     subject = review.subject or {}
-    fee = fee_summary(subject, order_facts(subject["order_no"])) if is_fee_subject(subject) else None
-    skip = LINKED_KEYS | (set(subject) if fee else set())
+    reader = reader_for(subject)
+    in_words = reader.summary_html(subject) if reader.summary_html else ""
+    skip = LINKED_KEYS | (set(subject) if in_words else set())
     docs = review_documents(review)
     context = {
-        "fee": fee,
+        "subject_summary": in_words,
         "documents": documents_html(docs) if docs else "",
         "other_rows": readable_rows(subject, skip=skip),
-        "timezone": timezone.get_current_timezone_name(),
     }
     return render_to_string("admin/workflows/review/includes/summary.html", context)
 
 
 def review_signals_html(review: Review) -> str:
     """Each signal beside the threshold the gate held it against."""
-    rows = signal_rows(review.signals or {}, qa_ran=qa_ran(review), fee=is_fee_subject(review.subject or {}))
+    rows = signal_rows(review.signals or {}, qa_ran=qa_ran(review), reader=reader_for(review.subject or {}))
     return render_to_string("admin/workflows/review/includes/signals.html", {"rows": rows})
 
 

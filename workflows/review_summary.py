@@ -3,37 +3,34 @@
 Plain Python (no Django): the admin renders what these functions return. The thresholds are the
 engine's own constants (workflows/engine/gates.py), so the page cannot drift from the policy
 that computed the gate's kind.
+
+Workflows knows no subject of its own: an app that opens reviews about its records registers a
+reader for them (billing registers the fee mismatch at start-up, as it registers its step
+handlers); any other subject reads as a table of labels and values.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
-from decimal import Decimal, InvalidOperation
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any
 
 from workflows.engine.gates import CONFIDENCE_THRESHOLD, GATE_SIGNALS, UNRECOGNISED_INTENTS
 
 # Keys whose plain-words label is not just the key with spaces.
 LABELS = {
-    "order_no": "Order", "plate_no": "Plate", "city_code": "City", "lot_code": "Lot",
-    "entry_time": "Entry", "exit_time": "Exit",
-    "order_total_amount": "Recorded amount", "simulated_total_amount": "Simulated amount",
-    "rule_code": "Rule", "version_no": "Rule version", "verification_id": "Verification",
     "run_id": "Run", "conversation_id": "Conversation",
-    "amount_check_result": "Amount check", "qa_pass": "QA check", "missing_critical": "Critical information",
+    "qa_pass": "QA check", "missing_critical": "Critical information",
     "intent_class": "Intent class", "policy_risk": "Policy risk", "semantic_uncertainty": "Semantic uncertainty",
 }
-# The fee subject's facts about the order, in reading order (times come from the order itself).
-FEE_ORDER_KEYS = ("order_no", "plate_no", "city_code", "lot_code", "entry_time", "exit_time")
 # Shown as links beside the summary, not as numbers in it.
-LINKED_KEYS = frozenset({"run_id", "conversation_id", "verification_id"})
+LINKED_KEYS = frozenset({"run_id", "conversation_id"})
 _QA_WORDING = re.compile(r"\bQA\b")
 
 
 def label_for(key: str) -> str:
-    """A key as a person reads it: 'order_total_amount' → 'Recorded amount', 'goal_date' → 'Goal date'."""
+    """A key as a person reads it: 'intent_class' → 'Intent class', 'goal_date' → 'Goal date'."""
     return LABELS.get(key) or key.replace("_", " ").strip().capitalize()
 
 
@@ -58,42 +55,63 @@ def readable_rows(mapping: Mapping[str, Any], *, skip: Iterable[str] = ()) -> li
     return [(label_for(key), readable(value)) for key, value in mapping.items() if key not in skipped]
 
 
-def is_fee_subject(subject: Mapping[str, Any]) -> bool:
-    """A fee mismatch names an order and the amount the rule gives (gate or billing review alike)."""
-    return bool(subject.get("order_no")) and "simulated_total_amount" in subject
+# --- subjects an app knows: read by the reader it registered ------------------------------
 
 
 @dataclass(frozen=True)
-class FeeSummary:
-    order: list[tuple[str, str]]
-    recorded: str
-    simulated: str
-    rule: str
-    difference: str
+class CheckWording:
+    """How the signals table words a step's own check (its qa_pass) when no QA node of the plan ran."""
+
+    name: str
+    held_against: str
+    passed: str = "passed"
+    failed: str = "did not pass"
 
 
-def _difference(recorded: str, simulated: str) -> str:
-    try:
-        delta = Decimal(simulated) - Decimal(recorded)
-    except (InvalidOperation, TypeError):
-        return ""
-    if delta == 0:
-        return "The rule gives the amount the order records."
-    direction = "less" if delta < 0 else "more"
-    return f"The rule gives {abs(delta):.2f} {direction} than the order records."
+STEP_CHECK = CheckWording("Step's check", "must pass")
+
+SummaryHtml = Callable[[Mapping[str, Any]], str]
 
 
-def fee_summary(subject: Mapping[str, Any], order_facts: Mapping[str, Any] | None = None) -> FeeSummary:
-    """The order (number, plate, lot, times) and its two amounts with the rule that gave the second."""
-    facts = {**subject, **(order_facts or {})}
-    recorded, simulated = str(subject.get("order_total_amount", "")), str(subject.get("simulated_total_amount", ""))
-    rule = str(subject.get("rule_code") or "—")
-    if subject.get("version_no") is not None:
-        rule = f"{rule}, version {subject['version_no']}"
-    return FeeSummary(
-        order=[(label_for(key), readable(facts.get(key))) for key in FEE_ORDER_KEYS],
-        recorded=recorded or "—", simulated=simulated or "—", rule=rule, difference=_difference(recorded, simulated),
-    )
+@dataclass(frozen=True)
+class SubjectReader:
+    """How a supervisor reads one kind of subject: its summary, its own signals and the check its step ran."""
+
+    kind: str
+    recognizes: Callable[[Mapping[str, Any]], bool]
+    summary_html: SummaryHtml | None = None  # the subject in words, in place of the table of its fields
+    check: CheckWording = STEP_CHECK
+    labels: Mapping[str, str] = field(default_factory=dict)  # its own signals' keys in words
+    expected: Mapping[str, Any] = field(default_factory=dict)  # its own signal → the value the gate wants
+
+    def label_for(self, key: str) -> str:
+        return self.labels.get(key) or label_for(key)
+
+
+GENERIC_READER = SubjectReader("generic", recognizes=lambda subject: True)
+_READERS: dict[str, SubjectReader] = {}
+
+
+def subject_reader(
+    kind: str, *, recognizes: Callable[[Mapping[str, Any]], bool], check: CheckWording = STEP_CHECK,
+    labels: Mapping[str, str] | None = None, expected: Mapping[str, Any] | None = None,
+) -> Callable[[SummaryHtml], SummaryHtml]:
+    """Register the function that says a kind of subject in words (billing registers the fee mismatch).
+
+    Keyed by the subject's kind rather than the review's: the same fee mismatch reaches a supervisor
+    as a billing review and as a plan's gate, and reads the same on both.
+    """
+
+    def register(fn: SummaryHtml) -> SummaryHtml:
+        _READERS[kind] = SubjectReader(kind, recognizes, fn, check, dict(labels or {}), dict(expected or {}))
+        return fn
+
+    return register
+
+
+def reader_for(subject: Mapping[str, Any]) -> SubjectReader:
+    """The registered reader that recognizes this subject, or the generic one (a table of labels and values)."""
+    return next((reader for reader in _READERS.values() if reader.recognizes(subject)), GENERIC_READER)
 
 
 def step_label(plan_definition: Mapping[str, Any], step_id: str, locale: str = "en") -> str:
@@ -103,12 +121,6 @@ def step_label(plan_definition: Mapping[str, Any], step_id: str, locale: str = "
     if isinstance(label, Mapping):
         label = label.get(locale) or next(iter(label.values()), None)
     return str(label) if label else step_id.replace("_", " ").capitalize()
-
-
-def named(code: str, names: Mapping[str, str] | None, locale: str = "en") -> str:
-    """A city or lot by its name with its code beside it: 'Shanghai (310100)'."""
-    name = (names or {}).get(locale) or next(iter((names or {}).values()), "")
-    return f"{name} ({code})" if name and name != code else code
 
 
 def qa_step_ran(plan_definition: Mapping[str, Any], completed_steps: Iterable[str]) -> bool:
@@ -148,16 +160,14 @@ def _intent_row(value: Any) -> SignalRow:
     return SignalRow("Intent class", shown, f"a recognised class (not {unrecognised})", recognised)
 
 
-def _check_row(value: Any, *, qa_ran: bool, fee: bool) -> SignalRow | None:
+def _check_row(value: Any, *, qa_ran: bool, check: CheckWording) -> SignalRow | None:
     """qa_pass in the words of the check that set it; None when nothing reported it."""
     if value is None and not qa_ran:
         return None
     if qa_ran:
         shown = {True: "passed", False: "did not pass"}.get(value, "no result")
         return SignalRow("QA check", shown, "must pass", value is True)
-    if fee:
-        return SignalRow("Amounts agree", "yes" if value else "no", "must agree for an automatic pass", value is True)
-    return SignalRow("Step's check", "passed" if value else "did not pass", "must pass", value is True)
+    return SignalRow(check.name, check.passed if value else check.failed, check.held_against, value is True)
 
 
 def _missing_row(value: Any) -> SignalRow:
@@ -171,25 +181,28 @@ def _flag_row(name: str, value: Any) -> SignalRow | None:
     return SignalRow(name, "present" if value else "none", "none, or a person decides", not value)
 
 
-def _other_row(key: str, value: Any) -> SignalRow:
-    if key == "amount_check_result":
-        return SignalRow("Amount check", readable(value), "match", value == "match")
-    return SignalRow(label_for(key), readable(value), "—", None)
+def _other_row(key: str, value: Any, reader: SubjectReader) -> SignalRow:
+    if key in reader.expected:
+        return SignalRow(reader.label_for(key), readable(value), readable(reader.expected[key]), value == reader.expected[key])
+    return SignalRow(reader.label_for(key), readable(value), "—", None)
 
 
-def signal_rows(signals: Mapping[str, Any], *, qa_ran: bool, fee: bool) -> list[SignalRow]:
-    """Each signal with its value and what the gate held it against, gate signals first."""
+def signal_rows(signals: Mapping[str, Any], *, qa_ran: bool, reader: SubjectReader = GENERIC_READER) -> list[SignalRow]:
+    """Each signal with its value and what the gate held it against, gate signals first.
+
+    The reader of the review's subject words its step's check and its own signals.
+    """
     if not signals:
         return []
     gate_rows: list[SignalRow | None] = []
     if any(key in signals for key in GATE_SIGNALS):
         gate_rows = [
             _confidence_row(signals.get("confidence")),
-            _check_row(signals.get("qa_pass"), qa_ran=qa_ran, fee=fee),
+            _check_row(signals.get("qa_pass"), qa_ran=qa_ran, check=reader.check),
             _missing_row(signals.get("missing_critical")),
             _intent_row(signals.get("intent_class")),
             _flag_row("Policy risk", signals.get("policy_risk")),
             _flag_row("Semantic uncertainty" if qa_ran else "Uncertainty", signals.get("semantic_uncertainty")),
         ]
-    others = [_other_row(key, value) for key, value in signals.items() if key not in GATE_SIGNALS]
+    others = [_other_row(key, value, reader) for key, value in signals.items() if key not in GATE_SIGNALS]
     return [row for row in gate_rows if row is not None] + others

@@ -9,6 +9,8 @@ import pytest
 from django.core.management import call_command
 
 from billing.models import BillingRule, BillingRuleVersion
+from billing.review_summary import fee_summary, fee_summary_html
+from workflows.review_summary import GENERIC_READER, reader_for, signal_rows
 
 pytestmark = pytest.mark.django_db
 
@@ -54,3 +56,28 @@ def test_rule_pages_show_versions_and_add_one_through_the_service(admin_client) 
 def test_orders_are_read_only(admin_client) -> None:  # noqa: ANN001
     assert admin_client.get("/admin/billing/parkingorder/").status_code == 200
     assert admin_client.get("/admin/billing/parkingorder/add/").status_code == 403
+
+
+# --- a fee mismatch as the supervisor reads it (registered with workflows' review summaries) ---
+
+
+FEE_SUBJECT = {"order_no": "X-1", "order_total_amount": "10.00", "simulated_total_amount": "12.50", "rule_code": "R", "version_no": 2}
+
+
+def test_a_fee_summary_names_the_two_amounts_the_rule_and_the_difference() -> None:
+    fee = fee_summary(FEE_SUBJECT)
+    assert (fee.recorded, fee.simulated, fee.rule) == ("10.00", "12.50", "R, version 2")
+    assert fee.difference == "The rule gives 2.50 more than the order records."
+    assert [label for label, _ in fee.order] == ["Order", "Plate", "City", "Lot", "Entry", "Exit"]
+    assert fee_summary({**FEE_SUBJECT, "simulated_total_amount": "10.00"}).difference == "The rule gives the amount the order records."
+
+
+def test_billing_registers_the_fee_reader_with_workflows() -> None:
+    reader = reader_for(FEE_SUBJECT)
+    assert reader.kind == "billing.fee" and reader.summary_html is fee_summary_html
+    assert reader_for({"order_no": "X-1"}) is GENERIC_READER  # an order without a simulated amount is no fee mismatch
+    # The fee step reports its comparison as its check: the signals say what it compared.
+    rows = {row.name: row for row in signal_rows({"qa_pass": False, "confidence": 1.0, "amount_check_result": "mismatch"},
+                                                 qa_ran=False, reader=reader)}
+    assert (rows["Amounts agree"].value, rows["Amounts agree"].held_against) == ("no", "must agree for an automatic pass")
+    assert (rows["Amount check"].value, rows["Amount check"].held_against, rows["Amount check"].met) == ("mismatch", "match", False)

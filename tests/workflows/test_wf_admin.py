@@ -15,7 +15,15 @@ from tests.support.helpers import plan_document
 from workflows.admin import REASON_REQUIRED
 from workflows.engine.gates import CONFIDENCE_THRESHOLD
 from workflows.models import AuditEvent, Review, Run, WorkflowPlan
-from workflows.review_summary import fee_summary, readable, reasons_shown, signal_rows
+from workflows.review_summary import (
+    GENERIC_READER,
+    CheckWording,
+    SubjectReader,
+    readable,
+    reader_for,
+    reasons_shown,
+    signal_rows,
+)
 from workflows.services import reviews, runs
 from workflows.services.runs import Actor
 
@@ -194,19 +202,30 @@ def test_any_other_subject_reads_as_a_table_of_labels_and_values(admin_client_su
 
 def test_signal_rows_use_the_engines_threshold_and_name_qa_only_after_a_qa_step() -> None:
     signals = {"qa_pass": False, "confidence": 0.62, "missing_critical": True, "intent_class": "unknown", "policy_risk": None}
-    with_qa = {row.name: row for row in signal_rows(signals, qa_ran=True, fee=False)}
+    with_qa = {row.name: row for row in signal_rows(signals, qa_ran=True)}
     assert with_qa["Confidence"].value == "0.62" and with_qa["Confidence"].held_against == f"≥ {CONFIDENCE_THRESHOLD:.2f}"
     assert with_qa["QA check"].value == "did not pass" and with_qa["QA check"].met is False
     assert with_qa["Critical information"].met is False and with_qa["Intent class"].met is False
     assert "Policy risk" not in with_qa  # not reported: no row
-    without_qa = [row.name for row in signal_rows(signals, qa_ran=False, fee=True)]
-    assert "Amounts agree" in without_qa and not any("QA" in name for name in without_qa)
+    without_qa = [row.name for row in signal_rows(signals, qa_ran=False)]
+    assert "Step's check" in without_qa and not any("QA" in name for name in without_qa)
     assert reasons_shown(["the amounts differ", "QA did not pass"], qa_ran=False) == ["the amounts differ"]
     assert reasons_shown(["QA did not pass"], qa_ran=True) == ["QA did not pass"]
     assert readable({"first_name": "Li", "tags": ["a", "b"]}) == "First name: Li; Tags: a, b"
-    fee = fee_summary({"order_no": "X-1", "order_total_amount": "10.00", "simulated_total_amount": "12.50", "rule_code": "R", "version_no": 2})
-    assert (fee.recorded, fee.simulated, fee.rule) == ("10.00", "12.50", "R, version 2")
-    assert fee.difference == "The rule gives 2.50 more than the order records."
+
+
+def test_a_subjects_reader_words_its_steps_check_and_its_own_signals() -> None:
+    reader = SubjectReader("permit", recognizes=lambda subject: "permit_no" in subject,
+                           check=CheckWording("Papers complete", "must be complete", passed="yes", failed="no"),
+                           labels={"fire_check": "Fire inspection"}, expected={"fire_check": "done"})
+    signals = {"qa_pass": False, "confidence": 0.9, "fire_check": "pending", "floor_count": 3}
+    rows = {row.name: row for row in signal_rows(signals, qa_ran=False, reader=reader)}
+    assert (rows["Papers complete"].value, rows["Papers complete"].held_against, rows["Papers complete"].met) == ("no", "must be complete", False)
+    assert (rows["Fire inspection"].held_against, rows["Fire inspection"].met) == ("done", False)
+    assert (rows["Floor count"].held_against, rows["Floor count"].met) == ("—", None)
+    assert signal_rows(signals, qa_ran=True, reader=reader)[1].name == "QA check"  # a QA node's check is the QA check
+    # A subject no app registered a reader for reads with the generic one: a table of its fields.
+    assert reader_for({"permit_type": "residential"}) is GENERIC_READER and GENERIC_READER.summary_html is None
 
 
 # --- a decision's reason: the product's own words, checked by the server ---------------------
