@@ -77,6 +77,10 @@ class WorkflowFilter(admin.SimpleListFilter):
         return queryset.filter(conversation__workflow_id=self.value()) if self.value() else queryset
 
 
+# The inbox's order of statuses: open ones first (the status column sorts by it too, not by the word).
+OPEN_FIRST = Case(When(status=Handoff.Status.OPEN, then=Value(0)), default=Value(1), output_field=IntegerField())
+
+
 class HandoffForm(forms.ModelForm):
     """The supervisor's answer to the person, and whether to hand the conversation back."""
 
@@ -114,8 +118,7 @@ class HandoffAdmin(admin.ModelAdmin):
 
     def get_ordering(self, request):  # noqa: ANN001, ANN201
         # Open first whatever the statuses are called ("closed" sorts before "open"), newest first.
-        open_first = Case(When(status=Handoff.Status.OPEN, then=Value(0)), default=Value(1), output_field=IntegerField())
-        return [open_first.asc(), "-opened_at", "-id"]
+        return [OPEN_FIRST.asc(), "-opened_at", "-id"]
 
     def get_queryset(self, request):  # noqa: ANN001, ANN201
         last_from_person = Message.objects.filter(conversation=OuterRef("conversation"), role=Message.Role.USER).order_by("-id")
@@ -146,7 +149,7 @@ class HandoffAdmin(admin.ModelAdmin):
             extra_context = {**(extra_context or {}), "title": title, "subtitle": ""}
         return super().change_view(request, object_id, form_url, extra_context)
 
-    @admin.display(description="status", ordering="status")
+    @admin.display(description="status", ordering=OPEN_FIRST)
     def status_badge(self, obj: Handoff) -> str:
         return format_html("<strong class='status-{}'>{}</strong>", obj.status, obj.get_status_display())
 

@@ -92,7 +92,9 @@ class Handoff(models.Model):
     closed_by = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+")
 
     class Meta:
-        ordering = ["status", "-opened_at"]  # the inbox: open ones first, newest first
+        # Newest first; the admin inbox puts open ones before closed ones itself (HandoffAdmin):
+        # sorting by the status string would put "closed" before "open".
+        ordering = ["-opened_at", "-id"]
         constraints = [models.UniqueConstraint(fields=["conversation"], condition=models.Q(status="open"),
                                                name="one_open_handoff_per_conversation")]
 

@@ -91,6 +91,14 @@ def test_the_inbox_lists_open_handoffs_first_newest_first(chat, staff) -> None: 
     assert "Handoff inbox — 2 open" in inbox
     rows = [inbox.index(f"/admin/conversations/handoff/{h.pk}/change/") for h in (middle, oldest, newest)]
     assert rows == sorted(rows), "open ones first (newest first), the closed one last"
+    # Sorted by the status column: open before closed (not the words' order), and the reverse.
+    for order, expected in (("0", (middle, oldest, newest)), ("-0", (newest, middle, oldest))):
+        page = staff.get(f"/admin/conversations/handoff/?o={order}").content.decode()
+        rows = [page.index(f"/admin/conversations/handoff/{h.pk}/change/") for h in expected]
+        assert rows == sorted(rows), order
+    # Outside the inbox a handoff list is plainly newest first, whatever its status.
+    staff.post(f"/admin/conversations/handoff/{oldest.pk}/change/", {"hand_back": "Hand back to the concierge"})
+    assert list(Handoff.objects.values_list("pk", flat=True)) == [newest.pk, middle.pk, oldest.pk]
     assert "Parking help desk" in staff.get("/admin/conversations/handoff/?workflow=parking_help_desk").content.decode()
 
 
