@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import difflib
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -84,11 +85,12 @@ def _extra_violations(data: dict[str, Any], *, view, state, config, draft: Compo
 
 
 def concierge_reply(*, conversation, run, plan, config, state, outcome, view, draft: ComposedReply, lang: str, user_text: str,  # noqa: ANN001
-                    model=None) -> Decision:  # noqa: ANN001
+                    model=None, on_text: Callable[[str], None] | None = None) -> Decision:  # noqa: ANN001
     """The reply that counts for this turn: the model's when it keeps every contract, else the rules'.
 
     Called with no transaction open (the model may take seconds): the audit rows of what the
-    model did ride on the decision, and the caller writes them when it applies it.
+    model did ride on the decision, and the caller writes them when it applies it. `on_text`
+    is told the reply as the model writes it, before any check (for the page to show).
     """
     model = model or model_from_settings()
     if model is None:
@@ -101,7 +103,7 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
     facts = "\n".join(f"- {f}" for f in draft.facts) or "- (none)"
     user = f"{package}\n\n## Tool results (business facts)\n{facts}\n\n## Draft answer from the rules backend\n{draft.text}"
     try:
-        raw = model.complete_json(SYSTEM_PROMPT, user)
+        raw = model.complete_json(SYSTEM_PROMPT, user, on_text=on_text)
     except ModelUnavailable as error:
         # Garbage is a broken contract; a timeout or an error is an outage. Both fall back.
         broken = error.broken_contract

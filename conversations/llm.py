@@ -33,12 +33,13 @@ import os
 import random
 import re
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
 
 import httpx2
+import jiter
 import openai
 
 log = logging.getLogger(__name__)
@@ -49,6 +50,7 @@ BACKOFF_SECONDS = 0.25  # before the first retry when the server gives no Retry-
 RETRY_STATUSES = frozenset({408, 429})  # and every 5xx
 MAX_BODY_BYTES = 1 << 20  # a completion for one chat turn is a few kilobytes
 MAX_CONTENT_CHARS = 32_000
+READ_REPLY_EVERY = 0.05  # seconds between readings of a streamed answer's reply so far
 MAX_DEPTH = 32  # the answer's schema is three levels deep; the envelope about six
 MAX_INT = 2**63 - 1  # what every JSON consumer of the audit trail holds exactly
 MAX_INT_DIGITS = len(str(MAX_INT))
@@ -178,17 +180,103 @@ def answer_from_body(body: bytes) -> dict[str, Any]:
     """The JSON object a chat completion's body carries, or ModelUnavailable."""
     if len(body) > MAX_BODY_BYTES:
         raise ModelUnavailable("too_large", f"a body over {MAX_BODY_BYTES} bytes")
+    return answer_from_content(_message_content(loads_json(_utf8(body), kind="not_json")))
+
+
+def _utf8(data: bytes) -> str:
     try:
-        text = body.decode("utf-8-sig")
+        return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
         raise ModelUnavailable("not_json", f"the body is not UTF-8: {error}") from error
-    content = _message_content(loads_json(text, kind="not_json"))
+
+
+def answer_from_content(content: str) -> dict[str, Any]:
+    """The JSON object a completion's message content holds, or ModelUnavailable."""
     if len(content) > MAX_CONTENT_CHARS:
         raise ModelUnavailable("too_large", f"an answer of {len(content)} characters (limit {MAX_CONTENT_CHARS})")
     answer = loads_json(content, kind="malformed_json")
     if not isinstance(answer, dict):
         raise ModelUnavailable("malformed_json", f"the answer is a JSON {type(answer).__name__}, not an object")
     return answer
+
+
+# -- Streaming: the reply shown while it is written ------------------------------------------
+
+
+def reply_so_far(content: str) -> str | None:
+    """The `reply` field of a JSON answer still being written, as far as it has come (None before
+    it starts). jiter, the openai client's own JSON parser, reads an unfinished object."""
+    try:
+        partial = jiter.from_json(content.encode(), partial_mode="trailing-strings")
+    except ValueError:
+        return None
+    reply = partial.get("reply") if isinstance(partial, dict) else None
+    return reply if isinstance(reply, str) else None
+
+
+def _lines(chunks: Iterable[bytes], deadline: Deadline) -> Iterator[str]:
+    """The lines of a body as they arrive, under the same size cap and deadline as a whole body."""
+    pending, size = b"", 0
+    for chunk in chunks:
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
+            raise ModelUnavailable("too_large", f"a body over {MAX_BODY_BYTES} bytes")
+        if deadline.left() <= 0:
+            raise ModelUnavailable("timeout", "the body was still arriving at the turn's deadline")
+        *complete, pending = (pending + chunk).split(b"\n")
+        for line in complete:
+            yield _utf8(line).rstrip("\r")
+    if pending:
+        yield _utf8(pending)
+
+
+def _chunk_content(chunk: Any) -> str:
+    """The piece of message content one streamed chunk adds ("" for a chunk with none)."""
+    if isinstance(chunk, dict) and isinstance(chunk.get("error"), dict):
+        raise ModelUnavailable("http_error", str(chunk["error"].get("message") or "an error in the stream")[:300])
+    choices = chunk.get("choices") if isinstance(chunk, dict) else None
+    if not isinstance(choices, list):
+        raise ModelUnavailable("empty", "a streamed chunk without choices")
+    delta = choices[0].get("delta") if choices and isinstance(choices[0], dict) else None
+    if not isinstance(delta, dict):
+        return ""  # the usage chunk at the end has no choices
+    if isinstance(delta.get("refusal"), str) and delta["refusal"]:
+        raise ModelUnavailable("empty", f"refused: {delta['refusal']}")
+    piece = delta.get("content")
+    if piece is not None and not isinstance(piece, str):
+        raise ModelUnavailable("malformed_json", f"the content is a {type(piece).__name__}, not a string")
+    return piece or ""
+
+
+def streamed_content(lines: Iterable[str], on_text: Callable[[str], None]) -> str:
+    """The message content of a streamed completion (server-sent events, one chunk each), telling
+    `on_text` the reply as more of it arrives (at most every READ_REPLY_EVERY seconds: reading
+    the unfinished answer again at every chunk would cost time growing with its square)."""
+    content, shown, read_at = "", None, 0.0
+
+    def show() -> None:
+        nonlocal shown, read_at
+        read_at = time.monotonic()
+        reply = reply_so_far(content)
+        if reply is not None and reply != shown:
+            shown = reply
+            on_text(reply)
+
+    for line in lines:
+        if not line.startswith("data:"):
+            continue  # comments, event names and the blank lines between events
+        data = line[5:].strip()
+        if data == "[DONE]":
+            break
+        content += _chunk_content(loads_json(data, kind="not_json"))
+        if len(content) > MAX_CONTENT_CHARS:
+            raise ModelUnavailable("too_large", f"an answer of over {MAX_CONTENT_CHARS} characters")
+        if time.monotonic() - read_at >= READ_REPLY_EVERY:
+            show()
+    if not content:
+        raise ModelUnavailable("empty", "the model returned no content")
+    show()
+    return content
 
 
 # -- Retries: what a failed attempt may wait for ---------------------------------------------
@@ -285,13 +373,18 @@ class OpenAIChatModel:
         self.client = _client(settings.api_key, settings.base_url, os.getpid())
 
     def complete_json(self, system: str, user: str, *, deadline: Deadline | None = None,
-                      schema: Mapping[str, Any] | None = None, schema_name: str = "answer") -> dict[str, Any]:
+                      schema: Mapping[str, Any] | None = None, schema_name: str = "answer",
+                      on_text: Callable[[str], None] | None = None) -> dict[str, Any]:
         """Ask for one JSON object before the deadline (the model's own unless given); raise
         ModelUnavailable when none comes back.
 
         With a `schema` the answer is asked for with Structured Outputs (strict JSON Schema);
         a server that refuses `json_schema` (400) is asked again, once, for a plain JSON
         object with the schema in the instructions. The answer is never trusted either way.
+
+        With `on_text` the answer is streamed and `on_text` is told its `reply` field as it
+        grows ("" when a retry starts over); a server that ignores streaming answers whole.
+        What it is told is unchecked: only the returned answer may count, once checked.
         """
         deadline = deadline or self.deadline
         response_format: dict[str, Any] = {"type": "json_object"}
@@ -305,8 +398,10 @@ class OpenAIChatModel:
             attempt += 1
             if deadline.left() < MIN_ATTEMPT_SECONDS:
                 raise ModelUnavailable("timeout", f"no time left for attempt {attempt} of this turn's model calls")
+            if on_text is not None and attempt > 1:
+                on_text("")  # what the failed attempt had written is gone
             try:
-                return answer_from_body(self._post(messages, deadline, response_format))
+                return self._post(messages, deadline, response_format, on_text)
             except _SchemaRefused:
                 response_format = {"type": "json_object"}
                 messages[0]["content"] += "\n\nAnswer with one JSON object valid against this JSON Schema:\n" + json.dumps(schema)
@@ -325,18 +420,22 @@ class OpenAIChatModel:
         if wait + MIN_ATTEMPT_SECONDS > left:
             raise ModelUnavailable(error.kind, f"{error.detail} (a retry in {wait:.3g}s would pass the {left:.2f}s left)")
 
-    def _post(self, messages: list[dict[str, str]], deadline: Deadline, response_format: dict[str, Any]) -> bytes:
-        """One attempt: the raw body of a 2xx, or the failure (retryable or not)."""
+    def _post(self, messages: list[dict[str, str]], deadline: Deadline, response_format: dict[str, Any],
+              on_text: Callable[[str], None] | None) -> dict[str, Any]:
+        """One attempt: the answer of a 2xx, or the failure (retryable or not)."""
         timeout = deadline.left()
+        streamed = {"stream": True} if on_text is not None else {}
         try:
-            # Streamed so that the body is read under our own size cap and deadline.
+            # A streaming response either way, so that the body is read under our own size cap and deadline.
             with self.client.chat.completions.with_streaming_response.create(
                 model=self.settings.model, messages=messages, response_format=response_format,
-                temperature=0, timeout=timeout,
+                temperature=0, timeout=timeout, **streamed,
             ) as response:
                 if not 200 <= response.status_code < 300:  # a redirect that was not followed
                     raise ModelUnavailable("http_error", f"HTTP {response.status_code}")
-                return _read_body(response.iter_bytes(), deadline)
+                if on_text is not None and response.headers.get("content-type", "").startswith("text/event-stream"):
+                    return answer_from_content(streamed_content(_lines(response.iter_bytes(), deadline), on_text))
+                return answer_from_body(_read_body(response.iter_bytes(), deadline))
         except openai.BadRequestError as error:
             if response_format["type"] == "json_schema":
                 raise _SchemaRefused() from error  # many compatible servers know only json_object

@@ -30,6 +30,7 @@ from workflows.services import runs
 from workflows.services.runs import Actor
 
 from .documents import page_label
+from .drafts import DraftWriter
 from .engine import (
     ActionContext,
     ContextState,
@@ -382,22 +383,32 @@ def conversation_turn_apply(request: TurnRequest, *, pending_id: int | None = No
                            understood=understood)
 
 
-def conversation_turn_finish(result: TurnResult, request: TurnRequest) -> TurnResult:
+def conversation_turn_finish(result: TurnResult, request: TurnRequest, *, show_draft: bool = False) -> TurnResult:
     """The model phase of a turn (when it has one), after the rules phase committed: the model is
     asked with no transaction open, and its answer applied only if the conversation still has
-    the version the rules phase left (compare-and-swap); else the rules reply stands."""
+    the version the rules phase left (compare-and-swap); else the rules reply stands.
+    `show_draft`: the reply is kept where the page can show it as the model writes it."""
     if result.model_turn is None:
         return result
-    return _model_phase(result, user=request.user, model=request.model)
+    if not show_draft:
+        return _model_phase(result, user=request.user, model=request.model)
+    draft = DraftWriter(result.conversation.pk, result.model_turn.answer_id, lifetime=model_wait_seconds())
+    draft.start()
+    try:
+        return _model_phase(result, user=request.user, model=request.model, on_text=draft)
+    finally:
+        draft.finish()
 
 
-def conversation_turn(*, user, conversation_id: int, text: str, pending_id: int | None = None) -> TurnResult | None:  # noqa: ANN001
+def conversation_turn(*, user, conversation_id: int, text: str, pending_id: int | None = None,  # noqa: ANN001
+                      show_draft: bool = False) -> TurnResult | None:
     """One user message: understanding, workflow signals and tools, reply; all or nothing.
-    No transaction or row lock is held while the model is called."""
+    No transaction or row lock is held while the model is called. `show_draft`: a page waits
+    for this turn and shows the model's reply as it is written."""
     request = turn_request(user=user, conversation_id=conversation_id, text=text)
     with transaction.atomic():
         result = conversation_turn_apply(request, pending_id=pending_id)
-    return conversation_turn_finish(result, request) if result is not None else None
+    return conversation_turn_finish(result, request, show_draft=show_draft) if result is not None else None
 
 
 def model_wait_seconds() -> float:
@@ -599,7 +610,7 @@ def _answer_payload(reply: ComposedReply, outcome: TurnOutcome, path: dict[str, 
             "submode": outcome.submode, "execution_path": path}
 
 
-def _model_phase(result: TurnResult, *, user, model) -> TurnResult:  # noqa: ANN001
+def _model_phase(result: TurnResult, *, user, model, on_text: Callable[[str], None] | None = None) -> TurnResult:  # noqa: ANN001
     """Ask the model with no transaction open, then apply its answer by compare-and-swap."""
     from .concierge import Decision, concierge_reply
 
@@ -608,7 +619,7 @@ def _model_phase(result: TurnResult, *, user, model) -> TurnResult:  # noqa: ANN
     try:
         decided = concierge_reply(conversation=conversation, run=turn.run, plan=turn.plan, config=turn.config,
                                   state=turn.state_before_reply, outcome=turn.outcome, view=turn.view, draft=turn.draft,
-                                  lang=turn.lang, user_text=turn.text, model=model)
+                                  lang=turn.lang, user_text=turn.text, model=model, on_text=on_text)
     except Exception as error:  # noqa: BLE001 - the turn is stored already: any fault here keeps the rules reply
         logger.exception("model phase failed; the rules reply stands")
         row = audit_row("model_fallback", run=turn.run, conversation=conversation, actor_label="concierge",
@@ -719,7 +730,7 @@ def conversation_turn_process(message_id: int) -> bool:
     if message is None or message.payload.get("kind") != "pending":
         return False
     result = conversation_turn(user=message.conversation.owner, conversation_id=message.conversation_id,
-                               text=message.text, pending_id=message.pk)
+                               text=message.text, pending_id=message.pk, show_draft=True)  # queued by the page
     return result is not None
 
 

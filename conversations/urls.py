@@ -13,6 +13,7 @@ urlpatterns = [
     path("c/<int:conversation_id>/send", views.send, name="send"),
     path("c/<int:conversation_id>/choose", views.choose, name="choose"),
     path("c/<int:conversation_id>/updates", views.updates, name="updates"),
+    path("c/<int:conversation_id>/draft", views.draft, name="draft"),
     path("c/<int:conversation_id>/documents/<slug:key>", views.document, name="document"),
     path("c/<int:conversation_id>/documents/<slug:key>/page", views.document_page, name="document_page"),
 ]

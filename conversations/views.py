@@ -11,7 +11,7 @@ from django.conf import settings
 from django.contrib import messages as flash
 from django.contrib.auth.decorators import login_required
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.utils.translation import gettext_lazy
@@ -22,7 +22,7 @@ from workflows.engine import localize
 from workflows.models import RunDocument
 from workflows.selectors import plan_by_id, plans_latest
 
-from . import documents, presentation, selectors, services
+from . import documents, drafts, presentation, selectors, services
 from .models import Conversation
 
 
@@ -97,11 +97,16 @@ def _page_words(request: HttpRequest, conversation: Conversation, error: str | N
     # People choose among user choices; automatic routes and the "keep talking" option need no button.
     options = [{**o, "reasons": presentation.blocker_sentences(o["blockers"], config, lang)}
                for o in state["options"] if not o["non_advancing"] and not o["automatic"]]
+    transcript = selectors.conversation_messages(conversation)
+    being_written = drafts.draft_of(conversation.pk)
+    if being_written is not None:  # the model is writing this reply: the page shows its draft, then the stored reply
+        transcript = [m for m in transcript if m.pk != being_written["answer_id"]]
     return {
         "conversation": conversation,
         "state": state,
-        "transcript": selectors.conversation_messages(conversation),
-        "last_message_id": conversation.messages.order_by("-id").values_list("id", flat=True).first() or 0,
+        "transcript": transcript,
+        "last_message_id": transcript[-1].pk if transcript else 0,
+        "reply_wait_seconds": round(services.model_wait_seconds()),
         "options": options,
         "steps": presentation.step_rows(state, plan),
         "slot_rows": presentation.slot_rows(state, config, lang),
@@ -166,7 +171,7 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
             # A worker runs the turn; the page shows the message now and the reply when it is ready.
             services.conversation_turn_queue(user=request.user, conversation_id=conversation_id, text=text)
         else:
-            services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text)
+            services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text, show_draft=True)
     except ApplicationError as error:
         return _after_post(request, conversation_id, error.message)
     return _after_post(request, conversation_id)
@@ -197,6 +202,18 @@ def updates(request: HttpRequest, conversation_id: int) -> HttpResponse:
     after = int(request.GET.get("after") or 0)
     context["transcript"] = [m for m in context["transcript"] if m.pk > after]
     return _render(request, conversation, "conversations/partials/update.html", context)
+
+
+@login_required
+@require_GET
+def draft(request: HttpRequest, conversation_id: int) -> HttpResponse:
+    """Asked by the page while it waits for a reply: the reply as the model writes it so far
+    (unchecked: the stored message replaces it), or 204 when none is being written."""
+    conversation = _access(request, conversation_id)
+    written = drafts.draft_of(conversation.pk)
+    if written is None:
+        return HttpResponse(status=204)
+    return JsonResponse(written, headers={"Cache-Control": "no-store"})
 
 
 def _newest_document(conversation: Conversation, key: str) -> RunDocument:

@@ -9,6 +9,7 @@ understanding call, `response_format` `json_schema`) takes the next of `command_
 message content is `content`, unless it scripts a fault: any status, a raw `body` of any
 bytes and content type, extra `headers` (Retry-After...), a `delay`, a `hang` until
 `release()`, a connection dropped before answering or mid-body, or a body that drips in.
+A request with `stream: true` gets its completion as server-sent events, in pieces.
 """
 
 from __future__ import annotations
@@ -50,7 +51,9 @@ class Scripted:
     hang: bool = False  # answer only once the test calls release() (or the server closes)
     drop: bool = False  # close the connection without answering
     truncate: int | None = None  # send this many bytes of the body, then close (Content-Length says more)
-    drip: float = 0.0  # seconds between 16-byte pieces of the body
+    drip: float = 0.0  # seconds between 16-byte pieces of the body (between events when streamed)
+    piece_chars: int = 8  # streamed: characters of content per event
+    refusal: str | None = None  # streamed: the model refuses instead of answering
 
 
 NO_COMMANDS = {"commands": [], "reply": None}
@@ -94,7 +97,31 @@ class FakeOpenAI:
                 if answer.drop:
                     self.close_connection = True
                     return
+                if body.get("stream") and answer.status == 200 and answer.body is None:
+                    self._send_events(answer, fake_events(answer, model=body.get("model", "fake")))
+                    return
                 self._send(answer, fake_body(answer, model=body.get("model", "fake")))
+
+            def _send_events(self, answer: Scripted, events: list[bytes]) -> None:
+                """A streamed completion: one server-sent event per piece, `drip` seconds apart."""
+                data = b"".join(events)
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+                    self.send_response(200)
+                    self.send_header("Content-Type", "text/event-stream; charset=utf-8")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    if not answer.drip and answer.truncate is None:
+                        self.wfile.write(data)
+                        return
+                    sent = 0
+                    for event in events:
+                        if answer.truncate is not None and sent + len(event) > answer.truncate:
+                            self.wfile.write(event[: answer.truncate - sent])  # then the connection closes
+                            self.close_connection = True
+                            return
+                        self.wfile.write(event)
+                        sent += len(event)
+                        time.sleep(answer.drip)
 
             def _send(self, answer: Scripted, data: bytes) -> None:
                 with contextlib.suppress(BrokenPipeError, ConnectionResetError):  # the client may have gone away
@@ -159,6 +186,23 @@ def fake_body(answer: Scripted, *, model: str = "fake") -> bytes:
         return json.dumps({"error": {"message": "scripted failure", "type": "server_error"}}).encode()
     content = answer.content if isinstance(answer.content, str) else json.dumps(answer.content, ensure_ascii=False)
     return json.dumps(completion(content, model=model)).encode()
+
+
+def fake_events(answer: Scripted, *, model: str = "fake") -> list[bytes]:
+    """The server-sent events of a streamed completion: its content in pieces of `piece_chars`
+    characters, one chunk each, then the end; a scripted `refusal` instead of content."""
+    content = answer.content if isinstance(answer.content, str) else json.dumps(answer.content, ensure_ascii=False)
+    size = max(1, answer.piece_chars)
+    deltas = [{"role": "assistant", "content": ""}]
+    if answer.refusal is not None:
+        deltas.append({"refusal": answer.refusal})
+    else:
+        deltas += [{"content": content[start:start + size]} for start in range(0, len(content), size)]
+    chunks = [{"id": "chatcmpl-fake", "object": "chat.completion.chunk", "created": int(time.time()), "model": model,
+               "choices": [{"index": 0, "delta": delta, "finish_reason": None}]} for delta in deltas]
+    chunks[-1]["choices"][0]["finish_reason"] = "stop"
+    events = [f"data: {json.dumps(chunk, ensure_ascii=False)}\n\n".encode() for chunk in chunks]
+    return [*events, b"data: [DONE]\n\n"]
 
 
 def refused_url() -> str:
