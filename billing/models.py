@@ -112,9 +112,9 @@ class ParkingOrder(models.Model):
     """A stay with its amounts; arrears and status always follow from the amounts."""
 
     class Status(models.TextChoices):
-        IN_PROGRESS = "in_progress"
+        IN_PROGRESS = "in_progress", "In progress"
         UNPAID = "unpaid"
-        PARTIALLY_PAID = "partially_paid"
+        PARTIALLY_PAID = "partially_paid", "Partially paid"
         PAID = "paid"
 
     order_no = models.CharField(max_length=64, unique=True)
@@ -156,8 +156,8 @@ class FeeVerification(models.Model):
         MISMATCH = "mismatch"
 
     class Action(models.TextChoices):
-        AUTO_PASS = "auto_pass"
-        NEEDS_REVIEW = "needs_review"
+        AUTO_PASS = "auto_pass", "Passed automatically"
+        NEEDS_REVIEW = "needs_review", "Needs review"
 
     order = models.ForeignKey(ParkingOrder, on_delete=models.PROTECT, related_name="verifications")
     rule_code = models.CharField(max_length=64)

@@ -12,7 +12,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.utils.html import format_html, format_html_join
 
-from workflows.admin import ReadOnlyAdminMixin
+from workflows.admin import ReadOnlyAdminMixin, WorkflowFilter
 from workflows.models import AuditEvent
 
 from .handoffs import handoff_close, handoff_reply
@@ -41,11 +41,11 @@ class ConversationAuditInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 @admin.register(Conversation)
 class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "title", "owner", "workflow_id", "status", "turn_count", "updated_at"]
-    list_filter = ["status", "workflow_id"]
-    list_select_related = ["owner"]
+    list_display = ["id", "title", "owner", "workflow", "status", "turn_count", "updated_at"]
+    list_filter = ["status", WorkflowFilter]
+    list_select_related = ["owner", "run__plan"]
     search_fields = ["title", "owner__username"]
-    readonly_fields = ["owner", "workflow_id", "locale", "status", "title", "run_link", "turn_count", "version", "context_pretty", "created_at", "updated_at"]
+    readonly_fields = ["owner", "workflow", "locale", "status", "title", "run_link", "turn_count", "version", "context_pretty", "created_at", "updated_at"]
     fields = readonly_fields
     inlines = [MessageInline, ConversationAuditInline]
 
@@ -53,6 +53,10 @@ class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         from workflows.access import is_supervisor
 
         return is_supervisor(request.user) or super().has_view_permission(request, obj)
+
+    @admin.display(description="workflow", ordering="workflow_id")
+    def workflow(self, obj: Conversation) -> str:
+        return obj.run.plan.name
 
     @admin.display(description="run")
     def run_link(self, obj: Conversation) -> str:
@@ -63,18 +67,8 @@ class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
         return format_html("<pre class='json-pretty'>{}</pre>", json.dumps(obj.context, indent=2, ensure_ascii=False))
 
 
-class WorkflowFilter(admin.SimpleListFilter):
-    """Handoffs by workflow, named in words."""
-
-    title = "workflow"
-    parameter_name = "workflow"
-
-    def lookups(self, request, model_admin):  # noqa: ANN001, ANN201
-        ids = Conversation.objects.filter(handoffs__isnull=False).values_list("workflow_id", flat=True).distinct().order_by("workflow_id")
-        return [(workflow_id, workflow_id.replace("_", " ").capitalize()) for workflow_id in ids]
-
-    def queryset(self, request, queryset):  # noqa: ANN001, ANN201
-        return queryset.filter(conversation__workflow_id=self.value()) if self.value() else queryset
+class HandoffWorkflowFilter(WorkflowFilter):
+    lookup = "conversation__workflow_id"
 
 
 # The inbox's order of statuses: open ones first (the status column sorts by it too, not by the word).
@@ -111,7 +105,7 @@ class HandoffAdmin(admin.ModelAdmin):
     change_form_template = "admin/conversations/handoff/change_form.html"
     list_display = ["status_badge", "opened", "who_and_where", "what_they_said", "answer_link"]
     list_display_links = ["opened"]
-    list_filter = ["status", WorkflowFilter]
+    list_filter = ["status", HandoffWorkflowFilter]
     list_select_related = ["conversation__owner"]
     search_fields = ["reason", "conversation__title", "conversation__owner__username"]
     readonly_fields = ["status_badge", "opened_at", "conversation_link", "owner", "request", "transcript", "closed_at", "closed_by"]

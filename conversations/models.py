@@ -18,7 +18,7 @@ class Conversation(models.Model):
 
     class Status(models.TextChoices):
         ACTIVE = "active"
-        WAITING_REVIEW = "waiting_review"
+        WAITING_REVIEW = "waiting_review", "Waiting for review"
         COMPLETED = "completed"
         ABORTED = "aborted"
 

@@ -191,25 +191,41 @@ class ReviewAgeFilter(admin.SimpleListFilter):
         return queryset
 
 
-class ReviewWorkflowFilter(admin.SimpleListFilter):
-    """Reviews by workflow, named in words rather than by id."""
+def workflow_names() -> dict[str, str]:
+    """Each workflow's name as its newest plan version gives it, by workflow id (one query)."""
+    return dict(WorkflowPlan.objects.order_by("workflow_id", "version").values_list("workflow_id", "name"))
+
+
+class WorkflowFilter(admin.SimpleListFilter):
+    """Rows by workflow, named as its plan names it rather than by id; `lookup` is the path to the workflow id."""
 
     title = "workflow"
     parameter_name = "workflow"
+    lookup = "workflow_id"
 
     def lookups(self, request, model_admin):  # noqa: ANN001, ANN201
-        ids = Review.objects.order_by("workflow_id").values_list("workflow_id", flat=True).distinct()
-        return [(workflow_id, workflow_id.replace("_", " ").capitalize()) for workflow_id in ids if workflow_id]
+        ids = model_admin.model._default_manager.order_by().values_list(self.lookup, flat=True).distinct()
+        names = workflow_names()
+        named = [(workflow_id, names.get(workflow_id) or workflow_id.replace("_", " ").capitalize()) for workflow_id in ids if workflow_id]
+        return sorted(named, key=lambda pair: pair[1])
 
     def queryset(self, request, queryset):  # noqa: ANN001, ANN201
-        return queryset.filter(workflow_id=self.value()) if self.value() else queryset
+        return queryset.filter(**{self.lookup: self.value()}) if self.value() else queryset
+
+
+class RunWorkflowFilter(WorkflowFilter):
+    lookup = "plan__workflow_id"
+
+
+# The queue's order of statuses: pending ones first (the status column sorts by it too, not by the word).
+PENDING_FIRST = Case(When(status=Review.Status.PENDING, then=Value(0)), default=Value(1), output_field=IntegerField())
 
 
 @admin.register(Review)
 class ReviewAdmin(admin.ModelAdmin):
     list_display = ["status_badge", "decide_link", "title", "workflow", "recommended", "created"]
     list_display_links = ["title"]
-    list_filter = ["status", "kind", ReviewWorkflowFilter, ReviewAgeFilter]
+    list_filter = ["status", "kind", WorkflowFilter, ReviewAgeFilter]
     list_select_related = ["decided_by", "run__plan"]
     search_fields = ["title", "workflow_id", "step_id", "reason"]
     actions = ["approve_selected", "reject_selected"]
@@ -232,8 +248,7 @@ class ReviewAdmin(admin.ModelAdmin):
 
     def get_ordering(self, request):  # noqa: ANN001, ANN201
         # Pending first, oldest first within each status.
-        pending_first = Case(When(status=Review.Status.PENDING, then=Value(0)), default=Value(1), output_field=IntegerField())
-        return [pending_first.asc(), "created_at"]
+        return [PENDING_FIRST.asc(), "created_at"]
 
     def has_add_permission(self, request):  # noqa: ANN001, ANN201
         return False
@@ -255,7 +270,7 @@ class ReviewAdmin(admin.ModelAdmin):
         extra_context = {**(extra_context or {}), "title": f"Review queue — {counts['pending']} pending, {counts['decided']} decided"}
         return super().changelist_view(request, extra_context)
 
-    @admin.display(description="status", ordering="status")
+    @admin.display(description="status", ordering=PENDING_FIRST)
     def status_badge(self, obj: Review) -> str:
         # Colours in static/css/admin.css: the Content-Security-Policy allows no inline styles.
         return format_html("<strong class='status-{}'>{}</strong>", obj.status, obj.get_status_display())
@@ -468,8 +483,8 @@ class ConsentInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 @admin.register(Run)
 class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "plan", "owner", "status", "current_step", "updated_at"]
-    list_filter = ["status", "plan__workflow_id"]
+    list_display = ["id", "plan_name", "owner", "status", "step", "updated_at"]
+    list_filter = ["status", RunWorkflowFilter]
     list_select_related = ["plan", "owner"]
     readonly_fields = ["plan", "owner", "status", "current_step", "version", "state_pretty", "created_at", "updated_at"]
     fields = readonly_fields
@@ -477,6 +492,14 @@ class RunAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     def has_view_permission(self, request, obj=None):  # noqa: ANN001, ANN201
         return is_supervisor(request.user) or super().has_view_permission(request, obj)
+
+    @admin.display(description="plan", ordering="plan__workflow_id")
+    def plan_name(self, obj: Run) -> str:
+        return f"{obj.plan.name}, version {obj.plan.version}"
+
+    @admin.display(description="current step", ordering="current_step")
+    def step(self, obj: Run) -> str:
+        return step_label(obj.plan.definition, obj.current_step)
 
     @admin.display(description="state")
     def state_pretty(self, obj: Run) -> str:
@@ -577,16 +600,37 @@ class WebhookEndpointAdmin(admin.ModelAdmin):
     inlines = [DeliveryInline]
 
 
+def event_label(event: str) -> str:
+    """A webhook event in words: 'review.pending' → 'Review pending' (the code stays on the delivery's page)."""
+    return event.replace(".", " ").replace("_", " ").capitalize()
+
+
+class WebhookEventFilter(admin.SimpleListFilter):
+    title = "event"
+    parameter_name = "event"
+
+    def lookups(self, request, model_admin):  # noqa: ANN001, ANN201
+        events = WebhookDelivery.objects.order_by("event").values_list("event", flat=True).distinct()
+        return [(event, event_label(event)) for event in events]
+
+    def queryset(self, request, queryset):  # noqa: ANN001, ANN201
+        return queryset.filter(event=self.value()) if self.value() else queryset
+
+
 @admin.register(WebhookDelivery)
 class WebhookDeliveryAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ["id", "event", "endpoint", "status", "attempts", "last_status_code", "created_at", "delivered_at"]
-    list_filter = ["status", "event"]
+    list_display = ["id", "event_name", "endpoint", "status", "attempts", "last_status_code", "created_at", "delivered_at"]
+    list_filter = ["status", WebhookEventFilter]
     list_select_related = ["endpoint"]
     readonly_fields = ["endpoint", "event", "event_id", "status", "attempts", "last_status_code", "last_error", "next_attempt_at", "delivered_at", "created_at", "payload"]
     actions = ["retry_now"]
 
     def get_actions(self, request):  # noqa: ANN001, ANN201
         return {"retry_now": (WebhookDeliveryAdmin.retry_now, "retry_now", WebhookDeliveryAdmin.retry_now.short_description)}
+
+    @admin.display(description="event", ordering="event")
+    def event_name(self, obj: WebhookDelivery) -> str:
+        return event_label(obj.event)
 
     @admin.action(description="Retry the selected pending deliveries now")
     def retry_now(self, request, queryset):  # noqa: ANN001, ANN201

@@ -38,7 +38,7 @@ class Run(models.Model):
 
     class Status(models.TextChoices):
         ACTIVE = "active"
-        WAITING_REVIEW = "waiting_review"
+        WAITING_REVIEW = "waiting_review", "Waiting for review"
         COMPLETED = "completed"
 
     plan = models.ForeignKey(WorkflowPlan, on_delete=models.PROTECT, related_name="runs")
@@ -97,8 +97,8 @@ class Review(models.Model):
         OVERRIDDEN = "overridden"
 
     class Kind(models.TextChoices):
-        GATE = "gate"
-        FEE_VERIFICATION = "fee_verification"
+        GATE = "gate", "Workflow gate"
+        FEE_VERIFICATION = "fee_verification", "Fee verification"
 
     class Outcome(models.TextChoices):
         APPROVE = "approve"
@@ -174,10 +174,10 @@ class AuditEvent(models.Model):
     """One append-only audit row: a decision point with its options snapshot, or another event."""
 
     class SelectionMode(models.TextChoices):
-        AUTO = "auto"
+        AUTO = "auto", "Automatic"
         RECOMMENDED = "recommended"
-        USER_CONFIRMED = "user_confirmed"
-        SUPERVISOR_OVERRIDE = "supervisor_override"
+        USER_CONFIRMED = "user_confirmed", "Confirmed by the person"
+        SUPERVISOR_OVERRIDE = "supervisor_override", "Supervisor's override"
 
     event_type = models.CharField(max_length=40)
     # No single-column indexes on run and conversation: the (run, id) and (conversation, id)

@@ -14,7 +14,7 @@ from billing.services import parking_order_verify
 from tests.support.helpers import plan_document
 from workflows.admin import REASON_REQUIRED
 from workflows.engine.gates import CONFIDENCE_THRESHOLD
-from workflows.models import AuditEvent, Review, Run, WorkflowPlan
+from workflows.models import AuditEvent, Review, Run, WebhookDelivery, WebhookEndpoint, WorkflowPlan
 from workflows.review_summary import (
     GENERIC_READER,
     CheckWording,
@@ -28,6 +28,7 @@ from workflows.services import reviews, runs
 from workflows.services.runs import Actor
 
 SNAKE_CASE = re.compile(r"\b[a-z]+_[a-z_]+\b")
+TITLE_CASED = re.compile(r"[a-z] [A-Z][a-z]")  # "Waiting Review": a second word capitalised
 
 pytestmark = pytest.mark.django_db
 
@@ -268,3 +269,46 @@ def test_every_admin_screen_is_named_in_words(admin_client_sup) -> None:  # noqa
             for field in model_admin.list_display:
                 column = str(label_for_field(field, model, model_admin))
                 assert "_" not in column, (model.__name__, field, column)
+            # Choices read as words: "Fee verification", not the value title-cased ("Fee Verification").
+            for model_field in model._meta.get_fields():
+                for value, label in getattr(model_field, "choices", None) or ():
+                    assert "_" not in str(label) and not TITLE_CASED.search(str(label)), (model.__name__, value, label)
+
+
+def _visible(html: str) -> str:
+    """The changelist as read: its text without tags (links' query strings name ids, which is fine)."""
+    content = html[html.index('id="content"'):]
+    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", content))
+
+
+def test_the_review_kind_filter_reads_in_words(admin_client_sup, plans) -> None:  # noqa: ANN001
+    parking_order_verify(order_no="SCN-020")
+    text = _visible(admin_client_sup.get("/admin/workflows/review/").content.decode())
+    assert "By kind All Workflow gate Fee verification" in text, text
+    assert "Fee Verification" not in text
+    assert admin_client_sup.get("/admin/workflows/review/?kind__exact=fee_verification").context["cl"].result_count == 1
+
+
+def test_changelists_name_workflows_statuses_and_events_in_words(admin_client_sup, api, plans) -> None:  # noqa: ANN001
+    _fee_gate_review(api)  # a conversation waiting for a review, its run, and its review
+    endpoint = WebhookEndpoint.objects.create(owner=Run.objects.get().owner, url="https://hooks.example.com/c", secret="s")
+    WebhookDelivery.objects.create(endpoint=endpoint, event="review.pending", event_id="e1", payload={})
+    pages = {name: _visible(admin_client_sup.get(f"/admin/{name}/").content.decode())
+             for name in ("conversations/conversation", "workflows/run", "workflows/review", "workflows/webhookdelivery")}
+    for name, text in pages.items():
+        assert not SNAKE_CASE.findall(text), (name, SNAKE_CASE.findall(text))
+    assert "By workflow All Parking help desk" in pages["conversations/conversation"]
+    assert "Parking help desk Waiting for review" in pages["conversations/conversation"]  # the workflow column, the status
+    assert "Parking help desk, version 1" in pages["workflows/run"] and "Waiting for review" in pages["workflows/run"]
+    assert "By event All Review pending" in pages["workflows/webhookdelivery"] and "review.pending" not in pages["workflows/webhookdelivery"]
+    filtered = admin_client_sup.get("/admin/workflows/webhookdelivery/?event=review.pending")
+    assert filtered.context["cl"].result_count == 1
+    assert admin_client_sup.get("/admin/conversations/conversation/?workflow=parking_help_desk").context["cl"].result_count == 1
+
+
+def test_the_status_columns_sort_pending_and_open_first_not_alphabetically(admin_client_sup, person, supervisor, plans) -> None:  # noqa: ANN001
+    decided = _pending(person)
+    reviews.review_decide(review_id=decided.pk, outcome="approve", reason="fine", user=supervisor)
+    pending = _pending(person)
+    html = admin_client_sup.get("/admin/workflows/review/?o=1").content.decode()  # the status column, ascending
+    assert html.index(f"/admin/workflows/review/{pending.pk}/change/") < html.index(f"/admin/workflows/review/{decided.pk}/change/")
