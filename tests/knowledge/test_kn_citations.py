@@ -117,3 +117,16 @@ def test_snippet_never_exceeds_the_limit(words: list[str], query: str, limit: in
     assert len(snippet) <= limit
     if text.strip():
         assert snippet.strip("…").strip()
+
+
+def test_a_snippet_holds_whole_sentences_around_the_best_one() -> None:
+    text = ("夜间时段按次收费，每晚封顶二十元。白天按每三十分钟两元计算。比如停车三十一分钟，超出免费时间一分钟，按一个单位收费。"
+            "月卡用户不在此列。发票可在出口处索取，也可以在小程序里申请电子发票，开票需要提供车牌号和停车日期。")
+    snippet = best_snippet(text, "停车三十一分钟多少钱", 80)
+    assert "比如停车三十一分钟" in snippet
+    body = snippet.strip("…")
+    assert body[0] in "夜白比月发" and body[-1] == "。", snippet  # it starts and ends where a sentence does
+    english = ("Night stays are charged once. The day rate is two yuan per half hour, and started units round up. "
+               "For example, 31 minutes is one unit over the free time. Monthly pass holders are exempt.")
+    snippet = best_snippet(english, "31 minutes over the free time", 120)
+    assert snippet.strip("…").startswith(("The day rate", "For example")) and snippet.rstrip("…").endswith(".")

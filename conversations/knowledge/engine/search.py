@@ -473,6 +473,17 @@ def _passages(text: str) -> tuple[str, tuple[tuple[str, frozenset[str]], ...]]:
     return flat, tuple((sentence, frozenset(tokenize(sentence))) for sentence in sentences)
 
 
+def _sentence_bounds(flat: str, sentences: Sequence[str]) -> list[tuple[int, int]]:
+    """Where each sentence starts and ends in the flattened text (in order; ones not found are left out)."""
+    bounds, position = [], 0
+    for sentence in sentences:
+        found = flat.find(sentence, position) if sentence else -1
+        if found >= 0:
+            position = found + len(sentence)
+            bounds.append((found, position))
+    return bounds
+
+
 def best_snippet(text: str, query: str, max_chars: int = SNIPPET_CHARS) -> str:
     """The passage of `text` most relevant to `query`, at most `max_chars` characters."""
     flat, passages = _passages(text)
@@ -496,10 +507,11 @@ def best_snippet(text: str, query: str, max_chars: int = SNIPPET_CHARS) -> str:
         start = max(anchor, focus - budget // 3)
         end = min(len(flat), start + budget)
     else:
-        start, end = anchor, sentence_end
-        end = min(len(flat), start + budget)
-        # Prefer whole following text over a shortened tail; pull the start back if room is left.
-        start = max(0, min(start, end - budget))
+        # Whole sentences around the best one: the following ones first, then the preceding ones
+        # as room is left, so that a snippet neither starts nor stops mid-sentence.
+        bounds = _sentence_bounds(flat, sentences)
+        end = max((e for _s, e in bounds if sentence_end <= e <= anchor + budget), default=sentence_end)
+        start = min((s for s, _e in bounds if end - budget <= s <= anchor), default=anchor)
     start, end = _cut(flat, start, end)
     snippet = flat[start:end].strip()
     prefix = ELLIPSIS if start > 0 else ""
