@@ -13,6 +13,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .catalog import say, say_in
+
 # finder(text, language) -> hits; a hit is {"slots": {slot: value}, "raw": words, "labels": {slot: label}}
 Finder = Callable[[str, str], Sequence[Mapping]]
 
@@ -75,16 +77,6 @@ def _agreeing(hits: list[Mapping], values: Mapping[str, str]) -> list[Mapping] |
     return kept or None
 
 
-_WHICH_VALUE = {
-    "en": "Which one do you mean: {options}?",
-    "zh": "请问您指的是哪一个：{options}？",
-    "ru": "Какой именно вы имеете в виду: {options}?",
-    "es": "¿Cuál de ellos quiere decir: {options}?",
-}
-_OR = {"en": " or ", "zh": "还是", "ru": " или ", "es": " o "}
-
-
 def which_value_question(labels: Sequence[str], language: str) -> str:
     """'Which one do you mean: A or B?'"""
-    lang = language if language in _WHICH_VALUE else "en"
-    return _WHICH_VALUE[lang].format(options=_OR[lang].join(labels))
+    return say(language, "Which one do you mean: {options}?", options=say_in(language, "which value", " or ").join(labels))

@@ -14,82 +14,116 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from ._text import localize
+from .catalog import marked, say, say_in, say_n
 from .config import ChoiceSpec, FormQuestionSpec
+
+# --- sentences put together -----------------------------------------------------------
+
+
+def then(lang: str, *sentences: str) -> str:
+    """Sentences one after another: a space between them, none in Chinese."""
+    said = [sentence for sentence in sentences if sentence]
+    return said[0] if len(said) == 1 else "" if not said else say(lang, "{first} {then}", first=said[0], then=then(lang, *said[1:]))
+
+
+def quoted(text: str, lang: str) -> str:
+    return say(lang, "“{text}”", text=text)
+
+
+def aside(text: str, lang: str) -> str:
+    """A remark in brackets after what it is about: ' (Mon–Fri)' / '（周一至周五）'."""
+    return say(lang, " ({aside})", aside=text)
+
+
+def lower_first(text: str) -> str:
+    return text[:1].lower() + text[1:]
+
 
 # --- values in the conversation's language ------------------------------------------
 
-# A number answer's unit in Chinese: the label the question goes by when the plan gives it none, and the
-# measure word said after the number. English needs no label: its unit already says what is counted ("3 storeys").
-_UNITS_ZH = {
-    "storeys": ("层数", "层"), "storey": ("层数", "层"),
-    "sq ft": ("面积", "平方英尺"),
-    "m2": ("面积", "平方米"),
-    "persons": ("人数", "人"), "person": ("人数", "人"),
-}
+# What a number answer's unit measures: the name its question goes by when the plan gives it none.
+# English needs none: its unit already says what is counted ("3 storeys").
+_UNIT_MEASURES = {"storeys": marked("number of storeys"), "storey": marked("number of storeys"), "sq ft": marked("floor area"),
+                  "m2": marked("floor area"), "persons": marked("number of people"), "person": marked("number of people")}
 
-# Choice labels a shipped plan gives in English only (permit_form's occupancy groups), in Chinese; the plan
-# JSON is not ours to edit, so the translation lives here until the plan carries its own `zh` labels.
-CHOICE_LABELS_ZH = {
-    "Group A - assembly": "A组（集会场所）",
-    "Group B - care or detention": "B组（护理或羁押）",
-    "Group C - residential": "C组（住宅）",
-    "Group D - business and personal services": "D组（办公及个人服务）",
-    "Group E - mercantile": "E组（商业零售）",
-    "Group F - industrial": "F组（工业）",
-}
-
-_YES_NO_ZH = {"yes": "是", "no": "否"}
+# Choice labels a shipped plan gives in English only, said through the catalog in another language (the plan
+# JSON is not ours to edit); listed here so that makemessages collects them.
+_PLAN_CHOICE_LABELS = (marked("Group A - assembly"), marked("Group B - care or detention"), marked("Group C - residential"),
+                       marked("Group D - business and personal services"), marked("Group E - mercantile"),
+                       marked("Group F - industrial"))
 
 
 def is_zh(lang: str) -> bool:
     return lang.lower().startswith("zh")
 
 
+def _is_english(lang: str) -> bool:
+    return lang.lower().startswith("en")
+
+
 def choice_label(choice: ChoiceSpec, lang: str) -> str:
-    """A choice as the person reads it: its label in their language, else the translation kept here, else its label."""
-    if lang in choice.label or not is_zh(lang):
+    """A choice as the person reads it: its label in their language, else its English label from the catalog."""
+    if lang in choice.label or _is_english(lang):
         return localize(choice.label, lang) or choice.value
-    english = localize(choice.label, "en")
-    return CHOICE_LABELS_ZH.get(english) or CHOICE_LABELS_ZH.get(choice.value) or english or choice.value
+    english = localize(choice.label, "en") or choice.value
+    return say(lang, english)
 
 
 def _number_shown(answer: str, unit: str | None, lang: str) -> str:
-    """'3 storeys' -> '3层' in Chinese (any language without its own unit words keeps the recorded form)."""
-    if not is_zh(lang) or not unit or unit not in _UNITS_ZH:
-        return answer
+    """'3 storeys' -> '3层' / '3 этажа' (English, and a unit the catalog has no words for, keep the recorded form)."""
     number = re.match(r"\s*([\d.,]+)", answer)
-    return f"{number.group(1)}{_UNITS_ZH[unit][1]}" if number else answer
+    if _is_english(lang) or number is None:
+        return answer
+    return _number_said(number.group(1), unit or "", lang) or answer
+
+
+def _number_said(number: str, unit: str, lang: str) -> str | None:
+    try:
+        count = round(float(number.replace(",", "")))  # the plural form: a fraction takes its nearest whole number's
+    except ValueError:
+        return None
+    if unit in ("storeys", "storey"):
+        return say_n(lang, "{n} storey", "{n} storeys", count, n=number)
+    if unit in ("persons", "person"):
+        return say_n(lang, "{n} person", "{n} persons", count, n=number)
+    if unit == "sq ft":
+        return say(lang, "{n} sq ft", n=number)
+    if unit == "m2":
+        return say(lang, "{n} m2", n=number)
+    return None
 
 
 def answer_shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
     """A recorded answer in the conversation's language. English keeps the plan's own values ("residential"),
     which are English words; another language gets the choice's label, the unit's word, 是 / 否."""
-    if spec.answer_type == "choice" and not lang.startswith("en"):
+    if spec.answer_type == "choice" and not _is_english(lang):
         choice = next((c for c in spec.choices if c.value == answer), None)
         return choice_label(choice, lang) if choice is not None else answer
     if spec.answer_type == "number":
         return _number_shown(answer, spec.unit, lang)
-    if spec.answer_type == "yes_no" and is_zh(lang):
-        return _YES_NO_ZH.get(answer, answer)
+    if spec.answer_type == "yes_no" and answer in ("yes", "no"):
+        return say_in(lang, "answer", "yes") if answer == "yes" else say_in(lang, "answer", "no")
     return answer
 
 
 def question_label(spec: FormQuestionSpec, lang: str) -> str:
-    """The question's short name for replies: the plan's label, else (Chinese) what its unit measures."""
+    """The question's short name for replies: the plan's label, else (not in English) what its unit measures."""
     if spec.label:
         return localize(spec.label, lang)
-    if is_zh(lang) and spec.unit in _UNITS_ZH:
-        return _UNITS_ZH[spec.unit][0]
+    if not _is_english(lang) and spec.unit in _UNIT_MEASURES:
+        return say(lang, _UNIT_MEASURES[spec.unit])
     return ""
 
 
 def unit_said(unit: str | None, lang: str) -> str:
     """A unit named in a hint ("(sq ft)" / "（平方英尺）"); "" without one."""
-    if not unit:
-        return ""
-    if is_zh(lang):
-        return f"（{_UNITS_ZH[unit][1]}）" if unit in _UNITS_ZH else ""
-    return f" ({unit})"
+    return aside(_unit_word(unit, lang), lang) if unit else ""
+
+
+def _unit_word(unit: str, lang: str) -> str:
+    words = {"storeys": say_in(lang, "unit", "storeys"), "storey": say_in(lang, "unit", "storey"), "sq ft": say_in(lang, "unit", "sq ft"),
+             "m2": say_in(lang, "unit", "m2"), "persons": say_in(lang, "unit", "persons"), "person": say_in(lang, "unit", "person")}
+    return words.get(unit, unit)
 
 
 # --- a yes or a no, said with its question's meaning ------------------------------------
@@ -175,26 +209,23 @@ def yes_no_said(spec: FormQuestionSpec, value: str, lang: str) -> str:
     choice = next((c for c in spec.choices if c.value == value), None)
     worded = localize(choice.label, lang) if choice is not None and (lang in choice.label or not is_zh(lang)) else ""
     if worded and worded.lower() not in ("yes", "no", "是", "否", "有", "没有"):
-        return f"好的：{worded}。" if is_zh(lang) else f"OK: {worded}."  # the plan's own words for this answer
-    question = localize(spec.question, lang)
-    if is_zh(lang):
-        said = _zh_yes_no(question, value == "yes")
-        return f"好的，{said}。" if said else "好的，明白了。"
-    if lang.startswith("en"):
-        said = _en_yes_no(question, value == "yes")
-        return f"OK, {said}." if said else "Got it, thanks."
-    return ""
+        return say(lang, "OK: {answer}.", answer=worded)  # the plan's own words for this answer
+    # the question turned into a statement: a grammar of its own per language, English and Chinese so far
+    turned = _zh_yes_no if is_zh(lang) else _en_yes_no if _is_english(lang) else None
+    if turned is None:
+        return ""
+    said = turned(localize(spec.question, lang), value == "yes")
+    return say(lang, "OK, {statement}.", statement=said) if said else say(lang, "Got it, thanks.")
 
 
 # --- acknowledging an account -------------------------------------------------------
 
-_ACKS = (("Thanks, that helps.", "明白了。"), ("Got it, thank you.", "好的，了解了。"), ("Thanks for explaining.", "谢谢您的说明。"))
+_ACKS = (marked("Thanks, that helps."), marked("Got it, thank you."), marked("Thanks for explaining."))
 
 
 def acknowledgement(turn: int, lang: str) -> str:
     """A short thanks for an account (varied from turn to turn, so it does not read like a stamp)."""
-    en, zh = _ACKS[turn % len(_ACKS)]
-    return zh if is_zh(lang) else en
+    return say(lang, _ACKS[turn % len(_ACKS)])
 
 
 def is_account(answer: str, message: str) -> bool:
@@ -226,12 +257,9 @@ def introduces(name: str, lang: str) -> str:
     """Who the concierge says it is: the workflow's name, with "concierge" / 助手 only when the name does not
     already end in a word for one ("经理助手", not "经理助手助手")."""
     name = name.strip()
-    if is_zh(lang):
-        return name if name.endswith(_ROLE_WORDS_ZH) else f"{name}助手"
-    if not lang.startswith("en"):
-        return name  # the Russian and Spanish greetings say "помощник «…»" / "el asistente de …" around it
-    last = (name.split() or [""])[-1].lower()
-    return name if last in _ROLE_WORDS_EN else f"{name} concierge"
+    named = name.endswith(_ROLE_WORDS_ZH) if is_zh(lang) else (name.split() or [""])[-1].lower() in _ROLE_WORDS_EN
+    # the Russian and Spanish greetings say "помощник «…»" / "el asistente de …" around the bare name
+    return name if named else say(lang, "{name} concierge", name=name)
 
 
 # --- a choice's note -------------------------------------------------------------------
@@ -250,65 +278,35 @@ class ChoiceTaken:
     then_asks: bool = False  # a question follows the note (which answer to change ...)
 
 
-def _document_name(label: str, lang: str) -> str:
+def _document_name(label: str) -> str:
     """'Email draft (.eml)' -> 'email draft'; '邮件草稿（.eml）' -> '邮件草稿'."""
-    name = re.sub(r"\s*[（(][^）)]*[）)]\s*$", "", label).strip()
-    return name if is_zh(lang) else name[:1].lower() + name[1:]
-
-
-# What a choice's note says, per language (English for any other).
-_NOTE_WORDS: dict[str, dict[str, str]] = {
-    "en": {"prepared": "I've prepared {names}: you can open {them} under Documents.", "and": " and ", "the": "the {name}",
-           "it": "it", "them": "them",
-           "review": "A supervisor will review this now; I'll post their decision here.",
-           "thanks": "Thank you — if you need anything else, you can start a new conversation from the start page.",
-           "ok": "OK.", "listening": "OK — go ahead, I'm listening.", "next": "OK — next: {step}.", "sep": " "},
-    "zh": {"prepared": "已为您准备好{names}，可以在“文档”中打开。", "and": "和", "the": "{name}", "it": "", "them": "",
-           "review": "现在交由主管复核，结果出来后我会在这里告诉您。", "thanks": "谢谢您！如有其他需要，可以在首页开始新的对话。",
-           "ok": "好的。", "listening": "好的，请继续说。", "next": "好的，下一步：{step}。", "sep": ""},
-    "ru": {"prepared": "Готово: {names}. {Them} можно открыть в разделе «Документы».", "and": " и ", "the": "{name}",
-           "it": "его", "them": "их",
-           "review": "Сейчас это проверит руководитель; его решение я напишу здесь.",
-           "thanks": "Спасибо! Если понадобится что-то ещё, начните новый разговор на стартовой странице.",
-           "ok": "Хорошо.", "listening": "Хорошо, слушаю вас.", "next": "Хорошо, дальше: {step}.", "sep": " "},
-    "es": {"prepared": "Listo: {names}. Puede abrir{them} en Documentos.", "and": " y ", "the": "{name}",
-           "it": "lo", "them": "los",
-           "review": "Un supervisor lo revisará ahora; publicaré aquí su decisión.",
-           "thanks": "Gracias. Si necesita algo más, puede empezar una conversación nueva desde la página de inicio.",
-           "ok": "De acuerdo.", "listening": "De acuerdo, le escucho.", "next": "De acuerdo. Siguiente paso: {step}.", "sep": " "},
-}
-
-
-def _note_words(lang: str) -> dict[str, str]:
-    key = lang.lower().split("-")[0]
-    return _NOTE_WORDS.get(key, _NOTE_WORDS["en"])
+    return lower_first(re.sub(r"\s*[（(][^）)]*[）)]\s*$", "", label).strip())
 
 
 def _documents_said(documents: Sequence[str], lang: str) -> str:
-    words = _note_words(lang)
-    names = words["and"].join(words["the"].format(name=_document_name(label, lang)) for label in documents)
-    them = words["it" if len(documents) == 1 else "them"]
-    return words["prepared"].format(names=names, them=them, Them=them[:1].upper() + them[1:])
+    names = say_in(lang, "and", " and ").join(say(lang, "the {label}", label=_document_name(label)) for label in documents)
+    return say_n(lang, "I've prepared {names}: you can open it under Documents.", "I've prepared {names}: you can open them under Documents.",
+                 len(documents), names=names)
 
 
 def choice_note(taken: ChoiceTaken, lang: str) -> str:
     """What a person would write after an option was taken: what came of it, then where things go next.
     Never the option's id, its effects summary or the step's internal name."""
-    words = _note_words(lang)
     parts = [_documents_said(taken.documents, lang)] if taken.documents else []
     if taken.waiting_review:
-        parts.append(words["review"])
+        parts.append(say(lang, "A supervisor will review this now; I'll post their decision here."))
     elif taken.ended:
         if not taken.documents and taken.end_label:
-            parts.append(f"{taken.end_label}。" if is_zh(lang) else f"{taken.end_label.rstrip('.')}.")
-        parts.append(words["thanks"])
-    elif taken.then_asks or not taken.moved:
-        parts.append(words["ok" if taken.then_asks else "listening"])
+            parts.append(say(lang, "{sentence}.", sentence=taken.end_label.rstrip(".")))
+        parts.append(say(lang, "Thank you — if you need anything else, you can start a new conversation from the start page."))
+    elif taken.then_asks:
+        parts.append(say(lang, "OK."))
+    elif not taken.moved:
+        parts.append(say(lang, "OK — go ahead, I'm listening."))
     elif not taken.documents and taken.step_label:
-        step = taken.step_label if is_zh(lang) else taken.step_label[:1].lower() + taken.step_label[1:]
-        parts.append(words["next"].format(step=step))
-    return words["sep"].join(parts) or words["ok"]
+        parts.append(say(lang, "OK — next: {step}.", step=lower_first(taken.step_label)))
+    return then(lang, *parts) or say(lang, "OK.")
 
 
-__all__ = ["CHOICE_LABELS_ZH", "ChoiceTaken", "acknowledgement", "answer_shown", "choice_label", "choice_note", "introduces",
-           "is_account", "question_label", "unit_said", "yes_no_said"]
+__all__ = ["ChoiceTaken", "acknowledgement", "answer_shown", "aside", "choice_label", "choice_note", "introduces", "is_account",
+           "lower_first", "question_label", "quoted", "then", "unit_said", "yes_no_said"]

@@ -3,8 +3,8 @@
 It turns a TurnOutcome and a snapshot of the run (current step, options, tool results,
 review) into a reply that separates business facts, evidence and the conclusion. Every
 fee or rule it states comes from a tool result or a cited chunk given to it; it never
-invents one. English and Chinese are first-class; the fixed phrases a diagnostic conversation
-uses are also in Russian and Spanish (`_RU_ES`); other texts fall back to English.
+invents one. Its sentences come from the message catalog (`catalog.say`) in the reply's language: English,
+Chinese, Russian or Spanish; a sentence without a translation is said in English.
 """
 
 from __future__ import annotations
@@ -17,15 +17,20 @@ from typing import Any
 
 from ._text import asks_question, chitchat_kind, localize
 from .action_prefs import CALL_DAY, CALL_TIME, understood_line
+from .catalog import marked, say, say_in, say_n
 from .config import ConversationConfig
 from .fee_questions import OVERNIGHT, OVERNIGHT_START, asks_cap, day_part
 from .forms import answers_listing
 from .plain_words import (
     acknowledgement,
     answer_shown,
+    aside,
     introduces,
     is_account,
+    lower_first,
     question_label,
+    quoted,
+    then,
     yes_no_said,
 )
 from .state import ContextState
@@ -79,15 +84,6 @@ def lang_of(outcome: TurnOutcome | None, fallback: str) -> str:
     return language[:2].lower() if language[:2].lower() in ("ru", "es") else "en"
 
 
-def _t(lang: str, en: str, zh: str, **values: Any) -> str:
-    """The phrase in the reply's language: English, Chinese, or Russian / Spanish from `_RU_ES` (by the English
-    text; English when it has none); `{name}` in it is filled from `values`."""
-    text = zh if lang == "zh" else (_RU_ES.get(en, {}).get(lang) or en) if lang in ("ru", "es") else en
-    for name, value in values.items():
-        text = text.replace("{" + name + "}", str(value))
-    return text
-
-
 def _hm(iso: str | None) -> str:
     """'2026-03-02T08:00:00+08:00' -> '2026-03-02 08:00'."""
     return (iso or "")[:16].replace("T", " ")
@@ -113,18 +109,17 @@ def _title_in(title: str, lang: str) -> str:
 def _source_name(citation: Mapping[str, Any], lang: str) -> str:
     """A cited source as people read it: its title and version ("Arrears FAQ, version 1"), not its id."""
     title = _title_in(str(citation.get("title") or "").strip(), lang) or str(citation["source_id"])
-    return _t(lang, f"{title}, version {citation['version']}", f"《{title}》第{citation['version']}版")
+    return say(lang, "{title}, version {version}", title=title, version=citation["version"])
 
 
 def _cite(citation: Mapping[str, Any], lang: str) -> str:
     """A citation as people read it: source title and version, effective range, snippet."""
     since = _hm(citation.get("effective_from"))
     until = _hm(citation.get("effective_to"))
-    if since or until:
-        when = _t(lang, f", in force {since or 'from the start'} – {until or 'open-ended'}",
-                  f"，{since or '一直'}起生效{f'至{until}' if until else '，长期有效'}")
+    if until:
+        when = say(lang, ", in force {since} – {until}", since=since or say(lang, "from the start"), until=until)
     else:
-        when = ""
+        when = say(lang, ", in force {since} – open-ended", since=since) if since else ""
     return f"[{_source_name(citation, lang)}{when}] {citation['snippet']}"
 
 
@@ -134,8 +129,8 @@ def _window_text(window: Mapping[str, Any], lang: str) -> str:
     if start != end:
         return f"{start}–{end}"
     if start == "00:00":
-        return _t(lang, "all day", "全天")
-    return _t(lang, f"all day from {start}", f"全天（{start}起）")
+        return say(lang, "all day")
+    return say(lang, "all day from {start}", start=start)
 
 
 def _seg_name(seg: Mapping[str, Any], lang: str) -> str:
@@ -162,29 +157,30 @@ def _segment_text(seg: Mapping[str, Any], lang: str) -> str:
     kind = seg.get("type")
     name = _seg_name(seg, lang)
     if kind == "free":
-        return _t(lang, f"{name}{span}: free", f"{name}{span}：免费")
+        return say(lang, "{name}{span}: free", name=name, span=span)
     unit = seg.get("unit_minutes")
     if kind == "tiered":
         tiers = "; ".join(
-            _t(lang, f"minutes {t['start_minute']}–{t['end_minute'] if t.get('end_minute') is not None else '…'}: "
-                     f"{_money(t['unit_price'])} per {unit} min",
-               f"第{t['start_minute']}–{t['end_minute'] if t.get('end_minute') is not None else '…'}分钟：每{unit}分钟{_money(t['unit_price'])}元")
+            say(lang, "minutes {start}–{end}: {price} per {unit} min", start=t["start_minute"],
+                end=t["end_minute"] if t.get("end_minute") is not None else "…", price=_money(t["unit_price"]), unit=unit)
             for t in seg.get("tiers", [])
         )
-        text = _t(lang, f"{name}{span}, tiered ({tiers})", f"{name}{span}，阶梯计费（{tiers}）")
+        text = say(lang, "{name}{span}, tiered ({tiers})", name=name, span=span, tiers=tiers)
     else:
-        text = _t(lang, f"{name}{span}: {_money(seg['unit_price'])} per {unit} min (started units round up)",
-                  f"{name}{span}：每{unit}分钟{_money(seg['unit_price'])}元（不足一个单位按一个单位计）")
+        text = say(lang, "{name}{span}: {price} per {unit} min (started units round up)", name=name, span=span,
+                   price=_money(seg["unit_price"]), unit=unit)
     if seg.get("free_minutes"):
-        text += _t(lang, f", first {seg['free_minutes']} min free", f"，前{seg['free_minutes']}分钟免费")
+        text += say(lang, ", first {minutes} min free", minutes=seg["free_minutes"])
     if seg.get("max_charge") is not None:
-        cap = _money(seg["max_charge"])
-        text += {
-            "night": _t(lang, f", capped at {cap} per night (the whole window is one period)", f"，每晚（整段算一次）封顶{cap}元"),
-            "split": _t(lang, f", capped at {cap} per day (split at midnight: each calendar day has its own cap)",
-                        f"，每日封顶{cap}元（跨零点按自然日分开计）"),
-        }.get(_cap_period(seg), _t(lang, f", capped at {cap} per day", f"，每日封顶{cap}元"))
+        text += say(lang, _CAP_SAID.get(_cap_period(seg), _CAP_SAID["day"]), cap=_money(seg["max_charge"]))
     return text
+
+
+_CAP_SAID = {  # a segment's cap, by how its period is counted
+    "night": marked(", capped at {cap} per night (the whole window is one period)"),
+    "split": marked(", capped at {cap} per day (split at midnight: each calendar day has its own cap)"),
+    "day": marked(", capped at {cap} per day"),
+}
 
 
 def _crosses_midnight(window: Mapping[str, Any]) -> bool:
@@ -203,31 +199,35 @@ def _cap_period(seg: Mapping[str, Any]) -> str:
 
 
 def _rule_source(result: Mapping[str, Any], lang: str) -> str:
-    until = _hm(result.get("effective_to")) or _t(lang, "open-ended", "长期有效")
-    return _t(lang, f"rule {result['rule_code']} v{result['version_no']} (in force {_hm(result['effective_from'])} – {until})",
-              f"规则 {result['rule_code']} 第{result['version_no']}版（生效 {_hm(result['effective_from'])} – {until}）")
+    until = _hm(result.get("effective_to")) or say(lang, "open-ended")
+    return say(lang, "rule {code} v{version} (in force {since} – {until})", code=result["rule_code"], version=result["version_no"],
+               since=_hm(result["effective_from"]), until=until)
 
 
 def _caps(result: Mapping[str, Any], lang: str) -> str:
     """The rule's daily caps, segment by segment, or that it has none."""
     capped = [seg for seg in result.get("segments", []) if seg.get("max_charge") is not None]
     if not capped:
-        return _t(lang, "This rule has no daily cap: every started unit is charged.", "该规则没有每日封顶：每个计费单位都会收费。")
+        return say(lang, "This rule has no daily cap: every started unit is charged.")
     parts = []
     for seg in capped:
-        span = _window_text(seg.get("time_window", {}), lang) + ("" if not _days_said(seg, lang) else
-                                                                _t(lang, ", ", "，") + _days_said(seg, lang))
-        if _cap_period(seg) == "night":
-            parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a night",
-                            f"{_seg_name(seg, lang)}{span} 每晚最多 {_money(seg['max_charge'])} 元"))
-        else:
-            parts.append(_t(lang, f"{seg['name']} ({span}) at most {_money(seg['max_charge'])} a day",
-                            f"{_seg_name(seg, lang)}{span} 每天最多 {_money(seg['max_charge'])} 元"))
-    return _t(lang, "The most this rule charges: " + "; ".join(parts) + ".", "该规则的收费上限：" + "；".join(parts) + "。")
+        days = _days_said(seg, lang)
+        span = _window_text(seg.get("time_window", {}), lang) + (say_in(lang, "clause", ", ") + days if days else "")
+        most = marked("{name}({span}) at most {cap} a night") if _cap_period(seg) == "night" else marked("{name}({span}) at most {cap} a day")
+        parts.append(say(lang, most, name=_seg_name(seg, lang), span=span, cap=_money(seg["max_charge"])))
+    return say(lang, "The most this rule charges: {caps}.", caps=say_in(lang, "items", "; ").join(parts))
 
 
-_WEEKDAY_NAMES = {"en": ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"),
-                  "zh": ("周一", "周二", "周三", "周四", "周五", "周六", "周日")}
+def _weekdays(lang: str) -> tuple[str, ...]:
+    """Monday to Sunday; in the context "weekday", as Django's own catalog gives the bare names for the pages' dates."""
+    return (say_in(lang, "weekday", "Monday"), say_in(lang, "weekday", "Tuesday"), say_in(lang, "weekday", "Wednesday"),
+            say_in(lang, "weekday", "Thursday"), say_in(lang, "weekday", "Friday"), say_in(lang, "weekday", "Saturday"),
+            say_in(lang, "weekday", "Sunday"))
+
+
+def _weekdays_short(lang: str) -> tuple[str, ...]:
+    return (say_in(lang, "weekday", "Mon"), say_in(lang, "weekday", "Tue"), say_in(lang, "weekday", "Wed"), say_in(lang, "weekday", "Thu"),
+            say_in(lang, "weekday", "Fri"), say_in(lang, "weekday", "Sat"), say_in(lang, "weekday", "Sun"))
 
 
 def _local(iso: str | None) -> datetime | None:
@@ -238,7 +238,7 @@ def _local(iso: str | None) -> datetime | None:
 
 
 def _weekday_name(day: datetime | date, lang: str) -> str:
-    return _WEEKDAY_NAMES["zh" if lang == "zh" else "en"][day.weekday()]
+    return _weekdays(lang)[day.weekday()]
 
 
 def _day_hm(iso: str | None, lang: str) -> str:
@@ -246,8 +246,7 @@ def _day_hm(iso: str | None, lang: str) -> str:
     moment = _local(iso)
     if moment is None:
         return _hm(iso)
-    day = _weekday_name(moment, lang)
-    return f"{_hm(iso)[:10]}（{day}）{_hm(iso)[11:]}" if lang == "zh" else f"{day} {_hm(iso)}"
+    return say(lang, "{weekday} {date} {time}", weekday=_weekday_name(moment, lang), date=_hm(iso)[:10], time=_hm(iso)[11:])
 
 
 def _span(sim: Mapping[str, Any], lang: str) -> tuple[str, str]:
@@ -264,16 +263,16 @@ def _days_said(seg: Mapping[str, Any], lang: str) -> str:
     days = sorted({int(d) for d in seg.get("weekdays") or () if str(d).isdigit() and 1 <= int(d) <= 7})
     if not days or len(days) == 7:
         return ""
-    names = [_WEEKDAY_NAMES["zh" if lang == "zh" else "en"][d - 1] for d in days]
+    names = [_weekdays_short(lang)[d - 1] for d in days]
     if len(days) > 2 and days == list(range(days[0], days[-1] + 1)):
-        return f"{names[0]}至{names[-1]}" if lang == "zh" else f"{names[0][:3]}–{names[-1][:3]}"
-    return "、".join(names) if lang == "zh" else ", ".join(n[:3] for n in names)
+        return say(lang, "{first}–{last}", first=names[0], last=names[-1])
+    return say_in(lang, "list", ", ").join(names)
 
 
 def _weekdays_text(seg: Mapping[str, Any], lang: str) -> str:
     """A segment's days after its window: ' (Mon–Fri)' / '（周一至周五）'."""
     said = _days_said(seg, lang)
-    return "" if not said else f"（{said}）" if lang == "zh" else f" ({said})"
+    return aside(said, lang) if said else ""
 
 
 def _applies_on(seg: Mapping[str, Any], day: date) -> bool:
@@ -293,8 +292,8 @@ def _covers(seg: Mapping[str, Any], at: time) -> bool:
     return start <= at < end if start < end else (at >= start or at < end)
 
 
-_PART_NAMES = {"night": ("At night", "晚上"), "evening": ("In the evening", "傍晚"), "morning": ("In the morning", "上午"),
-               "afternoon": ("In the afternoon", "下午"), "daytime": ("In the daytime", "白天"), "overnight": ("Overnight", "过夜")}
+_PART_NAMES = {"night": marked("At night"), "evening": marked("In the evening"), "morning": marked("In the morning"),
+               "afternoon": marked("In the afternoon"), "daytime": marked("In the daytime"), "overnight": marked("Overnight")}
 
 
 def _part_of_day(result: Mapping[str, Any], asked: str, lang: str) -> str:
@@ -307,14 +306,13 @@ def _part_of_day(result: Mapping[str, Any], asked: str, lang: str) -> str:
         return ""  # "晚上九点以后呢", "9pm to 11pm": the stay itself answers
     # where the stay was put for it; an overnight stay is said by what holds its midnight
     name, at, on = part[0], time(0, 0) if part[0] == "overnight" else entry.time(), entry.date()
-    label = _t(lang, _PART_NAMES[name][0], _PART_NAMES[name][1])
+    label = say(lang, _PART_NAMES[name])
     segments = [seg for seg in result.get("segments", []) if _applies_on(seg, on) and _covers(seg, at)]
-    day = _t(lang, f"{_weekday_name(on, lang)} {on.isoformat()}", f"{on.isoformat()}（{_weekday_name(on, lang)}）")
+    day = say(lang, "{weekday} {date}", weekday=_weekday_name(on, lang), date=on.isoformat())
     if not segments:
-        return _t(lang, f"{label} ({at:%H:%M} on {day}) no segment of this rule applies: nothing is charged then.",
-                  f"{label}（{day} {at:%H:%M}）该规则没有适用的计费段：这段时间不收费。")
-    said = ("；" if lang == "zh" else "; ").join(_segment_text(seg, lang) for seg in segments[:1])
-    return _t(lang, f"{label} on {day} this rule's segment is {said}.", f"{day}{label}适用的计费段是 {said}。")
+        return say(lang, "{part} ({time} on {day}) no segment of this rule applies: nothing is charged then.",
+                   part=label, time=f"{at:%H:%M}", day=day)
+    return say(lang, "{part} on {day} this rule's segment is {segment}.", part=label, day=day, segment=_segment_text(segments[0], lang))
 
 
 def _stay_line(sim: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
@@ -324,41 +322,45 @@ def _stay_line(sim: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> 
     if not rows:
         entry = _local(sim.get("entry_time"))
         idle = [seg for seg in result.get("segments", []) if entry is not None and not _applies_on(seg, entry.date())]
-        why = ("" if not idle else _t(lang, " (" + "; ".join(f"{seg['name']} applies {_days_said(seg, lang)} only" for seg in idle) + ")",
-                                      "（" + "；".join(f"{_seg_name(seg, lang)}{_window_text(seg.get('time_window', {}), lang)} 仅适用于{_days_said(seg, lang)}"
-                                                      for seg in idle) + "）"))
-        return _t(lang, f"No segment of this rule applies from {start} to {end}{why}, so that stay is not charged: {sim['total_amount']}.",
-                  f"从 {start} 到 {end} 该规则没有适用的计费段{why}，这段停车不收费：{sim['total_amount']} 元。")
-    line = _t(lang, f"A stay from {start} to {end} costs {sim['total_amount']}.", f"从 {start} 停到 {end} 应收 {sim['total_amount']} 元。")
+        why = say_in(lang, "items", "; ").join(
+            say(lang, "{segment} applies {days} only", segment=_seg_named(seg, lang), days=_days_said(seg, lang)) for seg in idle)
+        return say(lang, "No segment of this rule applies from {start} to {end}{why}, so that stay is not charged: {total}.",
+                   start=start, end=end, why=aside(why, lang) if why else "", total=sim["total_amount"])
+    line = say(lang, "A stay from {start} to {end} costs {total}.", start=start, end=end, total=sim["total_amount"])
     entry, exit_ = _local(sim.get("entry_time")), _local(sim.get("exit_time"))
     if entry is not None and exit_ is not None:
         idle = int((exit_ - entry).total_seconds() // 60) - sum(int(row.get("minutes") or 0) for row in rows)
         if idle > 0:
-            line += _t(lang, f" {idle} min of it fall in no segment of the rule and are not charged.",
-                       f"其中 {idle} 分钟不在任何计费段内，不收费。")
+            line += say(lang, " {minutes} min of it fall in no segment of the rule and are not charged.", minutes=idle)
     return line
 
 
+def _seg_named(seg: Mapping[str, Any], lang: str) -> str:
+    """A segment as a sentence names it: its name; in Chinese also its window, as a key such as `workday` is left out."""
+    return f"{_seg_name(seg, lang)}{_window_text(seg.get('time_window', {}), lang)}" if lang == "zh" else str(seg.get("name") or "")
+
+
 def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tuple[list[str], str, list[str]]:
-    facts = [_t(lang, f"Lot {result.get('lot_code')} at {_hm(result['at_time'])} is billed by {_rule_source(result, lang)}: {result['rule_name']}.",
-                f"车场 {result.get('lot_code')} 在 {_hm(result['at_time'])} 适用{_rule_source(result, lang)}：{result['rule_name']}。")]
+    facts = [say(lang, "Lot {lot} at {time} is billed by {source}: {rule}.", lot=result.get("lot_code"), time=_hm(result["at_time"]),
+                 source=_rule_source(result, lang), rule=result["rule_name"])]
     facts += [_segment_text(seg, lang) for seg in result.get("segments", [])]
     costs = []
     for sim in result.get("simulations", []):
-        parts = _t(lang, ", ", "，").join(_t(lang, f"{row['segment_name']} {row['minutes']} min {row['amount']}",
-                                            f"{_row_name(row, result, lang)}{row['minutes']}分钟 {row['amount']}元") for row in sim["breakdown"])
-        parts = parts or _t(lang, "no segment applies", "无适用计费段")
+        parts = say_in(lang, "clause", ", ").join(
+            say(lang, "{name}{minutes} min {amount}", name=_row_name(row, result, lang), minutes=row["minutes"], amount=row["amount"])
+            for row in sim["breakdown"])
         start, end = _span(sim, lang)
-        costs.append(_t(lang, f"{start} → {end}: {sim['total_amount']} ({parts})", f"{start} → {end}：{sim['total_amount']}元（{parts}）"))
+        costs.append(say(lang, "{start} → {end}: {total} ({parts})", start=start, end=end, total=sim["total_amount"],
+                         parts=parts or say(lang, "no segment applies")))
     facts += costs
     sims = result.get("simulations") or []
     # the stays asked about (a weekend is two), or the first example stay
     asked_stays = sims if result.get("stays_asked") else sims[:1]
-    conclusion = (" " if lang != "zh" else "").join(_stay_line(sim, result, lang) for sim in asked_stays)
+    conclusion = then(lang, *(_stay_line(sim, result, lang) for sim in asked_stays))
     if asks_cap(asked):
-        conclusion = _caps(result, lang) + (("" if lang == "zh" else " ") + conclusion if conclusion else "")
+        conclusion = then(lang, _caps(result, lang), conclusion)
     elif part := _part_of_day(result, asked, lang):
-        conclusion = part + (("" if lang == "zh" else " ") + conclusion if conclusion else "")
+        conclusion = then(lang, part, conclusion)
     return facts, conclusion, [f"{result['rule_code']} v{result['version_no']}"]
 
 
@@ -366,62 +368,65 @@ def _arrears(result: Mapping[str, Any], lang: str) -> tuple[list[str], str, list
     orders = result.get("orders", [])
     plate = result["plate_no"]
     if not orders:
-        return [], _t(lang, f"Plate {plate} has no unpaid orders.", f"车牌 {plate} 没有欠费订单。"), []
+        return [], say(lang, "Plate {plate} has no unpaid orders.", plate=plate), []
     facts = [
-        _t(lang, f"Order {o['order_no']} at {o['lot_code']} ({_hm(o['entry_time'])} – {_hm(o['exit_time'])}): "
-                 f"total {o['total_amount']}, paid {o['paid_amount']}, owes {o['arrears_amount']}.",
-           f"订单 {o['order_no']}（{o['lot_code']}，{_hm(o['entry_time'])} – {_hm(o['exit_time'])}）：应收 {o['total_amount']} 元，已付 {o['paid_amount']} 元，欠费 {o['arrears_amount']} 元。")
+        say(lang, "Order {order} at {lot} ({since} – {until}): total {total}, paid {paid}, owes {owed}.", order=o["order_no"],
+            lot=o["lot_code"], since=_hm(o["entry_time"]), until=_hm(o["exit_time"]), total=o["total_amount"], paid=o["paid_amount"],
+            owed=o["arrears_amount"])
         for o in orders
     ]
-    count = "one unpaid order" if len(orders) == 1 else f"{len(orders)} unpaid orders"
-    conclusion = _t(lang, f"Plate {plate} has {count}, {result['total_arrears']} in total. "
-                          "Say “verify the first one” to check an order's fee.",
-                    f"车牌 {plate} 共有 {len(orders)} 笔欠费订单，合计 {result['total_arrears']} 元。如需核验某笔订单金额，可以说“核验第一笔”。")
-    return facts, conclusion, [_t(lang, f"order {o['order_no']}", f"订单 {o['order_no']}") for o in orders]
+    conclusion = say_n(lang, "Plate {plate} has one unpaid order, {total} in total. Say “verify the first one” to check an order's fee.",
+                       "Plate {plate} has {n} unpaid orders, {total} in total. Say “verify the first one” to check an order's fee.",
+                       len(orders), plate=plate, total=result["total_arrears"])
+    return facts, conclusion, [say(lang, "order {order}", order=o["order_no"]) for o in orders]
 
 
 def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[str], str, list[str]]:
     order = result["order"]
     source = f"{result['rule_code']} v{result['version_no']}"
     facts = [
-        _t(lang, f"Order {order['order_no']} ({order['plate_no']}, {order['lot_code']}, {_hm(order['entry_time'])} – {_hm(order['exit_time'])}) was charged {result['order_total_amount']}.",
-           f"订单 {order['order_no']}（{order['plate_no']}，{order['lot_code']}，{_hm(order['entry_time'])} – {_hm(order['exit_time'])}）记录金额 {result['order_total_amount']} 元。"),
-        _t(lang, f"Rule {source}, in force at entry, gives {result['simulated_total_amount']}.",
-           f"按入场时生效的规则 {result['rule_code']} 第{result['version_no']}版模拟应收 {result['simulated_total_amount']} 元。"),
+        say(lang, "Order {order} ({plate}, {lot}, {since} – {until}) was charged {charged}.", order=order["order_no"],
+            plate=order["plate_no"], lot=order["lot_code"], since=_hm(order["entry_time"]), until=_hm(order["exit_time"]),
+            charged=result["order_total_amount"]),
+        say(lang, "Rule {code} v{version}, in force at entry, gives {amount}.", code=result["rule_code"], version=result["version_no"],
+            amount=result["simulated_total_amount"]),
     ]
-    facts += [_t(lang, f"  {row['segment_name']}: {row['minutes']} min → {row['amount']}",
-                 f"  {_row_name(row, result, lang) or '计费'}{row['minutes']}分钟 → {row['amount']}元") for row in result.get("breakdown", [])]
+    facts += [_breakdown_row(row, number, result, lang) for number, row in enumerate(result.get("breakdown", []), start=1)]
     if result["amount_check_result"] == "match":
-        conclusion = _t(lang, "The amounts match: the fee is correct.", "金额一致，收费正确。")
+        conclusion = say(lang, "The amounts match: the fee is correct.")
     elif view.review_pending or view.review_opened:
-        conclusion = _t(lang, "The amounts differ, so a supervisor is reviewing this order now. I'll post the decision here as soon as it is made.",
-                        "金额不一致，已提交主管复核。复核结果出来后我会在这里告诉您。")
+        conclusion = say(lang, "The amounts differ, so a supervisor is reviewing this order now. I'll post the decision here as soon as it is made.")
     else:
-        conclusion = _t(lang, "The amounts differ.", "金额不一致。")
-    return facts, conclusion, [source, _t(lang, f"order {order['order_no']}", f"订单 {order['order_no']}")]
+        conclusion = say(lang, "The amounts differ.")
+    return facts, conclusion, [source, say(lang, "order {order}", order=order["order_no"])]
+
+
+def _breakdown_row(row: Mapping[str, Any], number: int, result: Mapping[str, Any], lang: str) -> str:
+    """A verified fee's row: its segment by name, or by its number when the name is a key the reply's language leaves out."""
+    if name := _row_name(row, result, lang).strip():
+        return say(lang, "  {name}: {minutes} min → {amount}", name=name, minutes=row["minutes"], amount=row["amount"])
+    return say(lang, "  Segment {number}: {minutes} min → {amount}", number=number, minutes=row["minutes"], amount=row["amount"])
 
 
 def fee_decision_text(decision: Mapping[str, Any], lang: str) -> str:
     """The message a person sees when a supervisor decided their fee review."""
     order = decision["order"]
     outcome = decision["outcome"]
-    what = {
-        "adjust": _t(lang, f"adjusted the order to {order['total_amount']}", f"将订单金额调整为 {order['total_amount']} 元"),
-        "keep": _t(lang, f"kept the order's amount of {order['total_amount']}", f"维持原金额 {order['total_amount']} 元"),
-        "waive": _t(lang, "waived what was still owed", "免除了尚欠金额"),
-    }.get(outcome, _t(lang, "decided", "作出了决定"))  # an outcome without words is never said by its code
-    return _t(lang, f"Review decided: a supervisor {what} for order {order['order_no']}. It now owes {order['arrears_amount']}.",
-              f"复核已完成：主管{what}（订单 {order['order_no']}）。当前欠费 {order['arrears_amount']} 元。")
+    # an outcome without words is never said by its code
+    what = say(lang, _FEE_OUTCOMES.get(outcome, _FEE_OUTCOMES["decided"]), amount=order["total_amount"])
+    return say(lang, "Review decided: a supervisor {what} for order {order}. It now owes {owed}.", what=what, order=order["order_no"],
+               owed=order["arrears_amount"])
+
+
+_FEE_OUTCOMES = {"adjust": marked("adjusted the order to {amount}"), "keep": marked("kept the order's amount of {amount}"),
+                 "waive": marked("waived what was still owed"), "decided": marked("decided")}
 
 
 def review_decided_text(label: str, reason: str, lang: str) -> str:
     """A supervisor's decision on a review, said with the decided option's label (never its id) and their reason."""
     reason = reason.strip().rstrip(".。")
-    if lang == "zh":
-        said = f"主管已作出决定：{label}。" if label else "主管已作出决定。"
-        return said + (f"理由：{reason}。" if reason else "")
-    said = f"A supervisor decided: {label[:1].lower() + label[1:]}." if label else "A supervisor has decided."
-    return said + (f" Their reason: {reason}." if reason else "")
+    said = say(lang, "A supervisor decided: {option}.", option=lower_first(label)) if label else say(lang, "A supervisor has decided.")
+    return said + (say(lang, " Their reason: {reason}.", reason=reason) if reason else "")
 
 
 def _tool_reply(view: RunView, lang: str, asked: str = "") -> tuple[list[str], str, list[str]] | None:
@@ -429,7 +434,7 @@ def _tool_reply(view: RunView, lang: str, asked: str = "") -> tuple[list[str], s
     if not result:
         return None
     if result.get("error"):
-        return [], _t(lang, f"I couldn't complete that: {result['error']['message']}", f"无法完成查询：{result['error']['message']}"), []
+        return [], say(lang, "I couldn't complete that: {error}", error=result["error"]["message"]), []
     tool = result.get("tool")
     if tool == "rule_explain":
         return _explain_rule(result, lang, asked)
@@ -446,40 +451,35 @@ def _tool_reply(view: RunView, lang: str, asked: str = "") -> tuple[list[str], s
 def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str) -> list[str]:
     lines = []
     if outcome.replan:
-        lines.append(_t(lang, "New evidence changes the picture: I've set the earlier conclusion aside and switched to the matching checks.",
-                        "新的证据改变了判断：之前的结论已撤回，转到相应的检查。"))
+        lines.append(say(lang, "New evidence changes the picture: I've set the earlier conclusion aside and switched to the matching checks."))
     if outcome.isolation_completed and state.isolation_finding:
         hypothesis = state.hypothesis(state.isolation_finding)
         report = final_report_for(state, config, locale=lang)
         finding = hypothesis.description if hypothesis else state.isolation_finding
-        lines.append(_t(lang, "Cause isolated: {finding}.", "已定位原因：{finding}。", finding=finding))
+        lines.append(say(lang, "Cause isolated: {finding}.", finding=finding))
         if report and report.correction:
-            lines.append(_t(lang, "Recommended correction: {items}.", "建议处理：{items}。",
-                            items=("；" if lang == "zh" else "; ").join(report.correction)))
+            lines.append(say(lang, "Recommended correction: {items}.", items=say_in(lang, "items", "; ").join(report.correction)))
         if state.estimate.status == "draft":
-            lines.append(_t(lang, "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.",
-                            "已生成 {hours} 小时的工时估算草稿；无需确认即可继续。", hours=state.estimate.total_hours))
+            lines.append(say(lang, "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.",
+                             hours=state.estimate.total_hours))
     if (outcome.facts_added and not outcome.isolation_completed and not outcome.replan and not outcome.next_step_question
             and not outcome.notice and outcome.reply_action not in ("estimate_skipped", "estimate_confirmed", "final_report")):
         # nothing left to ask, but the message said something: say what was noted (never "I didn't understand")
         said = [f.value for f in state.facts if f.id in outcome.facts_added and f.key != "note"]
         if said:
-            lines.append(_t(lang, "Noted: {facts}.", "已记录：{facts}。", facts=("；" if lang == "zh" else "; ").join(said)))
+            lines.append(say(lang, "Noted: {facts}.", facts=say_in(lang, "items", "; ").join(said)))
     elif (state.isolation_complete and not outcome.isolation_completed and not outcome.replan and not outcome.next_step_question
           and not outcome.notice and not outcome.question and outcome.side_question is None
           and outcome.reply_action not in ("estimate_skipped", "estimate_confirmed", "final_report")):
         # nothing new and nothing left to ask: say where the diagnosis stands and the ways on (never "I didn't understand")
         hypothesis = state.hypothesis(state.isolation_finding or "")
-        lines.append(_t(lang, "The cause stays as isolated: {finding}. Tell me anything new you find, or write the report.",
-                        "原因仍为：{finding}。如有新的发现请告诉我，或者生成报告。",
-                        finding=hypothesis.description if hypothesis else state.isolation_finding))
+        lines.append(say(lang, "The cause stays as isolated: {finding}. Tell me anything new you find, or write the report.",
+                         finding=hypothesis.description if hypothesis else state.isolation_finding))
     if outcome.reply_action == "estimate_skipped":
-        lines.append(_t(lang, "Labor estimate skipped: the report will leave labor out. Diagnostics go on.",
-                        "已跳过工时估算：报告中不写工时。诊断继续。"))
+        lines.append(say(lang, "Labor estimate skipped: the report will leave labor out. Diagnostics go on."))
     elif outcome.reply_action == "estimate_confirmed":
         hours = state.estimate.confirmed_hours or state.estimate.total_hours
-        lines.append(_t(lang, "Labor estimate confirmed: {hours} h; the report will show it as confirmed.",
-                        "工时估算已确认：{hours} 小时；报告中将标注为已确认。", hours=f"{hours:g}"))
+        lines.append(say(lang, "Labor estimate confirmed: {hours} h; the report will show it as confirmed.", hours=f"{hours:g}"))
     return lines
 
 
@@ -533,8 +533,8 @@ def _changed_line(outcome: TurnOutcome, config: ConversationConfig, lang: str) -
     before = brief(answer_shown(spec, outcome.form_changed_from or "", lang), lang)
     after = brief(answer_shown(spec, outcome.form_changed_to or "", lang), lang)
     if label:
-        return _t(lang, f"Changed the {label} from “{before}” to “{after}”.", f"已将{label}从“{before}”改为“{after}”。")
-    return _t(lang, f"Changed “{question}” from {before} to {after}.", f"已将“{question}”从“{before}”改为“{after}”。")
+        return say(lang, "Changed the {label} from “{before}” to “{after}”.", label=label, before=before, after=after)
+    return say(lang, "Changed “{question}” from {before} to {after}.", question=question, before=before, after=after)
 
 
 def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
@@ -544,9 +544,8 @@ def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> 
     lines += _recorded_lines(outcome, config, lang)
     last_question = not outcome.question and not outcome.next_step_question
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
-        lines.append(_t(lang, "That's every question answered. Please review your answers and submit when ready.",
-                        "所有问题都已回答。请核对后提交。"))
-        lines.append(_t(lang, "Your answers:", "您的答案：") + "\n" + answers_listing(outcome.state, config.form, lang))
+        lines.append(say(lang, "That's every question answered. Please review your answers and submit when ready."))
+        lines.append(say(lang, "Your answers:") + "\n" + answers_listing(outcome.state, config.form, lang))
     return lines
 
 
@@ -576,12 +575,14 @@ def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str)
 
 def _noted_values(noted: list[tuple[str, str | None]], lang: str, *, thanks: bool) -> str:
     """'Noted the building type: residential; the dwelling type: two-family dwelling.' / '已记下建筑类型：住宅；…。'"""
-    if lang == "zh":
-        items = [f"{label}：{value}" if label and value else label or value or "" for label, value in noted]
-        return ("好的，已记下" if thanks else "已记下") + ("" if noted[0][0] else "：") + "；".join(items) + "。"
-    items = [f"the {label}: {value}" if label and value else f"the {label}" if label else value or "" for label, value in noted]
-    opening = "Thanks, I've noted " if thanks else "Noted " if noted[0][0] else "Noted: "
-    return opening + "; ".join(items) + "."
+    items = say_in(lang, "items", "; ").join(
+        say(lang, "the {label}: {value}", label=label, value=value) if label and value
+        else say(lang, "the {label}", label=label) if label else value or "" for label, value in noted)
+    if noted[0][0]:  # a question's name first
+        return say(lang, "Thanks, I've noted {items}.", items=items) if thanks else say(lang, "Noted {items}.", items=items)
+    if thanks:
+        return say_in(lang, "a value first", "Thanks, I've noted {items}.", items=items)
+    return say(lang, "Noted: {items}.", items=items)
 
 
 def _echoes(answer: str, message: str, lang: str, labelled: bool) -> bool:
@@ -600,17 +601,14 @@ def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, question
             continue  # the answer itself: the account not to be said back
         spec, slot = config.slots.get(name), outcome.state.slots.get(name)
         if spec is not None and slot is not None and spec.label and slot.value.strip() != outcome.state.latest_user_text.strip():
-            picked.append(f"{localize(spec.label, lang)}{'：' if lang == 'zh' else ': '}{slot.value}")
+            picked.append(say(lang, "{label}: {value}", label=localize(spec.label, lang), value=slot.value))
     if label:
-        if lang == "zh":
-            return f"好的，已记下{label}" + (f"（{'；'.join(picked)}）" if picked else "") + "。"
-        return f"Thanks, I've noted the {label}" + (f" ({'; '.join(picked)})" if picked else "") + "."
+        picked_said = aside(say_in(lang, "items", "; ").join(picked), lang) if picked else ""
+        return say(lang, "Thanks, I've noted the {label}{picked}.", label=label, picked=picked_said)
     thanks = acknowledgement(outcome.turn_index, lang)
     if not picked:
         return thanks
-    if lang == "zh":
-        return thanks.rstrip("。") + "，已记下" + "；".join(picked) + "。"
-    return thanks.rstrip(".") + " — I've noted the " + "; the ".join(picked) + "."
+    return say(lang, "{thanks} — I've noted the {picked}.", thanks=thanks.rstrip(".。"), picked=say_in(lang, "items", "; the ").join(picked))
 
 
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢啦|спасибо|gracias", re.IGNORECASE)
@@ -620,14 +618,14 @@ def _options_line(view: RunView, lang: str) -> str:
     eligible = [o for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
     if not eligible or view.status != "active":
         return ""
-    labels = _t(lang, ", ", "、").join(f"“{o['label']}”" for o in eligible)
-    line = _t(lang, "You can choose: {labels}.", "您可以选择：{labels}。", labels=labels)
+    labels = say_in(lang, "list", ", ").join(quoted(o["label"], lang) for o in eligible)
+    line = say(lang, "You can choose: {labels}.", labels=labels)
     if view.recommended_option_id and len(eligible) > 1:
         rec = next((o for o in eligible if o["option_id"] == view.recommended_option_id), None)
         if rec is not None:
             reasons = [r for r in view.recommendation_reasons if _in_language(r, lang)]  # a reason in another language is left out
             reason = f" — {reasons[0].rstrip('.。')}" if reasons else ""
-            line += _t(lang, " Recommended: “{label}”{reason}.", "推荐：“{label}”{reason}。", label=rec["label"], reason=reason)
+            line += say(lang, " Recommended: {label}{reason}.", label=quoted(rec["label"], lang), reason=reason)
     return line
 
 
@@ -636,10 +634,9 @@ def _in_language(text: str, lang: str) -> bool:
     return lang != "zh" or bool(re.search(r"[\u4e00-\u9fff]", text))
 
 
-_GUIDANCE_STEP = {  # what the guidance leads to, by the offered action's flow
-    "calendar": ("So I'd start with a conversation{with_name}: one-to-one, by call or in person.",
-                 "所以建议先{with_name}一对一谈一谈（电话或当面）。"),
-    "email": ("So I'd put it in writing{to_name}: a short, factual email.", "所以建议{to_name}发一封简短、只写事实的邮件。"),
+_GUIDANCE_STEP = {  # what the guidance leads to, by the offered action's flow, and how it names the person
+    "calendar": (marked("So I'd start with a conversation{whom}: one-to-one, by call or in person."), marked(" with {name}")),
+    "email": (marked("So I'd put it in writing{whom}: a short, factual email."), marked(" to {name}")),
 }
 
 
@@ -650,12 +647,10 @@ def _guidance(view: RunView, config: ConversationConfig, state: ContextState, la
     if action is None or not action.guidance or not view.citations:
         return ""
     name = state.slots["employee_name"].value if "employee_name" in state.slots else ""
-    en, zh = _GUIDANCE_STEP.get(action.flow, ("", ""))
-    zh_lang = lang == "zh"
-    step = _t(lang, en, zh, with_name=(f"和{name}" if zh_lang else f" with {name}") if name else "",
-              to_name=(f"给{name}" if zh_lang else f" to {name}") if name else "")
+    step, whom = _GUIDANCE_STEP.get(action.flow, ("", ""))
+    step = say(lang, step, whom=say(lang, whom, name=name) if name else "") if step else ""
     lines = [f"{c['snippet']} [{_source_name(c, lang)}]" for c in view.citations]
-    return _t(lang, "From the team's guidance:", "根据团队的管理指南：") + "\n- " + "\n- ".join(lines) + ("\n\n" + step if step else "")
+    return say(lang, "From the team's guidance:") + "\n- " + "\n- ".join(lines) + ("\n\n" + step if step else "")
 
 
 def _action_offer(view: RunView, lang: str) -> str:
@@ -664,8 +659,8 @@ def _action_offer(view: RunView, lang: str) -> str:
         return ""
     option = offered[0]
     # What the option does is on its button's card: the sentence only offers it (no pasted effects summary).
-    return _t(lang, f"If it helps, I can {option['label'].lower()} for you: use the “{option['label']}” button, and I'll ask for your consent first.",
-              f"如有需要，我可以帮您{option['label']}：请点击“{option['label']}”按钮，执行前会先征得您的同意。")
+    return say(lang, "If it helps, I can {action} for you: use the “{label}” button, and I'll ask for your consent first.",
+               action=option["label"].lower(), label=option["label"])
 
 
 def _capabilities(config: ConversationConfig, lang: str) -> str:
@@ -673,8 +668,8 @@ def _capabilities(config: ConversationConfig, lang: str) -> str:
     labels = [(i.label.get(lang) or i.label.get("en") or i.name) for i in config.intents]
     if not labels:
         return ""
-    return _t(lang, "I can help you " + "; ".join(labels) + ". Which is it? Please include the lot code, plate number or order number.",
-              "我可以帮您" + "；".join(labels) + "。请问是哪一项？请附上车场编码、车牌号或订单号。")
+    return say(lang, "I can help you {tasks}. Which is it? Please include the lot code, plate number or order number.",
+               tasks=say_in(lang, "items", "; ").join(labels))
 
 
 def compose_reply(
@@ -688,13 +683,12 @@ def compose_reply(
     lang = lang_of(outcome, locale)
     state = outcome.state
     if outcome.handoff_requested:
-        return ComposedReply(text=_t(lang, *HANDOFF_OPENED), asks_question=False, kind="handoff")
+        return ComposedReply(text=say(lang, HANDOFF_OPENED), asks_question=False, kind="handoff")
     parts: list[str] = []
     if outcome.restarted:
-        parts.append(_t(lang, "OK, let's start again from the beginning: I've cleared your earlier answers.",
-                        "好的，我们从头开始：之前的回答已清空。"))
+        parts.append(say(lang, "OK, let's start again from the beginning: I've cleared your earlier answers."))
     elif outcome.cancelled:
-        parts.append(_t(lang, "OK, I've dropped that request; what you told me is still remembered.", "好的，这个请求已取消；您之前提供的信息我还记得。"))
+        parts.append(say(lang, "OK, I've dropped that request; what you told me is still remembered."))
         if not outcome.question and not outcome.next_step_question:
             parts.append(_capabilities(config, lang))  # and what else the concierge can do
     facts: list[str] = []
@@ -703,34 +697,33 @@ def compose_reply(
     sources: list[str] = []
     if outcome.side_question is not None and not outcome.side_question.answer and evidence:
         # No prepared answer for this side question: answer briefly from the cited knowledge.
-        parts.append(_t(lang, "From the knowledge base:", "知识库中的说明：") + "\n- " + "\n- ".join(evidence))
+        parts.append(say(lang, "From the knowledge base:") + "\n- " + "\n- ".join(evidence))
     if outcome.side_question is not None and outcome.side_question.answer:
         parts.append(outcome.side_question.answer)
         if view.citations:
             first = view.citations[0]
-            parts.append(_t(lang, "(Source: {source})", "（来源：{source}）", source=_source_name(first, lang)))
+            parts.append(say(lang, "(Source: {source})", source=_source_name(first, lang)))
     tool = _tool_reply(view, lang, asked=state.latest_user_text or "")
     if tool is not None:
         facts, conclusion, sources = tool
         if facts:
-            parts.append(_t(lang, "Facts:", "事实：") + "\n- " + "\n- ".join(facts))
+            parts.append(say(lang, "Facts:") + "\n- " + "\n- ".join(facts))
         if evidence:
-            parts.append(_t(lang, "Evidence:", "依据：") + "\n- " + "\n- ".join(evidence))
+            parts.append(say(lang, "Evidence:") + "\n- " + "\n- ".join(evidence))
         if conclusion:
-            parts.append(_t(lang, "Conclusion: ", "结论：") + conclusion)
+            parts.append(say(lang, "Conclusion: {conclusion}", conclusion=conclusion))
         if sources:
-            parts.append(_t(lang, "Sources: ", "来源：") + _t(lang, ", ", "、").join(sources))
+            parts.append(say(lang, "Sources: {sources}", sources=say_in(lang, "list", ", ").join(sources)))
     elif evidence and outcome.intent in ("EXPLAIN", "HOWTO", "LOCATE") and outcome.side_question is None:
-        parts.append(_t(lang, "From the knowledge base:", "知识库中的说明：") + "\n- " + "\n- ".join(evidence))
+        parts.append(say(lang, "From the knowledge base:") + "\n- " + "\n- ".join(evidence))
     parts += _diagnostic_lines(outcome, state, config, lang)
     if outcome.notice:
         parts.append(outcome.notice)
     parts += _form_lines(outcome, config, lang)
     changed = outcome.form_changed_question or any(a.turn == outcome.turn_index for a in outcome.state.finalized_answers)
     if view.stale_documents and changed:  # an answer changed under a document built on it
-        names = "、".join(view.stale_documents) if lang == "zh" else " and ".join(d[:1].lower() + d[1:] for d in view.stale_documents)
-        parts.append(_t(lang, f"The {names} was built on the earlier answers, so it is out of date until you regenerate it.",
-                        f"{names}是依据之前的回答生成的，重新生成之前已过期。"))
+        names = say_in(lang, "list", " and ").join(lower_first(d) for d in view.stale_documents)
+        parts.append(say(lang, "The {documents} was built on the earlier answers, so it is out of date until you regenerate it.", documents=names))
     if config.actions:  # what the message said about the email / the call, in plain words
         moved = any(n in outcome.slots_changed for n in (CALL_DAY, CALL_TIME))
         if said := understood_line(state, config, wanted=outcome.action_requested, declined=outcome.actions_declined,
@@ -738,32 +731,29 @@ def compose_reply(
                                    corrected=outcome.slots_corrected):
             parts.append(said)
     if view.entered_steps and tool is None:
-        parts.append(_t(lang, "Progress: ", "进度：") + " → ".join(view.entered_steps) + ("。" if lang == "zh" else "."))
+        parts.append(say(lang, "Progress: {steps}.", steps=" → ".join(view.entered_steps)))
     if view.fee_decision:
         parts.append(fee_decision_text(view.fee_decision, lang))
     if view.review_opened and tool is None:
-        parts.append(_t(lang, "This needs a supervisor's decision; I'll post it here when it is made.", "此事需要主管决定，结果出来后我会在这里告诉您。"))
+        parts.append(say(lang, "This needs a supervisor's decision; I'll post it here when it is made."))
     elif view.review_pending and tool is None and outcome.meaning in (REQUEST, FOLLOW_UP, ANSWER) and not outcome.question:
         # never a dead end while a supervisor decides: say what can be done meanwhile
-        parts.append(_t(lang, "A supervisor is still reviewing this conversation's request; I'll post their decision here. "
-                              "Until then I can't look anything else up in this conversation: for another question, start a new "
-                              "conversation from the start page, or say “talk to a person”.",
-                        "主管仍在复核本次对话中的请求，决定出来后我会在这里告诉您。在此之前，本对话中无法再查询其他内容："
-                        "如有其他问题，请在首页开始新的对话，或者说“转人工”。"))
+        parts.append(say(lang, "A supervisor is still reviewing this conversation's request; I'll post their decision here. "
+                               "Until then I can't look anything else up in this conversation: for another question, start a new "
+                               "conversation from the start page, or say “talk to a person”."))
     if view.status == "completed":
-        parts.append(_t(lang, "This conversation's workflow is complete.", "本次流程已完成。"))
+        parts.append(say(lang, "This conversation's workflow is complete."))
     question = outcome.question
     if question is None and outcome.next_step_question and outcome.reply_action not in ("present_results",):
         question = outcome.next_step_question
     if outcome.decision == "abort" and config.form is not None and outcome.form_question_id:
         # a form stops asking one question, never the form: the person can answer it later or get a person
-        parts.append(_t(lang, "Let's leave this question for now; you can answer it whenever you like, change another answer, "
-                              "or say “talk to a person”.",
-                        "这个问题先放一放；您可以随时回答它、修改其他答案，或者说“转人工”。"))
+        parts.append(say(lang, "Let's leave this question for now; you can answer it whenever you like, change another answer, "
+                               "or say “talk to a person”."))
         question = None
     elif outcome.decision == "abort":
-        parts.append(_t(lang, "I still don't have what I need to look this up, so I'll stop asking. You can start again with the details, or contact the help desk staff.",
-                        "仍然缺少必要的信息，我先不再追问。您可以带上完整信息重新提问，或联系人工客服。"))
+        parts.append(say(lang, "I still don't have what I need to look this up, so I'll stop asking. "
+                               "You can start again with the details, or contact the help desk staff."))
         question = None
     offer = _action_offer(view, lang)
     if offer and not question:
@@ -777,24 +767,24 @@ def compose_reply(
     if options_line:
         if not parts and outcome.resolved_intent is None and small_talk in (None, "greeting"):
             # Never a bare menu: say what this concierge can do before the options.
-            parts.append(_capabilities(config, lang) or _t(lang, "I'm not sure I understood that.", "我没有完全理解您的意思。"))
+            parts.append(_capabilities(config, lang) or say(lang, "I'm not sure I understood that."))
         parts.append(options_line)
     if small_talk:
         if not parts and small_talk == "greeting":  # a greeting alone: then what this concierge can do
             parts.append(_capabilities(config, lang))
-        parts.insert(0, _t(lang, *_SMALL_TALK[small_talk]))
+        parts.insert(0, say(lang, _SMALL_TALK[small_talk]))
     if question and not parts and (kind := chitchat_kind(state.latest_user_text or "")) in ("greeting", "thanks"):
-        parts.append(_t(lang, "Hello!", "您好！") if kind == "greeting" else _t(lang, "You're welcome.", "不客气。"))
+        parts.append(say(lang, "Hello!") if kind == "greeting" else say(lang, "You're welcome."))
     if question:
         if outcome.side_question is not None:
-            parts.append(_t(lang, "Back to where we were: ", "回到刚才的步骤：") + question)
+            parts.append(say(lang, "Back to where we were: {question}", question=question))
         elif outcome.question_repeats >= 3:
             parts.append(_way_out(question, outcome, view, config, lang))  # never the same question a third time
         else:
             parts.append(question)
     text = "\n\n".join(p for p in parts if p).strip()
     if not text:
-        text = _capabilities(config, lang) or _t(lang, "Noted. Tell me more, or choose one of the options.", "好的。请继续说明，或选择一个选项。")
+        text = _capabilities(config, lang) or say(lang, "Noted. Tell me more, or choose one of the options.")
     asks = asks_question(text) or bool(question)
     return ComposedReply(
         text=text, asks_question=asks, kind="clarifying_question" if question and outcome.decision == "ask" else "reply",
@@ -804,16 +794,14 @@ def compose_reply(
 
 
 _SMALL_TALK = {
-    "greeting": ("Hello!", "您好！"),
-    "thanks": ("You're welcome! Is there anything else I can help with?", "不客气！还有其他可以帮您的吗？"),
-    "goodbye": ("Goodbye! You can come back to this conversation at any time.", "再见！您随时可以回到这个对话。"),
+    "greeting": marked("Hello!"),
+    "thanks": marked("You're welcome! Is there anything else I can help with?"),
+    "goodbye": marked("Goodbye! You can come back to this conversation at any time."),
 }
 
 
-HANDOFF_OPENED = (
-    "I've asked a member of staff to take over: they will answer you here. Until they hand the conversation back, I'll stay quiet.",
-    "已为您转接人工客服：工作人员会在这里回复您。在他们交还对话之前，我不会再自动回复。",
-)
+HANDOFF_OPENED = marked(
+    "I've asked a member of staff to take over: they will answer you here. Until they hand the conversation back, I'll stay quiet.")
 
 
 def _way_out(question: str, outcome: TurnOutcome, view: RunView, config: ConversationConfig, lang: str) -> str:
@@ -821,13 +809,12 @@ def _way_out(question: str, outcome: TurnOutcome, view: RunView, config: Convers
     example = next((config.slot_spec(name).example for name in outcome.missing_slots if config.slot_spec(name)), None)
     parts = [question]
     if example and example not in question:
-        parts.append(_t(lang, "For example: {example}.", "例如：{example}。", example=example))
+        parts.append(say(lang, "For example: {example}.", example=example))
     offered = [o["label"] for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
     if offered:
-        parts.append(_t(lang, "Or choose: ", "或者选择：") + _t(lang, "; ", "、").join(f"“{label}”" for label in offered) + _t(lang, ".", "。"))
-    parts.append(_t(lang, "If this isn't working, say “talk to a person” and a member of staff will take over.",
-                    "如果这样行不通，可以说“转人工”，由工作人员接手。"))
-    return ("" if lang == "zh" else " ").join(parts)  # Chinese sentences follow each other without a space
+        parts.append(say(lang, "Or choose: {options}.", options=say_in(lang, "list", "; ").join(quoted(label, lang) for label in offered)))
+    parts.append(say(lang, "If this isn't working, say “talk to a person” and a member of staff will take over."))
+    return then(lang, *parts)
 
 
 def _small_talk_kind(text: str) -> str | None:
@@ -837,69 +824,8 @@ def _small_talk_kind(text: str) -> str | None:
 
 def opening_text(config: ConversationConfig, workflow_name: str, description: str, lang: str, first_question: str | None) -> str:
     """The concierge's first message in a new conversation."""
-    hello = _t(lang, "Hello! I'm the {name}. {description}", "您好！我是{name}。{description}",
-               name=introduces(workflow_name, lang), description=description)
-    return f"{hello}\n\n{first_question}" if first_question else hello + _t(lang, " How can I help?", "请问有什么可以帮您？")
-
-
-# The fixed phrases of a diagnostic conversation in Russian and Spanish, by their English text.
-_RU_ES: dict[str, dict[str, str]] = {
-    "New evidence changes the picture: I've set the earlier conclusion aside and switched to the matching checks.": {
-        "ru": "Новые данные меняют картину: прежний вывод отложен, переходим к соответствующим проверкам.",
-        "es": "La nueva evidencia cambia el panorama: dejo de lado la conclusión anterior y paso a las comprobaciones correspondientes."},
-    "Cause isolated: {finding}.": {"ru": "Причина найдена: {finding}.", "es": "Causa aislada: {finding}."},
-    "Noted: {facts}.": {"ru": "Записано: {facts}.", "es": "Anotado: {facts}."},
-    "The cause stays as isolated: {finding}. Tell me anything new you find, or write the report.": {
-        "ru": "Причина по-прежнему: {finding}. Сообщите, если найдёте что-то новое, или составьте отчёт.",
-        "es": "La causa sigue siendo: {finding}. Dígame si encuentra algo nuevo, o redacte el informe."},
-    "Labor estimate skipped: the report will leave labor out. Diagnostics go on.": {
-        "ru": "Смета пропущена: в отчёте работ не будет. Диагностика продолжается.",
-        "es": "Presupuesto omitido: el informe no incluirá mano de obra. El diagnóstico sigue."},
-    "Labor estimate confirmed: {hours} h; the report will show it as confirmed.": {
-        "ru": "Смета подтверждена: {hours} ч; в отчёте она будет отмечена как подтверждённая.",
-        "es": "Presupuesto confirmado: {hours} h; el informe lo mostrará como confirmado."},
-    "Recommended correction: {items}.": {"ru": "Рекомендуемое исправление: {items}.", "es": "Corrección recomendada: {items}."},
-    "A draft labor estimate of {hours} h is ready; you don't need to confirm it to keep going.": {
-        "ru": "Готов черновик сметы работ на {hours} ч; подтверждать его не обязательно, можно продолжать.",
-        "es": "Hay un borrador de presupuesto de mano de obra de {hours} h; no hace falta confirmarlo para continuar."},
-    "Progress: ": {"ru": "Ход работы: ", "es": "Avance: "},
-    "Back to where we were: ": {"ru": "Вернёмся к тому, на чём остановились: ", "es": "Volvamos a donde estábamos: "},
-    "Noted. Tell me more, or choose one of the options.": {
-        "ru": "Понял. Расскажите подробнее или выберите один из вариантов.",
-        "es": "Entendido. Cuénteme más o elija una de las opciones."},
-    "I'm not sure I understood that.": {"ru": "Я не уверен, что правильно вас понял.", "es": "No estoy seguro de haberle entendido."},
-    "You can choose: {labels}.": {"ru": "Можно выбрать: {labels}.", "es": "Puede elegir: {labels}."},
-    " Recommended: “{label}”{reason}.": {"ru": " Рекомендуется: «{label}»{reason}.", "es": " Recomendado: «{label}»{reason}."},
-    "This conversation's workflow is complete.": {"ru": "Работа по этому обращению завершена.", "es": "El proceso de esta conversación ha terminado."},
-    "OK, let's start again from the beginning: I've cleared your earlier answers.": {
-        "ru": "Хорошо, начнём сначала: прежние ответы удалены.", "es": "De acuerdo, empecemos de nuevo: he borrado sus respuestas anteriores."},
-    "OK, I've dropped that request; what you told me is still remembered.": {
-        "ru": "Хорошо, этот запрос отменён; то, что вы рассказали, я помню.",
-        "es": "De acuerdo, he cancelado esa solicitud; recuerdo lo que me ha contado."},
-    "Hello!": {"ru": "Здравствуйте!", "es": "¡Hola!"},
-    "You're welcome.": {"ru": "Пожалуйста.", "es": "De nada."},
-    "You're welcome! Is there anything else I can help with?": {
-        "ru": "Пожалуйста! Могу ли я ещё чем-то помочь?", "es": "¡De nada! ¿Puedo ayudarle en algo más?"},
-    "Goodbye! You can come back to this conversation at any time.": {
-        "ru": "До свидания! Вы можете вернуться к этому разговору в любое время.",
-        "es": "¡Adiós! Puede volver a esta conversación cuando quiera."},
-    "I've asked a member of staff to take over: they will answer you here. Until they hand the conversation back, I'll stay quiet.": {
-        "ru": "Я попросил сотрудника подключиться: он ответит вам здесь. Пока он не вернёт разговор, я буду молчать.",
-        "es": "He pedido a alguien del personal que se haga cargo: le responderá aquí. Hasta que me devuelva la conversación, no intervendré."},
-    "For example: {example}.": {"ru": "Например: {example}.", "es": "Por ejemplo: {example}."},
-    "Or choose: ": {"ru": "Или выберите: ", "es": "O elija: "},
-    "If this isn't working, say “talk to a person” and a member of staff will take over.": {
-        "ru": "Если так не получается, напишите «поговорить с человеком», и подключится сотрудник.",
-        "es": "Si así no funciona, diga «hablar con una persona» y le atenderá alguien del personal."},
-    "I still don't have what I need to look this up, so I'll stop asking. You can start again with the details, or contact the help desk staff.": {
-        "ru": "Мне всё ещё не хватает сведений, поэтому я перестану спрашивать. Можно начать заново с подробностями или обратиться к сотрудникам.",
-        "es": "Sigo sin tener lo necesario, así que dejaré de preguntar. Puede empezar de nuevo con los detalles o contactar con el personal."},
-    "From the knowledge base:": {"ru": "Из базы знаний:", "es": "De la base de conocimiento:"},
-    "(Source: {source} v{version})": {"ru": "(Источник: {source}, версия {version})", "es": "(Fuente: {source} v{version})"},
-    "Hello! I'm the {name}. {description}": {
-        "ru": "Здравствуйте! Я помощник «{name}». {description}", "es": "¡Hola! Soy el asistente de {name}. {description}"},
-    " How can I help?": {"ru": " Чем могу помочь?", "es": " ¿En qué puedo ayudarle?"},
-}
+    hello = say(lang, "Hello! I'm the {name}. {description}", name=introduces(workflow_name, lang), description=description)
+    return f"{hello}\n\n{first_question}" if first_question else hello + say(lang, " How can I help?")
 
 
 __all__ = ["ComposedReply", "RunView", "compose_reply", "fee_decision_text", "lang_of", "opening_text"]

@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from .catalog import say
 from .config import ConversationConfig
 from .state import ContextState
 from .turn import TurnOutcome, advance_context, initial_state, record_reply
@@ -24,7 +25,6 @@ _STEP_ACTIONS = (
     "estimate_confirmed",
     "estimate_skipped",
 )
-_ACK = {"en": "Noted.", "zh": "好的。", "ru": "Понял.", "es": "Entendido."}
 
 
 def compose_reply(outcome: TurnOutcome) -> str:
@@ -38,7 +38,7 @@ def compose_reply(outcome: TurnOutcome) -> str:
     elif outcome.next_step_question and outcome.reply_action in _STEP_ACTIONS:
         parts.append(outcome.next_step_question)
     text = " ".join(p for p in parts if p).strip()
-    return text or _ACK.get(outcome.language, _ACK["en"])
+    return text or say(outcome.language, "Noted.")
 
 
 @dataclass

@@ -33,6 +33,7 @@ from ._text import (
     iter_patterns,
     localize,
 )
+from .catalog import say, say_in
 from .config import SlotSpec
 from .fee_questions import (
     OVERNIGHT,
@@ -990,45 +991,15 @@ def usable_slots(memory: Mapping[str, SlotValue]) -> dict[str, str]:
 
 
 # -- clarify decision ---------------------------------------------------------------------
-_DEFAULT_LABELS = {
-    "city_code": {
-        "en": "city code",
-        "zh": "城市编码",
-        "ru": "код города",
-        "es": "código de ciudad",
-    },
-    "lot_code": {
-        "en": "parking lot code",
-        "zh": "车场编码",
-        "ru": "код парковки",
-        "es": "código del estacionamiento",
-    },
-    "plate_no": {
-        "en": "licence plate number",
-        "zh": "车牌号",
-        "ru": "номер автомобиля",
-        "es": "número de matrícula",
-    },
-    "order_no": {
-        "en": "order number",
-        "zh": "订单号",
-        "ru": "номер заказа",
-        "es": "número de pedido",
-    },
-    "at_time": {
-        "en": "date and time",
-        "zh": "日期和时间",
-        "ru": "дата и время",
-        "es": "fecha y hora",
-    },
-    "date": {"en": "date", "zh": "日期", "ru": "дата", "es": "fecha"},
-    "email": {
-        "en": "email address",
-        "zh": "邮箱地址",
-        "ru": "адрес эл. почты",
-        "es": "correo electrónico",
-    },
-}
+def _default_label(name: str, lang: str) -> str | None:
+    """The name of a slot the plan gives no label, in the conversation's language."""
+    labels = {"city_code": say_in(lang, "slot", "city code"), "lot_code": say_in(lang, "slot", "parking lot code"),
+              "plate_no": say_in(lang, "slot", "licence plate number"), "order_no": say_in(lang, "slot", "order number"),
+              "at_time": say_in(lang, "slot", "date and time"), "date": say_in(lang, "slot", "date"),
+              "email": say_in(lang, "slot", "email address")}
+    return labels.get(name)
+
+
 _DEFAULT_EXAMPLES = {
     "city_code": "SH",
     "lot_code": "SH-A01",
@@ -1037,44 +1008,11 @@ _DEFAULT_EXAMPLES = {
     "at_time": "2026-02-10 14:00",
     "date": "2026-02-10",
 }
-_ASK = {
-    "en": "Could you give me the {label}{example}?",
-    "zh": "请提供{label}{example}。",
-    "ru": "Уточните, пожалуйста, {label}{example}.",
-    "es": "¿Podría indicarme el {label}{example}?",
-}
-_ASK_AGAIN = {
-    "en": "I still need the {label} to go on{example}. Could you send it?",
-    "zh": "还需要{label}才能继续{example}，请提供。",
-    "ru": "Чтобы продолжить, мне всё ещё нужен {label}{example}.",
-    "es": "Todavía necesito el {label} para continuar{example}. ¿Me lo envía?",
-}
-_INVALID = {
-    "en": "I couldn't find {label} “{value}”. Could you check it and send it again?",
-    "zh": "没有找到{label}“{value}”，请核对后重新提供。",
-    "ru": "Не удалось найти {label} «{value}». Проверьте, пожалуйста, и пришлите ещё раз.",
-    "es": "No encontré el {label} «{value}». ¿Podría revisarlo y enviarlo de nuevo?",
-}
-_EXAMPLE = {
-    "en": " (for example {example})",
-    "zh": "（例如 {example}）",
-    "ru": " (например, {example})",
-    "es": " (por ejemplo, {example})",
-}
-_WHICH_INTENT = {
-    "en": "Just to be sure: do you want me to {options}?",
-    "zh": "请问您是想{options}？",
-    "ru": "Уточните, пожалуйста: вы хотите {options}?",
-    "es": "Para estar seguro: ¿quiere que {options}?",
-}
-_OR = {"en": " or ", "zh": "，还是", "ru": " или ", "es": " o "}
-
-
 def slot_label(spec: SlotSpec, locale: str) -> str:
     """The human name of a slot in a locale."""
-    return localize(
-        spec.label or _DEFAULT_LABELS.get(spec.name) or spec.name.replace("_", " "), locale
-    )
+    if spec.label:
+        return localize(spec.label, locale)
+    return _default_label(spec.name, locale) or spec.name.replace("_", " ")
 
 
 def slot_question(
@@ -1082,21 +1020,22 @@ def slot_question(
 ) -> str:
     """A targeted question for one missing or invalid slot."""
     label = slot_label(spec, locale)
-    lang = locale if locale in _ASK else "en"
     example_value = spec.example or _DEFAULT_EXAMPLES.get(spec.extractor)
-    example = _EXAMPLE[lang].format(example=example_value) if example_value else ""
+    example = say(locale, " (for example {example})", example=example_value) if example_value else ""
     if invalid_value is not None:
-        template = localize(spec.invalid_question, locale) or _INVALID[lang]
-        return template.format(label=label, value=invalid_value, example=example)
+        if template := localize(spec.invalid_question, locale):  # the plan's own sentence
+            return template.format(label=label, value=invalid_value, example=example)
+        return say(locale, "I couldn't find {label} “{value}”. Could you check it and send it again?", label=label, value=invalid_value)
     if spec.question and not repeat:
         return localize(spec.question, locale)
-    return (_ASK_AGAIN if repeat else _ASK)[lang].format(label=label, example=example)
+    if repeat:
+        return say(locale, "I still need the {label} to go on{example}. Could you send it?", label=label, example=example)
+    return say(locale, "Could you give me the {label}{example}?", label=label, example=example)
 
 
 def intent_question(labels: Iterable[str], locale: str) -> str:
     """'Do you want me to A or B?' for an ambiguous request."""
-    lang = locale if locale in _WHICH_INTENT else "en"
-    return _WHICH_INTENT[lang].format(options=_OR[lang].join(labels))
+    return say(locale, "Just to be sure: do you want me to {options}?", options=say_in(locale, "which request", " or ").join(labels))
 
 
 @dataclass(frozen=True)

@@ -16,6 +16,7 @@ from ._text import (
     iter_patterns,
     localize,
 )
+from .catalog import marked, say, say_in
 from .config import ConversationConfig, ProcedureSpec
 from .estimate import (
     confirm_estimate,
@@ -103,10 +104,9 @@ def _procedure(state: ContextState, work: TurnWork, config: ConversationConfig) 
         found, other = (chosen, None) if isinstance(chosen, ProcedureSpec) else (None, chosen)
     elif len(named) >= 2:
         # two systems at once: one at a time, and the person says which first (never one silently dropped)
-        lang = work.language if work.language in TWO_SYSTEMS_TEXT else "en"
+        lang = work.language
         labels = [_system_label(s, lang) for s in named]
-        labels = ", ".join(labels[:-1]) + {"zh": "和", "ru": " и ", "es": " y "}.get(lang, " and ") + labels[-1]
-        text = TWO_SYSTEMS_TEXT[lang].replace("{systems}", labels)
+        text = say(lang, TWO_SYSTEMS_TEXT, systems=", ".join(labels[:-1]) + say_in(lang, "and", " and ") + labels[-1])
         work.ask(text, "systems")
         work.reply_action = "ask_system"
         work.trace.append("several systems named: " + ", ".join(s.id for s in named))
@@ -239,7 +239,7 @@ def _switch_to(state: ContextState, work: TurnWork, config: ConversationConfig, 
     facts of the system left stay with it, as do its completed checks."""
     facts = tuple(f for f in state.facts if f.system in (None, target.id))
     hypotheses = tuple(assess(h, facts, work.language) for h in target.hypotheses)
-    work.notice = localize(SWITCHED_TEXT, work.language).replace("{system}", _system_label(target, work.language).removeprefix("the "))
+    work.notice = say(work.language, SWITCHED_TEXT, system=_system_label(target, work.language).removeprefix("the "))
     work.trace.append(f"switched procedure {state.primary_system} -> {target.id}")
     work.evidence_seen = None  # what was read was the other system's evidence
     own = {step.id for step in target.steps}  # its checks are asked afresh (the loop guard counts per visit)
@@ -270,7 +270,7 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
     if negated or (wrong and not others):
         if others and isinstance(others[0], ProcedureSpec):
             return _switch_to(state, work, config, others[0])
-        said = localize(WHICH_SYSTEM_TEXT, work.language).replace("{system}", _system_label(procedure, work.language).removeprefix("the "))
+        said = say(work.language, WHICH_SYSTEM_TEXT, system=_system_label(procedure, work.language).removeprefix("the "))
         dropped = state.evolve(primary_system=None, hypotheses=(), current_step_id=None, complaint=None,
                                isolation_complete=False, isolation_finding=None, estimate=Estimate(),
                                mode=diagnostic_mode(config))
@@ -294,8 +294,8 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
     if isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
         return _switch_to(state, work, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
     if isinstance(others[0], ProcedureSpec) and _ALSO.search(work.text):
-        work.notice = localize(ALSO_TEXT, work.language).replace("{other}", _system_label(others[0], work.language).removeprefix("the ")).replace(
-            "{system}", _system_label(procedure, work.language).removeprefix("the "))
+        work.notice = say(work.language, ALSO_TEXT, other=_system_label(others[0], work.language).removeprefix("the "),
+                          system=_system_label(procedure, work.language).removeprefix("the "))
         work.trace.append(f"{others[0].id} noted; {procedure.id} first")
         work.reply_action = "no_procedure"  # answered like a fault with no procedure: the check in progress stays
         return state
@@ -482,20 +482,17 @@ def _band(step, value: float) -> str | None:  # noqa: ANN001
 
 def _reading_notice(work: TurnWork, asked_before: int, guard_repeats: int) -> str:
     """Say plainly what reading the check needs (and, from the third ask, the ways out)."""
-    lang = work.language if work.language in NEED_READING_TEXT else "en"
-    kinds = READING_KINDS.get(work.reading_needed or "", {})
-    expected, what = kinds.get(lang) or kinds.get("en") or ("", "")
+    lang = work.language
+    expected, what = (say(lang, text) for text in READING_KINDS.get(work.reading_needed or "", ("", "")))
     got = work.reading_got
     if work.reading_needed in ("answer", "yes_no"):
-        text = NEED_ANSWER_TEXT[lang]
+        text = say(lang, NEED_ANSWER_TEXT, what=what)
     elif got is not None and got.kind in READING_KINDS:
-        text = WRONG_READING_TEXT[lang].replace("{value}", got.text).replace("{got}", READING_KINDS[got.kind][lang][0])
-        text = text.replace("{expected}", expected)
+        text = say(lang, WRONG_READING_TEXT, value=got.text, got=say(lang, READING_KINDS[got.kind][0]), expected=expected, what=what)
     else:
-        text = NEED_READING_TEXT[lang]
-    text = text.replace("{what}", what)
+        text = say(lang, NEED_READING_TEXT, what=what)
     if asked_before >= guard_repeats:  # never the same question a third time without a way out
-        text += " " + READING_WAY_OUT_TEXT[lang]
+        text += " " + say(lang, READING_WAY_OUT_TEXT)
     return text
 
 
@@ -618,12 +615,12 @@ def _estimate_and_report(state: ContextState, work: TurnWork, config: Conversati
         # "how long would the repair take?": the labor estimate answers it
         hours = state.estimate.confirmed_hours or sum(line.hours for line in state.estimate.lines)
         lines = "; ".join(f"{line.label} {line.hours:g} h" for line in state.estimate.lines)
-        work.notice = localize(HOW_LONG_TEXT, work.language).replace("{hours}", f"{hours:g}").replace("{lines}", lines)
+        work.notice = say(work.language, HOW_LONG_TEXT, hours=f"{hours:g}", lines=lines)
         work.step_unanswered = True
     if work.meaning == REPORT:
         # Never a dead end: the report is written whenever asked; before isolation it says what is unknown.
         work.reply_action = "final_report"
-        work.notice = localize(REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT, work.language)
+        work.notice = say(work.language, REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT)
         if not state.isolation_complete:
             work.report_blockers = ("isolation_incomplete",)
         if "final_report" in config.modes.enabled:
@@ -636,12 +633,8 @@ _HOW_LONG = re.compile(
     r"|сколько\s+(?:времени|часов)|cu[aá]nto\s+(?:tiempo|tardar|horas)",
     re.IGNORECASE,
 )
-HOW_LONG_TEXT = {
-    "en": "The labor estimate so far is {hours} h ({lines}); it doesn't hold anything up, and you can confirm or skip it when you like.",
-    "zh": "目前的工时估算为 {hours} 小时（{lines}）；它不会耽误后续步骤，您可以随时确认或跳过。",
-    "ru": "Текущая оценка работ: {hours} ч ({lines}); она ничего не задерживает, подтвердить или пропустить её можно в любой момент.",
-    "es": "La estimación de mano de obra por ahora es de {hours} h ({lines}); no detiene nada y puede confirmarla u omitirla cuando quiera.",
-}
+HOW_LONG_TEXT = marked(
+    "The labor estimate so far is {hours} h ({lines}); it doesn't hold anything up, and you can confirm or skip it when you like.")
 
 
 def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
@@ -659,7 +652,7 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
             violations.append(f"step_repeat_limit:{current.id}")
             work.trace.append(f"{current.id} left unanswered: on to the next check")
     elif work.deferred and current is not None and step_available(state, current, guard) and not work.facts_added:
-        work.notice = localize(DEFERRED_TEXT, work.language)
+        work.notice = say(work.language, DEFERRED_TEXT)
         work.reply_action = "ask_step"
         work.next_step_id, work.next_step_question = current.id, localize(current.question, work.language)
         return state
@@ -669,7 +662,7 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
         violations.append(f"step_repeat_limit:{current.id}")
         said = _reading_notice(work, 0, guard.max_step_repeats) if work.reading_got is not None else ""
-        work.notice = (said + " " if said else "") + localize(LEFT_OPEN_TEXT, work.language)
+        work.notice = (said + " " if said else "") + say(work.language, LEFT_OPEN_TEXT)
         work.reading_needed = None
         work.trace.append(f"{current.id} asked {guard.max_step_repeats} times unanswered: left open, on to the next check")
     if work.reading_needed and current is not None and current.id not in state.completed_steps and not work.replan:
@@ -689,7 +682,7 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
     ):
         if may_fallback(state, guard):
             work.reply_action, work.action = "fallback", ProposedAction(FALLBACK, step_id=current.id)
-            work.ask(FALLBACK_TEXT.get(work.language, FALLBACK_TEXT["en"]), "fallback")
+            work.ask(say(work.language, FALLBACK_TEXT), "fallback")
             work.next_step_id = current.id
             work.next_step_question = localize(current.question, work.language)
             return state
@@ -722,10 +715,10 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
     return state.evolve(current_step_id=step.id)
 
 
-def _with_system(text: Mapping[str, str], procedure: ProcedureSpec, language: str) -> str:
+def _with_system(text: str, procedure: ProcedureSpec, language: str) -> str:
     """A fixed phrase with the system named inside a sentence (lower case in English and Spanish)."""
     label = localize(procedure.label, language)
-    return localize(text, language).replace("{system}", label.lower() if language in ("en", "es") else label)
+    return say(language, text, system=label.lower() if language in ("en", "es") else label)
 
 
 def _tell_next_step(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
@@ -742,7 +735,7 @@ def _tell_next_step(state: ContextState, work: TurnWork, config: ConversationCon
         work.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
         work.ready_for_report = state.isolation_complete
         return state.evolve(current_step_id=None)
-    work.notice = localize(NEXT_STEP_TEXT, work.language)
+    work.notice = say(work.language, NEXT_STEP_TEXT)
     work.next_step_id, work.next_step_question = step.id, localize(step.question, work.language)
     work.ready_for_report = state.isolation_complete
     work.trace.append(f"next step asked for: {step.id}")

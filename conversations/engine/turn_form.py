@@ -7,6 +7,7 @@ import re
 from ._serde import FrozenDict
 from ._text import asks_to_restart, chitchat_kind, defers_answer, is_vacuous, localize
 from .action_prefs import action_slot_types
+from .catalog import marked, say, say_in
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
     FormEvaluation,
@@ -31,7 +32,7 @@ from .forms import (
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
-from .plain_words import answer_shown, choice_label, unit_said
+from .plain_words import answer_shown, choice_label, then, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
 from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, SIDE_QUESTION, TurnWork
@@ -149,11 +150,11 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     prompt = _clarify_next(spec, asked, verdict, work) if asked < form.max_clarify else None
     if verdict.reason == "non_answer" and defers_answer(work.text):
         # "not sure yet" / "还没想好" is never an answer: say that's fine and ask again, more simply
-        prompt = _t(work.language, "That's fine if it isn't decided yet. ", "还没想好也没关系。") + (
+        prompt = say(work.language, "That's fine if it isn't decided yet. ") + (
             prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
     elif verdict.reason == "non_answer" and spec.answer_type == "text" and is_vacuous(work.text):
         # "whatever" / "随便" leaves nothing to plan from: never taken, however often it is said
-        prompt = _t(work.language, "I need a little more than that to go on. ", "这样还不够具体，我没法记下来。") + (
+        prompt = say(work.language, "I need a little more than that to go on. ") + (
             prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
     if prompt is not None:
         work.ask(prompt, "form_clarify")
@@ -184,40 +185,41 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
     prompts in turn, then what kind of answer fits; the thread grows up to the plan's `max_clarify`."""
     lang = work.language
     if verdict.reason == "wrong_unit" and spec.unit:
-        given = _given_unit(work.text, spec.unit, lang)
-        own = _UNIT_NAMES.get(spec.unit, (spec.unit, spec.unit))
-        return _t(lang, f"That is {given}, not {own[0]}. ", f"这是{given}，不是{own[1]}。") + (
+        expected = say(lang, _UNIT_NAMES[spec.unit]) if spec.unit in _UNIT_NAMES else spec.unit
+        return say(lang, "That is {given}, not {expected}. ", given=_given_unit(work.text, spec.unit, lang), expected=expected) + (
             clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else localize(spec.question, lang))
     if verdict.reason == "several_choices":
         named = [c for c in spec.choices if c.value in choices_named(work.text, spec, lang)] or list(spec.choices)
         labels = [choice_label(c, lang) for c in named]
-        return _t(lang, f"Which one is it mainly: {', '.join(labels[:-1])} or {labels[-1]}?",
-                  f"主要是哪一种：{'、'.join(labels[:-1])}还是{labels[-1]}？")
+        return say(lang, "Which one is it mainly: {choices} or {last}?", choices=_listed(labels[:-1], lang), last=labels[-1])
     if (own := clarify_prompt(spec, asked, lang)) is not None:
         return own
     if spec.answer_type == "choice" and spec.choices:
         labels = [choice_label(c, lang) for c in spec.choices]
-        return _t(lang, f"Which of these is closest: {', '.join(labels[:-1])} or {labels[-1]}?",
-                  f"以下哪一项最接近：{'、'.join(labels[:-1])}还是{labels[-1]}？")
+        return say(lang, "Which of these is closest: {choices} or {last}?", choices=_listed(labels[:-1], lang), last=labels[-1])
+    question = localize(spec.question, lang)
     if spec.answer_type == "number":
-        unit = unit_said(spec.unit, lang)
-        return _t(lang, f"A rough number{unit} is enough: {localize(spec.question, lang)}",
-                  f"给一个大概的数字就可以：{localize(spec.question, lang)}")
+        return say(lang, "A rough number{unit} is enough: {question}", unit=unit_said(spec.unit, lang), question=question)
     if spec.answer_type == "yes_no":
-        return _t(lang, f"Yes or no is enough: {localize(spec.question, lang)}", f"回答“是”或“否”即可：{localize(spec.question, lang)}")
-    return _t(lang, f"A few words more, please: {localize(spec.question, lang)}", f"请再多说几个字：{localize(spec.question, lang)}")
+        return say(lang, "Yes or no is enough: {question}", question=question)
+    return say(lang, "A few words more, please: {question}", question=question)
 
 
-_UNIT_NAMES = {"storeys": ("a number of storeys", "层数"), "sq ft": ("a floor area", "面积"), "m2": ("a floor area", "面积"),
-               "persons": ("a number of people", "人数")}
+def _listed(items: list[str], lang: str) -> str:
+    return say_in(lang, "list", ", ").join(items)
+
+
+# What a number in each unit measures, said when a number comes in another question's unit.
+_UNIT_NAMES = {"storeys": marked("a number of storeys"), "sq ft": marked("a floor area"), "m2": marked("a floor area"),
+               "persons": marked("a number of people")}
 
 
 def _given_unit(text: str, own: str, lang: str) -> str:
     """What the number of the message measures, in words ("a floor area" for "1,450 sq ft")."""
     for key in _UNIT_NAMES:
         if key != own and mentions_unit(text, key):
-            return _t(lang, *_UNIT_NAMES[key])
-    return _t(lang, "another unit", "别的单位")
+            return say(lang, _UNIT_NAMES[key])
+    return say(lang, "another unit")
 
 
 def _form_reask(
@@ -276,17 +278,16 @@ def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
     """The question again, with what would answer it and the way out (never a bare "tell me more")."""
     question = localize(spec.question, language)
     if spec.answer_type == "choice" and spec.choices:
-        labels = _t(language, ", ", "、").join(choice_label(c, language) for c in spec.choices)
-        hint = _t(language, f"Any of these answers it: {labels}.", f"可以回答其中之一：{labels}。")
+        labels = _listed([choice_label(c, language) for c in spec.choices], language)
+        hint = say(language, "Any of these answers it: {choices}.", choices=labels)
     elif spec.answer_type == "number":
-        unit = unit_said(spec.unit, language)
-        hint = _t(language, f"A number{unit} answers it.", f"请给出一个数字{unit}。")
+        hint = say(language, "A number{unit} answers it.", unit=unit_said(spec.unit, language))
     elif spec.answer_type == "yes_no":
-        hint = _t(language, "Yes or no answers it.", "回答“是”或“否”即可。")
+        hint = say(language, "Yes or no answers it.")
     else:
         hint = ""
-    way_out = _t(language, "If you are not sure yet, say so, or say “talk to a person”.", "如果还不确定，可以直接说，或者说“转人工”。")
-    return " ".join(part for part in (_t(language, "I still can't take that as the answer.", "这个我还不能作为答案。"), question, hint, way_out) if part)
+    way_out = say(language, "If you are not sure yet, say so, or say “talk to a person”.")
+    return " ".join(part for part in (say(language, "I still can't take that as the answer."), question, hint, way_out) if part)
 
 
 def _answer_to_another(state: ContextState, form: FormSpec, work: TurnWork, asked: FormQuestionSpec) -> tuple[FormQuestionSpec, str] | None:
@@ -314,10 +315,6 @@ def _fill_alongside(state: ContextState, work: TurnWork, form: FormSpec) -> Cont
             state = finalize_answer(state, spec, verdict.value, turn=work.turn, locale=work.language, form=form)
             work.trace.append(f"{spec.id} answered alongside: {verdict.value}")
     return state
-
-
-def _t(lang: str, en: str, zh: str) -> str:
-    return zh if lang.startswith("zh") else en
 
 
 def _follow_slot_corrections(state: ContextState, work: TurnWork, config: ConversationConfig) -> tuple[ContextState, bool]:
@@ -411,23 +408,9 @@ def _without_others(text: str, raws: list[str]) -> str:
 
 # --- changing a final answer (the review's "Change an answer") ---------------------------------
 
-EDIT_TEXT = {
-    "which": ("Which answer would you like to change?", "您想修改哪一项答案？"),
-    "listing": ("Your answers so far:", "目前的答案："),
-    "current": ("The answer to “{question}” is now {answer}. What should it be?", "“{question}”目前的答案是 {answer}。应改为什么？"),
-    "kept": ("I've kept {answer} for now.", "暂时保留 {answer}。"),
-    "same": ("“{question}” already says {answer}; nothing changed.", "“{question}”的答案已经是 {answer}，没有改动。"),
-}
-
-
-def _say(key: str, lang: str, **values: str) -> str:
-    en, zh = EDIT_TEXT[key]
-    return (zh if lang == "zh" else en).format(**values)
-
-
 def edit_prompt(state: ContextState, form, lang: str) -> str:  # noqa: ANN001
     """"Which answer would you like to change?" with the answers listed in plain words."""
-    return f"{_say('which', lang)}\n{answers_listing(state, form, lang)}"
+    return say(lang, "Which answer would you like to change?") + "\n" + answers_listing(state, form, lang)
 
 
 def _edit_question(state: ContextState, form, lang: str) -> str:  # noqa: ANN001
@@ -436,7 +419,8 @@ def _edit_question(state: ContextState, form, lang: str) -> str:  # noqa: ANN001
     if spec is None:
         return edit_prompt(state, form, lang)
     question = localize(spec.question, lang).rstrip("?？")
-    return _say("current", lang, question=question, answer=answer_shown(spec, state.finalized(spec.id).answer, lang))
+    return say(lang, "The answer to “{question}” is now {answer}. What should it be?", question=question,
+               answer=answer_shown(spec, state.finalized(spec.id).answer, lang))
 
 
 def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState | None:
@@ -450,7 +434,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
     form = config.form
     assert form is not None
     editing = state.form_editing
-    lang = "zh" if work.language.startswith("zh") else "en"
+    lang = work.language
     at_review = editing is None and current_question(state, form) is None and bool(state.finalized_answers)
     given = value_in_own_unit(state, form, work.text, work.language) if at_review else None
     if given is not None and given[1] != state.finalized(given[0].id).answer:  # "1600 sq ft" at the review: a change
@@ -487,13 +471,14 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         return _apply_edit(state, work, config, target, verdict.value)
     if verdict.accepted:  # the same answer again: nothing to change, back to the review
         question = localize(target.question, lang).rstrip("?？")
-        work.form_note = _say("same", lang, question=question, answer=answer_shown(target, current, lang))
+        work.form_note = say(lang, "“{question}” already says {answer}; nothing changed.", question=question,
+                             answer=answer_shown(target, current, lang))
         state = state.evolve(form_editing=None)
         return _form_next(state, work, config, None)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = clarify_prompt(target, asked - 1, work.language) or localize(target.question, work.language)
-    kept = _say("kept", lang, answer=answer_shown(target, current, lang))
-    return _ask_edit(state, work, form, target, f"{kept}{'' if lang == 'zh' else ' '}{prompt}")
+    kept = say(lang, "I've kept {answer} for now.", answer=answer_shown(target, current, lang))
+    return _ask_edit(state, work, form, target, then(lang, kept, prompt))
 
 
 def _ask_edit(state: ContextState, work: TurnWork, form, spec: FormQuestionSpec, prompt: str) -> ContextState:  # noqa: ANN001
