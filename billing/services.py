@@ -194,7 +194,10 @@ def _verification_record(order: ParkingOrder, version: BillingRuleVersion, simul
 
 
 def fee_review_subject(order: ParkingOrder, verification: FeeVerification) -> dict[str, Any]:
+    """What a supervisor reviews about a fee mismatch; its `title` names the review in the queue."""
     return {
+        "title": (f"Fee mismatch on {order.order_no}: order {verification.order_total_amount} "
+                  f"vs rule {verification.simulated_total_amount}"),
         "order_no": order.order_no, "plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code,
         "order_total_amount": str(verification.order_total_amount),
         "simulated_total_amount": str(verification.simulated_total_amount),
@@ -206,10 +209,10 @@ def _fee_review_for(order: ParkingOrder, verification: FeeVerification) -> Revie
     pending = Review.objects.filter(kind=Review.Kind.FEE_VERIFICATION, status=Review.Status.PENDING, subject__order_no=order.order_no).first()
     if pending is not None:
         return pending
+    subject = fee_review_subject(order, verification)
     review = Review.objects.create(
         kind=Review.Kind.FEE_VERIFICATION, workflow_id="parking_help_desk", step_id=f"verify:{order.order_no}",
-        title=f"Fee mismatch on {order.order_no}: {verification.order_total_amount} vs {verification.simulated_total_amount}",
-        subject=fee_review_subject(order, verification), options=_fee_review_options(),
+        title=subject["title"], subject=subject, options=_fee_review_options(),
         signals={"amount_check_result": "mismatch", "order_total_amount": str(verification.order_total_amount),
                  "simulated_total_amount": str(verification.simulated_total_amount)},
         recommended_option_id="adjust_to_simulated",

@@ -267,10 +267,10 @@ def _choice_payload(choice: Choice) -> dict[str, Any]:
 
 
 def _review_title(tx: RunTransaction, node) -> str:  # noqa: ANN001
+    """The title the tool that asked for the review gave its subject; else what the person asked for."""
     subject = tx.state.signals.get("review_subject") or {}
-    if subject.get("order_no"):
-        return (f"Fee mismatch on {subject['order_no']}: order {subject.get('order_total_amount')} "
-                f"vs rule {subject.get('simulated_total_amount')}")
+    if subject.get("title"):
+        return str(subject["title"])[:200]
     summary = next((str(tx.documents[key].get("summary")) for key in sorted(tx.state.documents)
                     if tx.documents[key].get("summary")), "")  # what the person asked for, not a run number
     if summary:
