@@ -10,15 +10,11 @@ worker's draft to reach the web process; without one the reply simply appears wh
 from __future__ import annotations
 
 import logging
-import time
 from typing import Any
 
 from django.core.cache import cache
 
 log = logging.getLogger(__name__)
-
-WRITE_EVERY_SECONDS = 0.1  # the page asks a few times a second; writing more often shows nothing more
-
 
 def _key(conversation_id: int) -> str:
     return f"concierge:draft:{conversation_id}"
@@ -31,21 +27,14 @@ class DraftWriter:
         self.key = _key(conversation_id)
         self.answer_id = answer_id
         self.lifetime = max(1, round(lifetime))
-        self.written_at = 0.0
-        self.latest = ""
 
     def start(self) -> None:
         """The model starts writing: until it is done the page shows the draft, not the stored rules reply."""
-        self.written_at = time.monotonic()
         self._set({"answer_id": self.answer_id, "text": ""})
 
     def __call__(self, text: str) -> None:
-        """The reply so far ("" when the model starts over); written at most every WRITE_EVERY_SECONDS."""
-        self.latest = text
-        now = time.monotonic()
-        if text and now - self.written_at < WRITE_EVERY_SECONDS:
-            return
-        self.written_at = now
+        """The reply so far ("" when the model starts over). The model client tells it at most
+        every READ_REPLY_EVERY seconds, so each one is written: the last words are never held back."""
         self._set({"answer_id": self.answer_id, "text": text})
 
     def finish(self) -> None:
