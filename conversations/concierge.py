@@ -20,6 +20,7 @@ from typing import Any
 from workflows.audit import audit_row
 
 from .engine import ResponseContext, build_context_package, validate_response
+from .engine.catalog import say, say_in
 from .engine.replies import ComposedReply
 from .llm import ModelUnavailable, model_from_settings
 
@@ -127,7 +128,7 @@ def concierge_reply(*, conversation, run, plan, config, state, outcome, view, dr
         return Decision(draft, backend="rules", violations=violations, audit=[row])
     reply_text = str(raw["reply"]).strip()
     if draft.sources:
-        reply_text += ("\n\n来源：" if lang == "zh" else "\n\nSources: ") + ", ".join(draft.sources)
+        reply_text += "\n\n" + say(lang, "Sources: {sources}", sources=say_in(lang, "list", ", ").join(draft.sources))
     reply = ComposedReply(
         text=reply_text, asks_question=bool(raw.get("asks_question")), kind=raw.get("type", "reply"),
         facts=draft.facts, evidence=draft.evidence, conclusion=draft.conclusion, sources=draft.sources,

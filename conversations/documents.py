@@ -7,7 +7,7 @@ from typing import Any
 
 from django.utils import formats, timezone, translation
 from django.utils.safestring import SafeString, mark_safe
-from django.utils.translation import gettext_lazy, pgettext
+from django.utils.translation import gettext, gettext_lazy, pgettext
 from markdown_it import MarkdownIt
 
 from workflows.models import RunDocument
@@ -54,108 +54,93 @@ def available(conversation: Conversation) -> list[dict[str, Any]]:
     ]
 
 
-# Field names as people read them, per language (a field without one is shown by its key in words).
+# Field names as people read them (a field without one is shown by its key in words).
 FIELD_LABELS = {
-    "summary": ("Summary", "项目概述"),
-    "goal": ("Goal", "目标"),
-    "users": ("Users", "用户"),
-    "constraints": ("Constraints", "约束条件"),
+    "summary": gettext_lazy("Summary"),
+    "goal": gettext_lazy("Goal"),
+    "users": gettext_lazy("Users"),
+    "constraints": gettext_lazy("Constraints"),
 }
 
 
-def _field(key: str, lang: int) -> str:
-    return FIELD_LABELS[key][lang] if key in FIELD_LABELS else key.replace("_", " ").title()
+def _field(key: str) -> str:
+    return str(FIELD_LABELS[key]) if key in FIELD_LABELS else key.replace("_", " ").title()
 
 
-def _markdown_lines(title: str, content: dict[str, Any], lang: int = 0) -> str:
-    lines = [f"# {title}", ""]
-    for key, value in content.items():
-        if isinstance(value, list):
-            lines.append(f"## {_field(key, lang)}")
-            for item in value:
-                if isinstance(item, dict):
-                    lines.append("- " + "; ".join(f"{k}: {v}" for k, v in item.items() if v not in (None, "")))
-                else:
-                    lines.append(f"- {item}")
-            lines.append("")
-        elif value not in (None, "", {}):
-            lines.append(f"**{_field(key, lang)}:** {value}" if not lang else f"**{_field(key, lang)}：** {value}")
-            lines.append("")  # a paragraph each: Markdown would run the fields together
+def _field_line(label: str, value: Any) -> str:
+    """'**Goal:** …' / '**目标：** …' in the active language."""
+    return gettext("**{label}:** {value}").format(label=label, value=value)
+
+
+def _markdown_lines(title: str, content: dict[str, Any], locale: str | None = None) -> str:
+    with translation.override(page_language(locale)):
+        lines = [f"# {title}", ""]
+        for key, value in content.items():
+            if isinstance(value, list):
+                lines.append(f"## {_field(key)}")
+                for item in value:
+                    if isinstance(item, dict):
+                        lines.append("- " + "; ".join(f"{k}: {v}" for k, v in item.items() if v not in (None, "")))
+                    else:
+                        lines.append(f"- {item}")
+                lines.append("")
+            elif value not in (None, "", {}):
+                lines.append(_field_line(_field(key), value))
+                lines.append("")  # a paragraph each: Markdown would run the fields together
     return "\n".join(lines) + "\n"
-
-
-# The report's headings in the conversation's language (the report is written in it).
-REPORT_WORDS = {
-    "en": {"title": "Final report", "system": "System", "complaint": "Complaint", "cause": "Cause",
-           "not_isolated": "Not isolated yet", "correction": "Correction", "none": "None recommended yet",
-           "unknown": "Still unknown", "suspected": "Suspected", "unchecked": "Not checked yet",
-           "ruled_out": "Ruled out", "labor": "Labor", "total": "Total", "confirmed": "confirmed",
-           "draft": "draft, not confirmed", "findings": "Findings", "h": "h"},
-    "zh": {"title": "最终报告", "system": "系统", "complaint": "故障描述", "cause": "原因", "not_isolated": "尚未定位",
-           "correction": "处理", "none": "暂无建议", "unknown": "仍未确定", "suspected": "疑似原因",
-           "unchecked": "尚未检查", "ruled_out": "已排除", "labor": "工时", "total": "合计", "confirmed": "已确认",
-           "draft": "草稿，未确认", "findings": "检查结果", "h": "小时"},
-    "ru": {"title": "Итоговый отчёт", "system": "Система", "complaint": "Жалоба", "cause": "Причина",
-           "not_isolated": "Пока не найдена", "correction": "Исправление", "none": "Пока нет рекомендаций",
-           "unknown": "Пока неизвестно", "suspected": "Предполагается", "unchecked": "Ещё не проверено",
-           "ruled_out": "Исключено", "labor": "Работы", "total": "Итого", "confirmed": "подтверждено",
-           "draft": "черновик, не подтверждено", "findings": "Результаты проверок", "h": "ч"},
-    "es": {"title": "Informe final", "system": "Sistema", "complaint": "Avería", "cause": "Causa",
-           "not_isolated": "Aún no aislada", "correction": "Corrección", "none": "Ninguna recomendada aún",
-           "unknown": "Aún se desconoce", "suspected": "Sospecha", "unchecked": "Sin comprobar",
-           "ruled_out": "Descartado", "labor": "Mano de obra", "total": "Total", "confirmed": "confirmado",
-           "draft": "borrador, sin confirmar", "findings": "Hallazgos", "h": "h"},
-}
 
 
 def _hours(value: Any) -> str:
-    return f"{float(value or 0):g}"
+    return pgettext("labor", "{hours} h").format(hours=f"{float(value or 0):g}")
+
+
+def _labor_line(line: dict[str, Any]) -> str:
+    return pgettext("labor", "{operation}: {hours}").format(operation=line.get("label", ""), hours=_hours(line.get("hours")))
+
+
+def _labor_status(status: str) -> str:
+    """A labor estimate's status in words, in the active language."""
+    return {"draft": pgettext("labor estimate", "draft"), "confirmed": pgettext("labor estimate", "confirmed"),
+            "skipped": pgettext("labor estimate", "skipped"), "none": pgettext("labor estimate", "not drafted yet")}.get(status, status)
 
 
 def _report(content: dict[str, Any]) -> str:
-    """Complaint / cause / correction in the conversation's language; labor only when not skipped."""
-    w = REPORT_WORDS.get(content.get("language", "en"), REPORT_WORDS["en"])
-    lines = [f"# {w['title']}", ""]
-    if content.get("system"):
-        lines += [f"**{w['system']}:** {content['system']}", ""]
-    lines += [f"**{w['complaint']}:** {content.get('complaint', '')}", "", f"## {w['cause']}"]
-    lines += [f"- {c}" for c in content.get("cause", [])] or [f"- {w['not_isolated']}"]
-    lines += ["", f"## {w['correction']}"] + ([f"- {c}" for c in content.get("correction", [])] or [f"- {w['none']}"])
-    if content.get("suspected") or content.get("unchecked"):
-        lines += ["", f"## {w['unknown']}"]
-        lines += [f"- {w['suspected']}: {c}" for c in content.get("suspected", [])]
-        lines += [f"- {w['unchecked']}: {c}" for c in content.get("unchecked", [])]
-    if content.get("ruled_out"):
-        lines += ["", f"## {w['ruled_out']}"] + [f"- {c}" for c in content["ruled_out"]]
-    status = content.get("estimate_status", "none")
-    if status in ("confirmed", "draft") and content.get("estimate_lines"):
-        lines += ["", f"## {w['labor']} ({w[status]})"]
-        lines += [f"- {line.get('label', '')}: {_hours(line.get('hours'))} {w['h']}" for line in content["estimate_lines"]]
-        lines += [f"- **{w['total']}: {_hours(content.get('total_hours'))} {w['h']}** ({w[status]})"]
-    if content.get("facts"):
-        lines += ["", f"## {w['findings']}"] + [f"- {f}" for f in content["facts"]]
+    """Complaint / cause / correction in the conversation's language (the report is written in it); labor only when not skipped."""
+    with translation.override(page_language(content.get("language"))):
+        lines = ["# " + pgettext("final report", "Final report"), ""]
+        if content.get("system"):
+            lines += [_field_line(pgettext("final report", "System"), content["system"]), ""]
+        lines += [_field_line(pgettext("final report", "Complaint"), content.get("complaint", "")), "",
+                  "## " + pgettext("final report", "Cause")]
+        lines += [f"- {c}" for c in content.get("cause", [])] or ["- " + pgettext("final report", "Not isolated yet")]
+        lines += ["", "## " + pgettext("final report", "Correction")]
+        lines += [f"- {c}" for c in content.get("correction", [])] or ["- " + pgettext("final report", "None recommended yet")]
+        if content.get("suspected") or content.get("unchecked"):
+            lines += ["", "## " + pgettext("final report", "Still unknown")]
+            lines += ["- " + pgettext("final report", "Suspected: {cause}").format(cause=c) for c in content.get("suspected", [])]
+            lines += ["- " + pgettext("final report", "Not checked yet: {cause}").format(cause=c) for c in content.get("unchecked", [])]
+        if content.get("ruled_out"):
+            lines += ["", "## " + pgettext("final report", "Ruled out")] + [f"- {c}" for c in content["ruled_out"]]
+        status = content.get("estimate_status", "none")
+        if status in ("confirmed", "draft") and content.get("estimate_lines"):
+            said = pgettext("final report", "confirmed") if status == "confirmed" else pgettext("final report", "draft, not confirmed")
+            lines += ["", "## " + pgettext("final report", "Labor ({status})").format(status=said)]
+            lines += ["- " + _labor_line(line) for line in content["estimate_lines"]]
+            total = pgettext("labor", "Total: {hours}").format(hours=_hours(content.get("total_hours")))
+            lines += [f"- **{total}**" + pgettext("final report", " ({status})").format(status=said)]
+        if content.get("facts"):
+            lines += ["", "## " + pgettext("final report", "Findings")] + [f"- {f}" for f in content["facts"]]
     return "\n".join(lines) + "\n"
-
-
-ESTIMATE_WORDS = {
-    "en": ("Labor estimate", {"draft": "draft", "confirmed": "confirmed", "skipped": "skipped", "none": "not drafted yet"}),
-    "zh": ("工时估算", {"draft": "草稿", "confirmed": "已确认", "skipped": "已跳过", "none": "尚未起草"}),
-    "ru": ("Смета работ", {"draft": "черновик", "confirmed": "подтверждена", "skipped": "пропущена", "none": "ещё не составлена"}),
-    "es": ("Presupuesto de mano de obra", {"draft": "borrador", "confirmed": "confirmado", "skipped": "omitido",
-                                           "none": "sin redactar"}),
-}
 
 
 def _estimate(content: dict[str, Any]) -> str:
     """The labor estimate as a person reads it: operations and hours, its status in words."""
-    language = content.get("language", "en")
-    title, statuses = ESTIMATE_WORDS.get(language, ESTIMATE_WORDS["en"])
-    w = REPORT_WORDS.get(language, REPORT_WORDS["en"])
-    status = content.get("status", "none")
-    lines = [f"# {title} ({statuses.get(status, status)})", ""]
-    lines += [f"- {line.get('label', '')}: {_hours(line.get('hours'))} {w['h']}" for line in content.get("lines", [])]
-    if content.get("lines"):
-        lines += ["", f"**{w['total']}: {_hours(content.get('total_hours'))} {w['h']}**"]
+    with translation.override(page_language(content.get("language"))):
+        status = _labor_status(content.get("status", "none"))
+        lines = ["# " + pgettext("labor estimate", "Labor estimate ({status})").format(status=status), ""]
+        lines += ["- " + _labor_line(line) for line in content.get("lines", [])]
+        if content.get("lines"):
+            lines += ["", "**" + pgettext("labor", "Total: {hours}").format(hours=_hours(content.get("total_hours"))) + "**"]
     return "\n".join(lines) + "\n"
 
 
@@ -225,9 +210,8 @@ def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]
         return _ics(content, base), "text/calendar; charset=utf-8", f"{base}.ics"
     if doc.key == "project_plan" and content.get("phases"):
         return _project_plan(conversation, doc), "text/markdown; charset=utf-8", f"{base}.md"
-    lang = 1 if conversation.locale.startswith("zh") else 0
     title = page_label(doc.key, conversation.locale)
-    return _markdown_lines(title, content, lang), "text/markdown; charset=utf-8", f"{base}.md"
+    return _markdown_lines(title, content, conversation.locale), "text/markdown; charset=utf-8", f"{base}.md"
 
 
 # Markdown as the page shows it: raw HTML in a document is escaped, never rendered.

@@ -18,12 +18,8 @@ from config.errors import ApplicationError, Conflict, NotFound
 from workflows.audit import audit_record
 
 from .engine import ContextState
+from .engine.catalog import say
 from .models import Conversation, Handoff, Message
-
-HANDED_BACK = (
-    "The concierge is back: a member of staff handed this conversation back. How can I help?",
-    "自动助手已恢复：工作人员已将对话交还。请问还有什么可以帮您？",
-)
 
 
 def handoff_open(conversation: Conversation, *, user, reason: str) -> Handoff:  # noqa: ANN001
@@ -70,8 +66,8 @@ def handoff_close(*, handoff_id: int, user) -> Handoff:  # noqa: ANN001
         handoff.status, handoff.closed_at, handoff.closed_by = Handoff.Status.CLOSED, timezone.now(), user
         handoff.save(update_fields=["status", "closed_at", "closed_by"])
         state = ContextState.from_dict(conversation.context).evolve(handed_off=False)
-        lang = 1 if conversation.locale.startswith("zh") else 0
-        Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=HANDED_BACK[lang],
+        back = say(conversation.locale, "The concierge is back: a member of staff handed this conversation back. How can I help?")
+        Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=back,
                                turn_index=conversation.turn_count, payload={"kind": "handed_back"})
         _touch(conversation, context=state.to_dict())
         audit_record("handoff_closed", run=conversation.run, conversation=conversation, actor=user,

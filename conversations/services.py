@@ -44,6 +44,7 @@ from .engine import (
 )
 from .engine._text import localize
 from .engine.action_prefs import describe_when
+from .engine.catalog import say, say_in, say_n
 from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
@@ -161,28 +162,31 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
 def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict[str, Any]:
     """The email draft and the call invitation, in the conversation's language: the employee's name,
     the day and time said for the call; never the manager's own description of the case."""
-    zh = lang == "zh"
-    name = slots.get("employee_name") or ("同事" if zh else "there")
+    employee = slots.get("employee_name")
     day, at = slots.get("call_day"), slots.get("call_time")
     when = describe_when(day, at, lang)
-    address = re.sub(r"[^a-z0-9.-]", "", (slots.get("employee_name") or "").lower().replace(" ", "."))
-    if zh:
-        ask = (f"我们能否在{when}通个电话？如果这个时间不方便，请告诉我你方便的时间。" if when
-               else "这周能否找个时间聊一聊？请告诉我你方便的时间。")
-        body = f"{name}，你好：\n\n我想和你沟通一下最近工作中的情况。{ask}\n\n祝好\n{owner_name}"
-        subject, title = "跟进沟通", f"与{name}通话" if slots.get("employee_name") else "通话"
-        description = f"与{name}通话" + (f"，时间：{when}" if when else "，时间待定") + "。"
+    address = re.sub(r"[^a-z0-9.-]", "", (employee or "").lower().replace(" ", "."))
+    if day:
+        ask = say(lang, "Could we talk on {when}? If that doesn't suit you, please suggest another time.", when=when)
+    elif when:
+        ask = say(lang, "Could we talk {when}? If that doesn't suit you, please suggest another time.", when=when)
     else:
-        ask = (f"Could we talk on {when}? If that doesn't suit you, please suggest another time." if day
-               else f"Could we talk {when}? If that doesn't suit you, please suggest another time." if when
-               else "Could we find a time to talk this week? Please let me know what suits you.")
-        body = f"Hi {name},\n\nI'd like to follow up with you about what happened recently at work. {ask}\n\nBest regards,\n{owner_name}"
-        subject, title = "Following up: a quick conversation", f"Call with {name}" if slots.get("employee_name") else "Call"
-        description = title + (f" on {when}" if day else f" {when}" if when else " (time to be agreed)") + "."
+        ask = say(lang, "Could we find a time to talk this week? Please let me know what suits you.")
+    body = say(lang, "Hi {name},\n\nI'd like to follow up with you about what happened recently at work. {ask}\n\nBest regards,\n{owner}",
+               name=employee or say_in(lang, "a greeting without a name", "there"), ask=ask, owner=owner_name)
+    subject = say(lang, "Following up: a quick conversation")
+    title = say(lang, "Call with {name}", name=employee) if employee else say_in(lang, "an invitation's title", "Call")
+    called = title if employee else say_in(lang, "an invitation's description", "Call")
     minutes = int(slots.get("call_minutes") or 30)
     zone = settings.CONCIERGE_TIMEZONE  # the manager's time zone: the day and time are theirs, said in their words
-    if when:
-        description = description.rstrip("。.") + (f"（{zone}），{minutes}分钟。" if zh else f" ({zone}), {minutes} minutes.")
+    if day:
+        description = say_n(lang, "{title} on {when} ({zone}), {n} minute.", "{title} on {when} ({zone}), {n} minutes.", minutes,
+                            title=called, when=when, zone=zone)
+    elif when:
+        description = say_n(lang, "{title} {when} ({zone}), {n} minute.", "{title} {when} ({zone}), {n} minutes.", minutes,
+                            title=called, when=when, zone=zone)
+    else:
+        description = say(lang, "{title} (time to be agreed).", title=called)
     invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": minutes,
                               "description": description, "when": when, "timezone": zone}
     if day or at:
@@ -378,7 +382,8 @@ def conversation_turn_apply(request: TurnRequest, *, pending_id: int | None = No
         if conversation.status == Conversation.Status.COMPLETED:
             raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
         understood = request.understood
-        words_by_model = request.model is not None and not (understood is not None and understood.model_down)
+        words_by_model = (request.model is not None and settings.CONCIERGE_LLM_WORDING
+                          and not (understood is not None and understood.model_down))
         return _apply_turn(conversation, request.user, request.text, pending=pending, with_model=words_by_model,
                            understood=understood)
 
@@ -566,7 +571,8 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
     """A message while a member of staff has the conversation: stored and shown, nothing else runs."""
     outcome = held_outcome(state, text)
     lang = lang_of(outcome, conversation.locale)
-    reply = ComposedReply(text=HANDOFF_HELD.get(lang, HANDOFF_HELD["en"]), asks_question=False, kind="handoff")
+    reply = ComposedReply(text=say(lang, "Your message is with the member of staff handling this conversation; they will answer here."),
+                          asks_question=False, kind="handoff")
     if pending is not None:
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
     else:
@@ -581,14 +587,6 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
     audit_record("turn_held", run=conversation.run, conversation=conversation, actor=user, step_id=conversation.run.current_step,
                  payload={"turn": turn_index})
     return TurnResult(conversation, reply, outcome, "human", path, [], None)
-
-
-HANDOFF_HELD = {
-    "en": "Your message is with the member of staff handling this conversation; they will answer here.",
-    "zh": "您的消息已转给负责此对话的工作人员，他们会在这里回复您。",
-    "ru": "Ваше сообщение передано сотруднику, который ведёт этот разговор; он ответит здесь.",
-    "es": "Su mensaje está con la persona del personal que lleva esta conversación; le responderá aquí.",
-}
 
 
 def _commands_for(conversation: Conversation, understood: Understanding | None) -> tuple:

@@ -17,7 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
+from ._text import localize
+from .catalog import say, say_in, say_n
 from .config import ActionSpec, ConversationConfig
+from .plain_words import upper_first
 from .state import VALID, ContextState, SlotValue, with_key
 from .timeparse import _date_part, _time_of_day, names_period, without_refused
 from .turn_work import NOT_AN_ANSWER, TurnWork
@@ -290,80 +293,103 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
     return state.evolve(slots=slots, preferred_action=preferred, declined_actions=declined)
 
 
-_EN_DAYS = ("Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday")
-_EN_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-              "November", "December")
-_ZH_DAYS = "一二三四五六日"
-# What to call each flow's action in a sentence.
-_ACTION_NOUN = {"email": ("an email", "邮件"), "calendar": ("a call", "通话")}
+def _on_weekday(lang: str, weekday: int) -> str:
+    """The day of a call as a date says it ("Friday", "周五", "в пятницу", "el viernes")."""
+    return (say_in(lang, "on a weekday", "Monday"), say_in(lang, "on a weekday", "Tuesday"), say_in(lang, "on a weekday", "Wednesday"),
+            say_in(lang, "on a weekday", "Thursday"), say_in(lang, "on a weekday", "Friday"), say_in(lang, "on a weekday", "Saturday"),
+            say_in(lang, "on a weekday", "Sunday"))[weekday]
+
+
+def _of_month(lang: str, month: int) -> str:
+    """A month as a date says it ("November", "11月", "ноября", "noviembre")."""
+    return (say_in(lang, "of a month", "January"), say_in(lang, "of a month", "February"), say_in(lang, "of a month", "March"),
+            say_in(lang, "of a month", "April"), say_in(lang, "of a month", "May"), say_in(lang, "of a month", "June"),
+            say_in(lang, "of a month", "July"), say_in(lang, "of a month", "August"), say_in(lang, "of a month", "September"),
+            say_in(lang, "of a month", "October"), say_in(lang, "of a month", "November"),
+            say_in(lang, "of a month", "December"))[month - 1]
 
 
 def describe_when(day: str | None, at: str | None, language: str) -> str:
-    """'Friday 27 November at 14:00' / '11月27日（周五）14:00' (either part may be missing)."""
-    zh = _lang(language) == "zh"
-    parts = []
-    if day:
-        on = datetime.fromisoformat(day).date()
-        parts.append(f"{on.month}月{on.day}日（周{_ZH_DAYS[on.weekday()]}）" if zh
-                     else f"{_EN_DAYS[on.weekday()]} {on.day} {_EN_MONTHS[on.month - 1]}")
+    """'Friday 27 November at 14:00' / '11月27日（周五）14:00' / 'в пятницу, 27 ноября, в 14:00' (either part may be missing)."""
+    if not day:
+        return say(language, "at {time}", time=at) if at else ""
+    on = datetime.fromisoformat(day).date()
+    values = {"weekday": _on_weekday(language, on.weekday()), "day": on.day, "month": _of_month(language, on.month)}
     if at:
-        parts.append(at if zh or not day else f"at {at}")
-    return "".join(parts) if zh else " ".join(parts)
+        return say(language, "{weekday} {day} {month} at {time}", time=at, **values)
+    return say(language, "{weekday} {day} {month}", **values)
 
 
 def action_noun(action: ActionSpec, language: str) -> str:
-    """How a sentence names the action: 'an email', 'a call', '邮件', '通话'."""
-    en, zh = _ACTION_NOUN.get(action.flow, (None, None))
-    label = action.label.get("zh" if _lang(language) == "zh" else "en") or action.id
-    return (zh if _lang(language) == "zh" else en) or label
+    """How a sentence names the action it asks for: 'an email', 'a call', '邮件', '通话'."""
+    if action.flow == "email":
+        return say_in(language, "an action", "an email")
+    if action.flow == "calendar":
+        return say_in(language, "an action", "a call")
+    return localize(action.label, language) or action.id
 
 
-def _details_line(slots: dict[str, str], changed: Sequence[str], corrected: Sequence[str], zh: bool) -> str:
+def _after_noun(action: ActionSpec, language: str) -> str:
+    """The action another one comes after ("after an email", "在邮件之后", "после письма")."""
+    if action.flow == "email":
+        return say_in(language, "after an action", "an email")
+    if action.flow == "calendar":
+        return say_in(language, "after an action", "a call")
+    return localize(action.label, language) or action.id
+
+
+def _refused_noun(action: ActionSpec, language: str) -> str:
+    """An action refused ("no email", "不要邮件", "без письма")."""
+    if action.flow == "email":
+        return say_in(language, "no action", "email")
+    if action.flow == "calendar":
+        return say_in(language, "no action", "call")
+    return localize(action.label, language) or action.id
+
+
+def _details(slots: dict[str, str], changed: Sequence[str], corrected: Sequence[str], language: str) -> list[str]:
     """A correction of the documents' details before consent: who they are for, the address, the call's length."""
     pieces = []
     if "employee_name" in corrected and slots.get("employee_name"):
-        pieces.append(f"邮件和邀请改为写给{slots['employee_name']}" if zh
-                      else f"the email and the invitation are now for {slots['employee_name']}")
+        pieces.append(say(language, "the email and the invitation are now for {name}", name=slots["employee_name"]))
     if EMPLOYEE_EMAIL in changed and slots.get(EMPLOYEE_EMAIL):
-        pieces.append(f"邮件发往{slots[EMPLOYEE_EMAIL]}" if zh else f"the email goes to {slots[EMPLOYEE_EMAIL]}")
+        pieces.append(say(language, "the email goes to {address}", address=slots[EMPLOYEE_EMAIL]))
     if CALL_MINUTES in changed and slots.get(CALL_MINUTES):
-        pieces.append(f"通话时长{slots[CALL_MINUTES]}分钟" if zh else f"the call lasts {slots[CALL_MINUTES]} minutes")
-    if not pieces:
-        return ""
-    return ("明白：" + "，".join(pieces) + "。") if zh else ("Understood: " + "; ".join(pieces) + ".")
+        pieces.append(say_n(language, "the call lasts {n} minute", "the call lasts {n} minutes", int(slots[CALL_MINUTES])))
+    return pieces
 
 
 def understood_line(state: ContextState, config: ConversationConfig, *, wanted: str | None, declined: Sequence[str],
                     when_changed: bool, language: str, changed: Sequence[str] = (), corrected: Sequence[str] = ()) -> str:
     """What the message said about the actions, in plain words (never the message itself)."""
-    zh = _lang(language) == "zh"
     actions = {a.id: a for a in config.actions}
     slots = {k: v.value for k, v in state.slots.items()}
     name = slots.get("employee_name")
     when = describe_when(slots.get(CALL_DAY), slots.get(CALL_TIME), language)
-    refused = [action_noun(actions[a], language) for a in declined if a in actions]
-    calendar = actions.get(wanted or "") is not None and actions[wanted or ""].flow == "calendar"
-    details = _details_line(slots, changed, corrected, zh)
+    on_day = bool(slots.get(CALL_DAY))
+    refused = [_refused_noun(actions[a], language) for a in declined if a in actions]
+    details = _details(slots, changed, corrected, language)
     earlier = state.preferred_action  # wanted too, after the one asked for first (one action per turn)
     first = earlier if wanted and earlier in actions and earlier != wanted and earlier not in state.executed_actions else None
+    clauses = say_in(language, "clauses", "; ")
     if not refused and not wanted and not when_changed:
-        return details
-    if zh:
-        pieces = [f"不要{'、'.join(refused)}" for _ in refused[:1]]
-        if wanted:
-            what = f"与{name}通话" if calendar and name else action_noun(actions[wanted], language)
-            pieces.append(("改为" if refused else "") + what + (f"，时间：{when}" if calendar and when else "")
-                          + (f"，在{action_noun(actions[first], language)}之后" if first else ""))
-        elif when_changed and when:
-            pieces.append(f"通话时间改为{when}")
-        return "明白：" + "，".join(pieces) + "。" + details.removeprefix("明白：")
-    pieces = [f"no {' or '.join(n.split(' ', 1)[-1] for n in refused)}" for _ in refused[:1]]
+        return say(language, "Understood: {pieces}.", pieces=clauses.join(details)) if details else ""
+    pieces = [say(language, "no {actions}", actions=say_in(language, "refused actions", " or ").join(refused))] if refused else []
     if wanted:
         what = action_noun(actions[wanted], language)
-        if calendar:
-            what += f" with {name}" if name else ""
-            what += f" on {when}" if slots.get(CALL_DAY) else (f" {when}" if when else "")
-        pieces.append(what + (" instead" if refused else "") + (f" too, after {action_noun(actions[first], language)}" if first else ""))
+        if actions[wanted].flow == "calendar":
+            what = say(language, "a call with {name}", name=name) if name else what
+            if when:
+                what = say(language, "{what} on {when}", what=what, when=when) if on_day else say(language, "{what} {when}", what=what, when=when)
+        if refused:
+            what = say(language, "{what} instead", what=what)
+        if first:
+            what = say(language, "{what} too, after {action}", what=what, action=_after_noun(actions[first], language))
+        pieces.append(what)
     elif when_changed and when:
-        pieces.append(f"the call is now on {when}" if slots.get(CALL_DAY) else f"the call is now {when}")
-    return "Understood: " + "; ".join(pieces) + "." + (" " + details[12].upper() + details[13:] if details else "")
+        pieces.append(say(language, "the call is now on {when}", when=when) if on_day else say(language, "the call is now {when}", when=when))
+    line = say(language, "Understood: {pieces}.", pieces=clauses.join(pieces))
+    if not details:
+        return line
+    more = say(language, "{sentence}.", sentence=upper_first(clauses.join(details)))
+    return say(language, "{first} {then}", first=line, then=more)

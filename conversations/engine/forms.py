@@ -26,6 +26,7 @@ from ._text import (
     negated_at,
     normalize_patterns,
 )
+from .catalog import say
 from .config import FormQuestionSpec, FormSpec
 from .plain_words import answer_shown
 from .state import (
@@ -488,8 +489,8 @@ def edit_target(state: ContextState, form: FormSpec, text: str, *, listed: bool 
 def answers_listing(state: ContextState, form: FormSpec, locale: str) -> str:
     """The final answers in plain words and the person's language ("3层", "住宅"), numbered in the form's order."""
     lines = []
-    colon = "：" if locale.startswith("zh") else ": "
     for number, spec in enumerate((q for q in form.questions if state.finalized(q.id) is not None), start=1):
         question = localize(spec.question, locale).rstrip("?？")
-        lines.append(f"{number}. {question}{colon}{answer_shown(spec, state.finalized(spec.id).answer, locale)}")
+        answer = answer_shown(spec, state.finalized(spec.id).answer, locale)
+        lines.append(say(locale, "{number}. {question}: {answer}", number=number, question=question, answer=answer))
     return "\n".join(lines)

@@ -39,6 +39,10 @@ def lower_first(text: str) -> str:
     return text[:1].lower() + text[1:]
 
 
+def upper_first(text: str) -> str:
+    return text[:1].upper() + text[1:]
+
+
 # --- values in the conversation's language ------------------------------------------
 
 # What a number answer's unit measures: the name its question goes by when the plan gives it none.

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from ._text import is_vacuous
+from .catalog import marked, say, say_in
 
 # (phase key, weeks) per kind of project; names and purposes per language below
 PHASES: dict[str, tuple[tuple[str, int], ...]] = {
@@ -23,105 +24,33 @@ PHASES: dict[str, tuple[tuple[str, int], ...]] = {
     "other": (("discovery", 2), ("design", 2), ("build", 6), ("test", 2), ("launch", 1)),
 }
 
-WORDS: dict[str, dict[str, Any]] = {
-    "en": {
-        "title": "Project plan", "built_on": "Built from intake document v{version}.",
-        "fields": {"summary": "Summary", "goal": "Goal", "users": "Users", "constraints": "Constraints"},
-        "phases_h": "Phases", "milestones_h": "Milestones", "risks_h": "Risks", "questions_h": "Open questions",
-        "weeks": "weeks {start}–{end}", "week": "week {n}", "by_deadline": "{deadline}",
-        "none_given": "none given",
-        "phase": {
-            "discovery": ("Discovery", "Confirm the goal ({goal}) with {users} and agree what the first version must do."),
-            "map": ("Map the process", "Walk through today's process with {users} and mark the steps to automate."),
-            "design": ("Design", "Sketch the screens and flows {users} will use and review them with a few of them."),
-            "prototype": ("Prototype", "Build a clickable prototype and try it with a few of {users}."),
-            "model": ("Data model", "List the sources and the figures that show progress on the goal; agree their definitions."),
-            "build": ("Build", "Build the first version in short iterations, showing progress every two weeks."),
-            "test": ("Testing", "Test with real tasks from {users}; fix what blocks them."),
-            "beta": ("Beta", "Hand a beta to a small group of {users} and collect their feedback."),
-            "validate": ("Validation", "Check the results against figures known to be right."),
-            "pilot": ("Pilot", "Run it with one team of {users} before everyone."),
-            "parallel": ("Parallel run", "Run the automation next to the current process and compare the outcomes."),
-            "launch": ("Launch", "Go live, train {users} and watch the first weeks closely."),
-            "release": ("Release", "Publish the app and support {users} through the first weeks."),
-            "rollout": ("Rollout", "Roll out to all {users}, with training and a contact for questions."),
-            "switch": ("Switch-over", "Switch to the automation and retire the manual steps."),
-        },
-        "milestone": {
-            "discovery": "Scope of the first version agreed", "map": "Process mapped", "design": "Design approved",
-            "prototype": "Prototype tested", "model": "Data model agreed", "build": "First version complete",
-            "test": "Acceptance tests passed", "beta": "Beta feedback addressed", "validate": "Results validated",
-            "pilot": "Pilot signed off", "parallel": "Parallel run matches", "launch": "Live", "release": "Released",
-            "rollout": "Rolled out", "switch": "Switched over",
-        },
-        "risk": {
-            "scope": "Scope creep: keep the first version to what serves the goal ({goal}).",
-            "budget": "Budget ({budget}): cost the scope against it once the design is agreed; drop features before quality.",
-            "no_budget": "No budget given: the scope cannot be costed yet.",
-            "deadline": "Deadline ({deadline}): little slack in the schedule; decide early what can wait for a later release.",
-            "adoption": "Adoption: {users} have to change how they work; involve them in design and testing.",
-            "scale": "Load: about {count} users; test with realistic volumes before launch.",
-            "compliance": "Compliance ({rule}): review data protection before any real data is used.",
-            "unmeasured": "The goal has no measure yet, so success will be hard to show.",
-            "unclear_kind": "The kind of solution is not clear yet; the phases above are generic.",
-        },
-        "question": {
-            "budget": "What budget is available?",
-            "deadline": "Is there a date it must be live by?",
-            "count": "About how many people will use it?",
-            "measure": "How will you measure that the goal is reached?",
-            "kind": "What kind of solution do you have in mind: a website, a mobile app, an internal tool, reports, an automation?",
-        },
-    },
-    "zh": {
-        "title": "项目计划", "built_on": "依据受理文档第 {version} 版生成。",
-        "fields": {"summary": "项目概述", "goal": "目标", "users": "用户", "constraints": "约束条件"},
-        "phases_h": "阶段", "milestones_h": "里程碑", "risks_h": "风险", "questions_h": "待确认问题",
-        "weeks": "第 {start}–{end} 周", "week": "第 {n} 周", "by_deadline": "{deadline}",
-        "none_given": "未提供",
-        "phase": {
-            "discovery": ("需求调研", "与{users}确认目标（{goal}），商定第一版必须实现的功能。"),
-            "map": ("梳理流程", "与{users}一起梳理现有流程，标出要自动化的环节。"),
-            "design": ("设计", "画出{users}将使用的页面和流程，并请其中几位评审。"),
-            "prototype": ("原型", "做一个可点击的原型，请几位{users}试用。"),
-            "model": ("数据模型", "列出数据来源和衡量目标的指标，统一口径。"),
-            "build": ("开发", "分小迭代开发第一版，每两周演示一次进展。"),
-            "test": ("测试", "用{users}的真实任务测试，修复阻碍使用的问题。"),
-            "beta": ("公测", "请一小批{users}试用测试版并收集反馈。"),
-            "validate": ("校验", "用已知正确的数据核对结果。"),
-            "pilot": ("试点", "先在{users}中的一个团队试运行，再全面推广。"),
-            "parallel": ("并行运行", "自动化与现有流程并行运行，对比结果。"),
-            "launch": ("上线", "正式上线，培训{users}，并密切关注最初几周。"),
-            "release": ("发布", "发布应用，在最初几周支持{users}。"),
-            "rollout": ("推广", "向全部{users}推广，提供培训和答疑联系人。"),
-            "switch": ("切换", "切换到自动化流程，停用人工步骤。"),
-        },
-        "milestone": {
-            "discovery": "第一版范围确认", "map": "流程梳理完成", "design": "设计通过", "prototype": "原型试用完成",
-            "model": "数据模型确认", "build": "第一版开发完成", "test": "验收测试通过", "beta": "公测反馈已处理",
-            "validate": "结果校验通过", "pilot": "试点验收", "parallel": "并行结果一致", "launch": "正式上线",
-            "release": "正式发布", "rollout": "推广完成", "switch": "切换完成",
-        },
-        "risk": {
-            "scope": "范围蔓延：第一版只做服务于目标（{goal}）的功能。",
-            "budget": "预算（{budget}）：设计确认后按预算核算范围；宁可砍功能，不降质量。",
-            "no_budget": "尚未提供预算：目前无法核算范围。",
-            "deadline": "期限（{deadline}）：进度余量小；尽早决定哪些功能留到后续版本。",
-            "adoption": "推广风险：{users}需要改变工作方式；请他们参与设计和测试。",
-            "scale": "负载：约 {count} 名用户；上线前用接近真实的数据量测试。",
-            "compliance": "合规（{rule}）：使用真实数据前先做数据保护评审。",
-            "unmeasured": "目标还没有衡量标准，难以证明项目成功。",
-            "unclear_kind": "解决方案的类型尚不明确；以上阶段为通用安排。",
-        },
-        "question": {
-            "budget": "可用预算是多少？",
-            "deadline": "是否有必须上线的日期？",
-            "count": "大约有多少人会使用？",
-            "measure": "如何衡量目标已经达成？",
-            "kind": "您设想的是哪类方案：网站、手机应用、内部系统、报表还是自动化？",
-        },
-    },
+# What each phase is called and does, the milestone that closes it ({users}, {goal} filled in), in the catalog.
+_PHASES = {
+    "discovery": (marked("Discovery"), marked("Confirm the goal ({goal}) with {users} and agree what the first version must do."),
+                  marked("Scope of the first version agreed")),
+    "map": (marked("Map the process"), marked("Walk through today's process with {users} and mark the steps to automate."),
+            marked("Process mapped")),
+    "design": (marked("Design"), marked("Sketch the screens and flows {users} will use and review them with a few of them."),
+               marked("Design approved")),
+    "prototype": (marked("Prototype"), marked("Build a clickable prototype and try it with a few of {users}."), marked("Prototype tested")),
+    "model": (marked("Data model"), marked("List the sources and the figures that show progress on the goal; agree their definitions."),
+              marked("Data model agreed")),
+    "build": (marked("Build"), marked("Build the first version in short iterations, showing progress every two weeks."),
+              marked("First version complete")),
+    "test": (marked("Testing"), marked("Test with real tasks from {users}; fix what blocks them."), marked("Acceptance tests passed")),
+    "beta": (marked("Beta"), marked("Hand a beta to a small group of {users} and collect their feedback."), marked("Beta feedback addressed")),
+    "validate": (marked("Validation"), marked("Check the results against figures known to be right."), marked("Results validated")),
+    "pilot": (marked("Pilot"), marked("Run it with one team of {users} before everyone."), marked("Pilot signed off")),
+    "parallel": (marked("Parallel run"), marked("Run the automation next to the current process and compare the outcomes."),
+                 marked("Parallel run matches")),
+    "launch": (marked("Launch"), marked("Go live, train {users} and watch the first weeks closely."), marked("Live")),
+    "release": (marked("Release"), marked("Publish the app and support {users} through the first weeks."), marked("Released")),
+    "rollout": (marked("Rollout"), marked("Roll out to all {users}, with training and a contact for questions."), marked("Rolled out")),
+    "switch": (marked("Switch-over"), marked("Switch to the automation and retire the manual steps."), marked("Switched over")),
 }
+
+# The intake's fields as the plan heads them.
+_FIELDS = {"summary": marked("Summary"), "goal": marked("Goal"), "users": marked("Users"), "constraints": marked("Constraints")}
 
 _MONEY = re.compile(
     r"(?:[$€£¥]\s?\d[\d,.]*\s*(?:k|m|grand|thousand|million)?|\d[\d,.]*\s*(?:k|m)?\s*(?:grand|thousand|million)?\s*"
@@ -173,55 +102,65 @@ def _said(value: Any) -> str:
     return "" if not text or is_vacuous(text) else text
 
 
+def _plan_language(language: str) -> str:
+    """The language a plan is written in: the conversation's, English when the catalog has no other."""
+    code = language.lower()
+    return "zh" if code.startswith("zh") else code[:2] if code[:2] in ("ru", "es") else "en"
+
+
+def _span(lang: str, start: int, end: int) -> str:
+    return say(lang, "weeks {start}–{end}", start=start, end=end) if end > start else say(lang, "week {n}", n=start)
+
+
 def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language: str, intake_version: int | None) -> dict[str, Any]:
     """The plan's content (phases, milestones, risks, open questions) for an intake document's fields."""
-    lang = "zh" if language.startswith("zh") else "en"
-    w = WORDS[lang]
+    lang = _plan_language(language)
     fields = {key: _said(intake.get(key)) for key in ("summary", "goal", "users", "constraints")}
     # who the users are, shortly: the first part of the answer ("our customers and the support team, roughly 4,000 people")
     users = re.split(r"[,;，；(（]|\s+-\s+", fields["users"])[0].strip() if fields["users"] else ""
-    users = re.sub(r"^(?:only|just|mainly|mostly)\s+", "", users, flags=re.IGNORECASE) or ("用户" if lang == "zh" else "the users")
-    goal = fields["goal"] or ("待定" if lang == "zh" else "to be agreed")
+    users = re.sub(r"^(?:only|just|mainly|mostly)\s+", "", users, flags=re.IGNORECASE) or say_in(lang, "a project's users", "the users")
+    goal = fields["goal"] or say_in(lang, "a project's goal", "to be agreed")
     constraints = fields["constraints"]
     kind = intent_class if intent_class in PHASES else "other"
     phases, milestones, week = [], [], 1
     for key, weeks in PHASES[kind]:
-        name, purpose = w["phase"][key]
+        name, purpose, milestone = _PHASES[key]
         end = week + weeks - 1
-        span = w["weeks"].format(start=week, end=end) if end > week else w["week"].format(n=week)
-        phases.append({"name": name, "weeks": span, "purpose": purpose.format(users=users, goal=goal)})
-        milestones.append({"week": w["week"].format(n=end), "name": w["milestone"][key]})
+        phases.append({"name": say(lang, name), "weeks": _span(lang, week, end), "purpose": say(lang, purpose, users=users, goal=goal)})
+        milestones.append({"week": _span(lang, end, end), "name": say(lang, milestone)})
         week = end + 1
     deadline = _DEADLINE.search(constraints) if constraints else None
     budget = _MONEY.search(constraints) if constraints else None
     if deadline is not None:
         milestones[-1]["due"] = deadline.group(0).strip(" ，,。")
-    risks = [w["risk"]["scope"].format(goal=goal)]
+    risks = [say(lang, "Scope creep: keep the first version to what serves the goal ({goal}).", goal=goal)]
     questions = []
     if budget is not None:
-        risks.append(w["risk"]["budget"].format(budget=budget.group(0).strip()))
+        risks.append(say(lang, "Budget ({budget}): cost the scope against it once the design is agreed; drop features before quality.",
+                         budget=budget.group(0).strip()))
     elif not (constraints and _NO_BUDGET.search(constraints)):
-        risks.append(w["risk"]["no_budget"])
-        questions.append(w["question"]["budget"])
+        risks.append(say(lang, "No budget given: the scope cannot be costed yet."))
+        questions.append(say(lang, "What budget is available?"))
     if deadline is not None:
-        risks.append(w["risk"]["deadline"].format(deadline=deadline.group(0).strip(" ，,。")))
+        risks.append(say(lang, "Deadline ({deadline}): little slack in the schedule; decide early what can wait for a later release.",
+                         deadline=deadline.group(0).strip(" ，,。")))
     else:
-        questions.append(w["question"]["deadline"])
-    risks.append(w["risk"]["adoption"].format(users=users))
+        questions.append(say(lang, "Is there a date it must be live by?"))
+    risks.append(say(lang, "Adoption: {users} have to change how they work; involve them in design and testing.", users=users))
     count = _user_count(fields["users"]) if fields["users"] else None
     if count is not None and count >= 1000:
-        risks.append(w["risk"]["scale"].format(count=f"{count:,}"))
+        risks.append(say(lang, "Load: about {count} users; test with realistic volumes before launch.", count=f"{count:,}"))
     elif count is None:
-        questions.append(w["question"]["count"])
+        questions.append(say(lang, "About how many people will use it?"))
     rule = _RULES.search(" ".join(fields.values()))
     if rule is not None:
-        risks.append(w["risk"]["compliance"].format(rule=rule.group(0)))
+        risks.append(say(lang, "Compliance ({rule}): review data protection before any real data is used.", rule=rule.group(0)))
     if not _MEASURE.search(fields["goal"]):
-        risks.append(w["risk"]["unmeasured"])
-        questions.append(w["question"]["measure"])
+        risks.append(say(lang, "The goal has no measure yet, so success will be hard to show."))
+        questions.append(say(lang, "How will you measure that the goal is reached?"))
     if kind == "other":
-        risks.append(w["risk"]["unclear_kind"])
-        questions.append(w["question"]["kind"])
+        risks.append(say(lang, "The kind of solution is not clear yet; the phases above are generic."))
+        questions.append(say(lang, "What kind of solution do you have in mind: a website, a mobile app, an internal tool, reports, an automation?"))
     return {
         "language": lang,
         "intake_version": intake_version,
@@ -236,28 +175,22 @@ def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language
 
 def render_project_plan(content: Mapping[str, Any], *, stale_reason: str | None = None, current_intake: int | None = None) -> str:
     """The plan as a person reads it (markdown), with a warning at the top while it is out of date."""
-    lang = content.get("language", "en")
-    w = WORDS["zh" if lang == "zh" else "en"]
-    lines = [f"# {w['title']}", ""]
+    lang = str(content.get("language") or "en")
+    lines = ["# " + say(lang, "Project plan"), ""]
     if stale_reason:
-        if lang == "zh":
-            lines += [f"> **已过期：** 本计划依据受理文档第 {content.get('intake_version')} 版生成，受理信息已更新为第 {current_intake} 版。"
-                      "请重新生成计划。", ""]
-        else:
-            lines += [f"> **Out of date:** this plan was built from intake document v{content.get('intake_version')}; "
-                      f"the intake is now v{current_intake}. Regenerate the plan.", ""]
+        lines += [say(lang, "> **Out of date:** this plan was built from intake document v{used}; the intake is now v{current}. "
+                            "Regenerate the plan.", used=content.get("intake_version"), current=current_intake), ""]
     if content.get("intake_version"):
-        lines += [w["built_on"].format(version=content["intake_version"]), ""]
-    colon = "：" if lang == "zh" else ":"
-    for key, label in w["fields"].items():
-        lines.append(f"**{label}{colon}** {content.get(key) or w['none_given']}")
-    lines += ["", f"## {w['phases_h']}"]
+        lines += [say(lang, "Built from intake document v{version}.", version=content["intake_version"]), ""]
+    for key, label in _FIELDS.items():
+        lines.append(say(lang, "**{label}:** {value}", label=say(lang, label), value=content.get(key) or say(lang, "none given")))
+    lines += ["", "## " + say(lang, "Phases")]
     for number, phase in enumerate(content.get("phases", []), start=1):
         lines.append(f"{number}. **{phase['name']}** ({phase['weeks']}): {phase['purpose']}")
-    lines += ["", f"## {w['milestones_h']}"]
+    lines += ["", "## " + say(lang, "Milestones")]
     for milestone in content.get("milestones", []):
         due = f" — {milestone['due']}" if milestone.get("due") else ""
         lines.append(f"- {milestone['week']}: {milestone['name']}{due}")
-    lines += ["", f"## {w['risks_h']}"] + [f"- {risk}" for risk in content.get("risks", [])]
-    lines += ["", f"## {w['questions_h']}"] + ([f"- {q}" for q in content.get("open_questions", [])] or ["- —"])
+    lines += ["", "## " + say(lang, "Risks")] + [f"- {risk}" for risk in content.get("risks", [])]
+    lines += ["", "## " + say(lang, "Open questions")] + ([f"- {q}" for q in content.get("open_questions", [])] or ["- —"])
     return "\n".join(lines) + "\n"

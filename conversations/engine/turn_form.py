@@ -332,7 +332,7 @@ def _follow_slot_corrections(state: ContextState, work: TurnWork, config: Conver
         if spec.accumulate and not is_correction(work.text) and _replace_part(final.answer, slot.value, whole=False) is None:
             # "must launch before June" after "our budget is 15k": another constraint, not a new account of the budget
             if slot.value.casefold() not in final.answer.casefold():
-                joint = "；" if work.language.startswith("zh") else "; "
+                joint = say_in(work.language, "items", "; ")
                 state = finalize_answer(state, spec, f"{final.answer}{joint}{slot.value}", turn=work.turn, locale=work.language, form=form)
                 work.trace.append(f"form answer {spec.id} gathers: {slot.value}")
                 moved = True

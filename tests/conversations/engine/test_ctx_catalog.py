@@ -11,10 +11,15 @@ from pathlib import Path
 
 import pytest
 
+from conversations.engine import ContextState, ConversationConfig, load_example
+from conversations.engine.action_prefs import describe_when, understood_line
 from conversations.engine.catalog import LOCALE_DIR, say, say_n
+from conversations.engine.forms import answers_listing
+from conversations.engine.project_plan import draft_project_plan, render_project_plan
 from conversations.engine.replies import RunView, _verify, fee_decision_text
+from conversations.engine.state import VALID, SlotValue
 from conversations.management.commands.makemessages import Command as MakeMessages
-from tests.conversations.engine.test_cv_plain_replies import PERMIT, replies
+from tests.conversations.engine.test_cv_plain_replies import PERMIT, greeted, replies
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -99,3 +104,81 @@ def test_a_message_without_a_translation_is_said_in_english() -> None:
     assert say("ru", "A sentence no catalog has: {value}.", value=7) == "A sentence no catalog has: 7."
     assert say("fr", "Cause isolated: {finding}.", finding="X") == "Cause isolated: X."  # a language without a catalog
     assert say_n("es", "{n} thing nobody translated", "{n} things nobody translated", 2) == "2 things nobody translated"
+
+
+# --- the sentences that were built per language in code (the actions' line, the project plan, the answers listing) ---
+
+MANAGER = ConversationConfig.from_dict(load_example("manager_assistant"))
+
+
+def _slots(**values: str) -> ContextState:
+    return ContextState().evolve(slots={name: SlotValue(name=name, value=value, source_turn=1, raw=value, status=VALID)
+                                        for name, value in values.items()}, preferred_action="draft_email")
+
+
+@pytest.mark.parametrize(("lang", "said"), [
+    ("en", "Friday 27 November at 14:00"), ("zh", "11月27日（周五）14:00"),
+    ("ru", "в пятницу, 27 ноября, в 14:00"), ("es", "el viernes 27 de noviembre a las 14:00")])
+def test_a_calls_day_and_time_in_each_language(lang: str, said: str) -> None:
+    assert describe_when("2026-11-27", "14:00", lang) == said
+
+
+@pytest.mark.parametrize(("lang", "said"), [("en", "at 9:30"), ("zh", "9:30"), ("ru", "в 9:30"), ("es", "a las 9:30")])
+def test_a_calls_time_alone(lang: str, said: str) -> None:
+    assert describe_when(None, "9:30", lang) == said
+
+
+@pytest.mark.parametrize(("lang", "said"), [
+    ("en", "Understood: no email; a call with Sarah on Tuesday 24 November at 14:00 instead."),
+    ("zh", "明白：不要邮件，改为与Sarah通话，时间：11月24日（周二）14:00。"),
+    ("ru", "Понятно: без письма; вместо этого звонок (Sarah) во вторник, 24 ноября, в 14:00."),
+    ("es", "Entendido: sin correo; una llamada con Sarah el martes 24 de noviembre a las 14:00 en su lugar."),
+])
+def test_the_actions_understood_line_in_each_language(lang: str, said: str) -> None:
+    state = _slots(employee_name="Sarah", call_day="2026-11-24", call_time="14:00").evolve(preferred_action=None)
+    assert understood_line(state, MANAGER, wanted="schedule_call", declined=("draft_email",), when_changed=False, language=lang) == said
+
+
+@pytest.mark.parametrize(("lang", "said"), [
+    ("en", "Understood: a call too, after an email. The call lasts 45 minutes."),
+    ("zh", "明白：通话，在邮件之后。通话时长45分钟。"),
+    ("ru", "Понятно: также звонок, после письма. Звонок длится 45 минут."),
+    ("es", "Entendido: además, una llamada después del correo. La llamada dura 45 minutos."),
+])
+def test_a_second_action_and_a_corrected_detail(lang: str, said: str) -> None:
+    state = _slots(call_minutes="45")
+    assert understood_line(state, MANAGER, wanted="schedule_call", declined=(), when_changed=False, language=lang,
+                           changed=("call_minutes",)) == said
+
+
+@pytest.mark.parametrize(("lang", "said"), [("ru", "Понятно: звонок теперь в 15:00."), ("es", "Entendido: la llamada ahora es a las 15:00.")])
+def test_a_moved_call(lang: str, said: str) -> None:
+    assert understood_line(_slots(call_time="15:00"), MANAGER, wanted=None, declined=(), when_changed=True, language=lang) == said
+
+
+@pytest.mark.parametrize(("lang", "heading", "phase", "question"), [
+    ("ru", "# План проекта", "1. **Исследование** (недели 1–2): ", "- Какой бюджет доступен?"),
+    ("es", "# Plan del proyecto", "1. **Descubrimiento** (semanas 1–2): ", "- ¿Qué presupuesto hay disponible?"),
+])
+def test_a_project_plan_in_russian_or_spanish(lang: str, heading: str, phase: str, question: str) -> None:
+    plan = draft_project_plan({"summary": "A booking app", "goal": "fewer phone calls", "users": "patients"},
+                              intent_class="web_app", language=lang, intake_version=1)
+    text = render_project_plan(plan)
+    assert plan["language"] == lang and text.startswith(heading)
+    assert phase in text and question in text and "Discovery" not in text and "What budget" not in text
+
+
+def test_the_answers_listing_takes_the_languages_colon() -> None:
+    d = greeted(PERMIT, "es")
+    for text in ("residential", "3 storeys"):
+        d.say(text)
+    assert "2. " in answers_listing(d.state, PERMIT.form, "es") and ": 3 plantas" in answers_listing(d.state, PERMIT.form, "es")
+    assert "：3层" in answers_listing(d.state, PERMIT.form, "zh")
+
+
+@pytest.mark.parametrize("lang", ["ru", "es"])
+def test_the_handoff_and_sources_sentences_are_translated(lang: str) -> None:
+    for message in ("Your message is with the member of staff handling this conversation; they will answer here.",
+                    "The concierge is back: a member of staff handed this conversation back. How can I help?"):
+        assert say(lang, message) != message
+    assert say(lang, "Sources: {sources}", sources="SH-DAY v1") != "Sources: SH-DAY v1"
