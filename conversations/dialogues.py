@@ -46,7 +46,8 @@ OpenAI-compatible server whose understanding answer for each message is that rea
 understood the same), plus a set of hostile commands (an unknown slot, intent, question, action and
 command, an option not offered, an identifier that does not exist, every consent option on offer).
 Every hostile command must be refused, every command of the reading accepted, and all the
-expectations must still hold. A turn may script the model's answer itself (`"model": [commands]`, or
+expectations must still hold. The model only reads the messages: the replies keep the rules' words
+(`CONCIERGE_LLM_WORDING` off), so that the expectations on them hold on both generators. A turn may script the model's answer itself (`"model": [commands]`, or
 `{"fault": "timeout" | "http_error" | "not_json"}`) and expect refusals (`"refused": [reason prefixes]`);
 a dialogue may name the generators it is for (`"generators": ["model"]`: what only a model understands).
 """
@@ -259,7 +260,8 @@ def _run_on_model(dialogue: dict[str, Any], user, server) -> list[str]:  # noqa:
         _run_one(dialogue, user, recorder)
         transaction.set_rollback(True)
     with override_settings(OPENAI_API_KEY="dialogue-tests", OPENAI_BASE_URL=server.base_url,
-                           CONCIERGE_LLM_MODEL="fake-model", CONCIERGE_LLM_TIMEOUT=3.0, CONCIERGE_LLM_UNDERSTANDING=True):
+                           CONCIERGE_LLM_MODEL="fake-model", CONCIERGE_LLM_TIMEOUT=3.0, CONCIERGE_LLM_UNDERSTANDING=True,
+                           CONCIERGE_LLM_WORDING=False):  # the corpus checks the reading; the rules word the replies
         return _run_one(dialogue, user, ModelScript(server, readings=recorder.readings))
 
 

@@ -280,6 +280,8 @@ if not 0 < CONCIERGE_LLM_TIMEOUT < float("inf"):
 CONCIERGE_TIMEZONE = TIME_ZONE
 # With a model: it also reads each message as commands (checked, the rules fill in); off: it only words replies.
 CONCIERGE_LLM_UNDERSTANDING = env.bool("CONCIERGE_LLM_UNDERSTANDING", default=True)
+# With a model: it also words each reply (checked, else the rules' words); off: replies keep the rules' words.
+CONCIERGE_LLM_WORDING = env.bool("CONCIERGE_LLM_WORDING", default=True)
 # Knowledge: the embedder (offline hashing by default) and where vectors are searched.
 KNOWLEDGE_EMBEDDER = env("KNOWLEDGE_EMBEDDER", default="hash-ngram-v1")
 KNOWLEDGE_VECTOR_BACKEND = env("KNOWLEDGE_VECTOR_BACKEND", default="auto")

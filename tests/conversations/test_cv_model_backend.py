@@ -120,3 +120,11 @@ def test_a_form_answer_in_the_wording_is_only_what_the_engine_took(chat, fake) -
     r = c.say("it's a building")
     thread = r["form"]["active_thread"]
     assert r["reply"]["backend"] != "rules" and all("homes, shops" not in str(e) for e in (thread or {}).get("entries", []))
+
+
+def test_with_wording_off_the_model_only_reads_and_the_rules_word_the_reply(chat, fake, settings) -> None:  # noqa: ANN001
+    settings.CONCIERGE_LLM_WORDING = False
+    fake.script(ok("Never asked for: the rules word this reply."))
+    r = chat("parking_help_desk").say("Does plate 沪B88888 have unpaid parking?")
+    assert r["reply"]["backend"] == "rules" and "13.00" in r["reply"]["text"]
+    assert [request["kind"] for request in fake.requests] == ["commands"]  # understood by the model, not worded by it

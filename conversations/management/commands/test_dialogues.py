@@ -44,11 +44,10 @@ class Command(BaseCommand):
 def fake_model() -> Iterator:
     """A fake OpenAI-compatible server on loopback (the test suite's), closed afterwards."""
     try:
-        from tests.support.fake_openai import FakeOpenAI, Scripted
+        from tests.support.fake_openai import FakeOpenAI
     except ImportError as missing:  # an installed package without the repository's tests
         raise CommandError("--generator model needs the repository's tests/support (run it from a checkout)") from missing
     server = FakeOpenAI()
-    server.default = Scripted({"wording": "not the contract"})  # wording answers break the contract: the rules' words stand
     try:
         yield server
     finally:
