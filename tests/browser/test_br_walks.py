@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.support.language import foreign_words
+from tests.support.language import foreign_words, internal_codes
 
 WALKS = {
     ("parking_help_desk", "en"): ["hey, is there anything unpaid for 沪B88888?",
@@ -41,12 +41,14 @@ CHOICES = {("manager_assistant", "en"): ("draft_email", True), ("manager_assista
 
 
 def _operator_data() -> set[str]:
-    """What operators and people typed: names of rules, lots and cities, user names."""
+    """What operators and people typed: names of rules and their segments, lots and cities, user names."""
     from django.contrib.auth import get_user_model
 
-    from billing.models import BillingRule, City, Lot
+    from billing.models import BillingRule, BillingRuleVersion, City, Lot
 
     values = set(BillingRule.objects.values_list("name", flat=True))
+    for payload in BillingRuleVersion.objects.values_list("rule_payload", flat=True):
+        values |= {str(segment.get("name") or "") for segment in payload or [] if isinstance(segment, dict)}
     for model in (City, Lot):
         for names, aliases in model.objects.values_list("names", "aliases"):
             values |= set(names.values()) | set(aliases)
@@ -78,6 +80,7 @@ def test_a_walk_reads_in_its_language_and_passes_axe(person_factory, workflow: s
     name = f"walk-{workflow}-{locale}"
     person.shot(name)
     problems = [f"axe: {v}" for v in _serious_violations(page)]
+    problems += [f"internal code: {c}" for c in internal_codes(page.locator("body").inner_text(), _operator_data())]
     if locale in CHECKED_FOR_ENGLISH:
         problems += [f"untranslated: {w}" for w in foreign_words(page.locator("body").inner_text(), _operator_data())]
     documents = page.locator("#panel .docs li > a:first-child")
@@ -86,6 +89,7 @@ def test_a_walk_reads_in_its_language_and_passes_axe(person_factory, workflow: s
         page.wait_for_selector("article.document")
         person.shot(f"{name}-document-{index + 1}")
         problems += [f"document axe: {v}" for v in _serious_violations(page)]
+        problems += [f"document internal code: {c}" for c in internal_codes(page.locator("body").inner_text(), _operator_data())]
         if locale in CHECKED_FOR_ENGLISH:
             problems += [f"document untranslated: {w}" for w in foreign_words(page.locator("body").inner_text(), _operator_data())]
         page.go_back()

@@ -147,3 +147,12 @@ def test_an_email_draft_is_shown_as_an_email(signed_in) -> None:  # noqa: ANN001
     assert "<p>你好，<br>想约你聊聊。</p>" in page and "尚未发送" in page
     other = signed_in.get(f"/c/{cid}/documents/calendar_invite/page")
     assert other.status_code == 404
+
+
+def test_the_walks_find_an_engine_code_in_any_language_but_not_operator_data() -> None:
+    from tests.support.language import internal_codes
+
+    page = "不能办理：too_early: 请稍后；one_action_per_turn:draft_email；lot_code SH-PD-001；分段 night_free；tom@example.com"
+    assert internal_codes(page) == ["too_early", "one_action_per_turn", "draft_email", "lot_code", "night_free"]
+    assert internal_codes(page, ["night_free"])[-1] == "lot_code"  # a segment an operator named so is data
+    assert internal_codes("Note: the stay is 2 h. Total: 6.00") == []

@@ -17,6 +17,18 @@ ABBREVIATIONS = frozenset({"HR", "LP", "AC", "DC", "RV", "ID", "PDF", "Email", "
                            "C", "F"})  # °C, °F
 
 
+# An engine's code in front of a person: a snake_case key (lot_code, at_time) or a code with its
+# argument (too_early:, one_action_per_turn:draft_email).
+_INTERNAL_CODE = re.compile(r"(?<![\w@./-])(?:[a-z][a-z0-9]*_[a-z0-9_]*[a-z0-9]|[a-z][a-z_]*:[a-z_]+)(?![\w@/-])")
+
+
+def internal_codes(text: str, allowed: Iterable[str] = ()) -> list[str]:
+    """The engine's codes a page shows (in any language), in order, each once; operator data is not one."""
+    for value in sorted({a for a in allowed if a}, key=len, reverse=True):
+        text = text.replace(value, " ")
+    return list(dict.fromkeys(_INTERNAL_CODE.findall(text)))
+
+
 def foreign_words(text: str, allowed: Iterable[str] = ()) -> list[str]:
     """The English words of a text meant to be in another language, in order, each once."""
     for value in sorted({a for a in allowed if a}, key=len, reverse=True):
