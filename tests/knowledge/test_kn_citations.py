@@ -130,3 +130,15 @@ def test_a_snippet_holds_whole_sentences_around_the_best_one() -> None:
                "For example, 31 minutes is one unit over the free time. Monthly pass holders are exempt.")
     snippet = best_snippet(english, "31 minutes over the free time", 120)
     assert snippet.strip("…").startswith(("The day rate", "For example")) and snippet.rstrip("…").endswith(".")
+
+
+def test_an_faq_answer_is_quoted_after_its_question() -> None:
+    zh = snapshot("算。比如应收10元只付了6元，这笔订单欠费4元，会出现在欠费列表中。", heading="欠费常见问题 > 部分支付算欠费吗？")
+    assert citation_for(zh, "部分支付算欠费吗").snippet == "部分支付算欠费吗？算。比如应收10元只付了6元，这笔订单欠费4元，会出现在欠费列表中。"
+    en = snapshot("Yes. If 10 yuan was due and 6 was paid, the order owes 4.", heading="Arrears FAQ > Does a partial payment count?")
+    assert citation_for(en, "partial payment").snippet.startswith("Does a partial payment count? Yes. If 10 yuan")
+    plain = snapshot("Night stays are charged once.", heading="Rules > Night rates")
+    assert citation_for(plain, "night").snippet == "Night stays are charged once."
+    long = snapshot(LONG_EN, heading="FAQ > Where is the capacitor?")
+    snippet = citation_for(long, "capacitor").snippet
+    assert len(snippet) <= 160 and (snippet.startswith("Where is the capacitor? ") or snippet.startswith("…"))

@@ -519,6 +519,18 @@ def best_snippet(text: str, query: str, max_chars: int = SNIPPET_CHARS) -> str:
     return f"{prefix}{snippet}{suffix}"[:max_chars]
 
 
+def _answer_with_its_question(chunk: ChunkSnapshot, query: str, max_chars: int) -> str:
+    """The snippet; an FAQ answer quoted from its start comes after its question ("Does a partial
+    payment count? Yes. …", not a bare "Yes. …")."""
+    question = chunk.heading.rsplit(">", 1)[-1].strip()
+    if not question.endswith(("?", "？")) or len(question) > max_chars // 3:
+        return best_snippet(chunk.text, query, max_chars)
+    snippet = best_snippet(chunk.text, query, max_chars - len(question) - 1)
+    if snippet.startswith(ELLIPSIS):
+        return best_snippet(chunk.text, query, max_chars)
+    return f"{question}{'' if question.endswith('？') else ' '}{snippet}"
+
+
 def citation_for(
     hit: RetrievalHit | ChunkSnapshot, query: str, *, max_chars: int = SNIPPET_CHARS
 ) -> Citation:
@@ -529,7 +541,7 @@ def citation_for(
         version=chunk.source_version,
         effective_from=chunk.effective_from,
         effective_to=chunk.effective_to,
-        snippet=best_snippet(chunk.text, query, max_chars),
+        snippet=_answer_with_its_question(chunk, query, max_chars),
         chunk_id=chunk.chunk_id,
         title=chunk.title,
     )
