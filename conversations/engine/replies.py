@@ -335,6 +335,15 @@ def _stay_line(sim: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> 
     return line
 
 
+def _example_stay_line(sim: Mapping[str, Any], result: Mapping[str, Any], lang: str) -> str:
+    """What an example stay costs, said as an example: the person asked how the lot charges, not about a stay."""
+    entry, exit_ = _local(sim.get("entry_time")), _local(sim.get("exit_time"))
+    if not sim.get("breakdown") or entry is None or exit_ is None:
+        return _stay_line(sim, result, lang)
+    return say(lang, "For example, {minutes} min of parking from {start} costs {total}.", start=_span(sim, lang)[0],
+               minutes=int((exit_ - entry).total_seconds() // 60), total=sim["total_amount"])
+
+
 def _seg_named(seg: Mapping[str, Any], lang: str) -> str:
     """A segment as a sentence names it: its name; in Chinese also its window, as a key such as `workday` is left out."""
     return f"{_seg_name(seg, lang)}{_window_text(seg.get('time_window', {}), lang)}" if lang == "zh" else str(seg.get("name") or "")
@@ -354,9 +363,11 @@ def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tupl
                          parts=parts or say(lang, "no segment applies")))
     facts += costs
     sims = result.get("simulations") or []
-    # the stays asked about (a weekend is two), or the first example stay
-    asked_stays = sims if result.get("stays_asked") else sims[:1]
-    conclusion = then(lang, *(_stay_line(sim, result, lang) for sim in asked_stays))
+    # the stays asked about (a weekend is two), or the first example stay, said as an example
+    if result.get("stays_asked"):
+        conclusion = then(lang, *(_stay_line(sim, result, lang) for sim in sims))
+    else:
+        conclusion = then(lang, *(_example_stay_line(sim, result, lang) for sim in sims[:1]))
     if asks_cap(asked):
         conclusion = then(lang, _caps(result, lang), conclusion)
     elif part := _part_of_day(result, asked, lang):
