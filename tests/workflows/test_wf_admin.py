@@ -180,7 +180,7 @@ def test_a_gate_without_a_qa_step_never_speaks_of_qa(admin_client_sup, api, plan
     assert "QA did not pass" in review.recommendation_reasons  # what the engine says of any qa_pass=False
     for url in (f"/admin/workflows/review/{review.pk}/change/", f"/admin/workflows/review/{review.pk}/decide/"):
         html = admin_client_sup.get(url).content.decode()
-        assert "QA" not in html
+        assert not re.search(r"\bQA\b", html)  # as a word: a random CSRF token may hold the letters
         signals = _section(html, "review-signals")
         assert "Amounts agree" in signals and "does not meet it" in signals
         assert "differs from 14.00" in html  # the check's own account stays
