@@ -216,13 +216,8 @@ def reply_so_far(content: str) -> str | None:
 
 def _lines(chunks: Iterable[bytes], deadline: Deadline) -> Iterator[str]:
     """The lines of a body as they arrive, under the same size cap and deadline as a whole body."""
-    pending, size = b"", 0
-    for chunk in chunks:
-        size += len(chunk)
-        if size > MAX_BODY_BYTES:
-            raise ModelUnavailable("too_large", f"a body over {MAX_BODY_BYTES} bytes")
-        if deadline.left() <= 0:
-            raise ModelUnavailable("timeout", "the body was still arriving at the turn's deadline")
+    pending = b""
+    for chunk in _within_limits(chunks, deadline):
         *complete, pending = (pending + chunk).split(b"\n")
         for line in complete:
             yield _utf8(line).rstrip("\r")
@@ -335,16 +330,21 @@ def _status_failure(error: openai.APIStatusError) -> ModelUnavailable | _Retryab
     return failure
 
 
-def _read_body(chunks: Iterable[bytes], deadline: Deadline) -> bytes:
-    """The whole body, unless it outgrows MAX_BODY_BYTES or trickles past the deadline."""
-    body = bytearray()
+def _within_limits(chunks: Iterable[bytes], deadline: Deadline) -> Iterator[bytes]:
+    """The body's chunks as they arrive, unless it outgrows MAX_BODY_BYTES or trickles past the deadline."""
+    size = 0
     for chunk in chunks:
-        body += chunk
-        if len(body) > MAX_BODY_BYTES:
+        size += len(chunk)
+        if size > MAX_BODY_BYTES:
             raise ModelUnavailable("too_large", f"a body over {MAX_BODY_BYTES} bytes")
         if deadline.left() <= 0:
             raise ModelUnavailable("timeout", "the body was still arriving at the turn's deadline")
-    return bytes(body)
+        yield chunk
+
+
+def _read_body(chunks: Iterable[bytes], deadline: Deadline) -> bytes:
+    """The whole body, within the size cap and the deadline."""
+    return b"".join(_within_limits(chunks, deadline))
 
 
 # -- The client ------------------------------------------------------------------------------
