@@ -50,6 +50,9 @@ expectations must still hold. The model only reads the messages: the replies kee
 (`CONCIERGE_LLM_WORDING` off), so that the expectations on them hold on both generators. A turn may script the model's answer itself (`"model": [commands]`, or
 `{"fault": "timeout" | "http_error" | "not_json"}`) and expect refusals (`"refused": [reason prefixes]`);
 a dialogue may name the generators it is for (`"generators": ["model"]`: what only a model understands).
+
+Both generators at once (`run_dialogues_on_both`): the rules run that records the reading is the
+checked rules run too, so each dialogue runs twice in all rather than three times.
 """
 
 from __future__ import annotations
@@ -74,6 +77,15 @@ class DialogueReport:
     passed: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     total: dict[tuple[str, str], int] = field(default_factory=lambda: defaultdict(int))
     failures: list[str] = field(default_factory=list)
+
+    def add(self, dialogue: dict[str, Any], problems: list[str]) -> None:
+        """Count one dialogue's run: passed, or failed with its problems."""
+        key = (dialogue["workflow"], dialogue.get("locale", "en"))
+        self.total[key] += 1
+        if problems:
+            self.failures.append(f"{dialogue['file']}:{dialogue['id']}: " + "; ".join(problems))
+        else:
+            self.passed[key] += 1
 
     @property
     def all_passed(self) -> bool:
@@ -110,15 +122,32 @@ def run_dialogues(dialogues: list[dict[str, Any]], user, model_server=None) -> D
     for dialogue in dialogues:
         if generator not in dialogue.get("generators", ("rules", "model")):
             continue  # e.g. what only a model understands
-        key = (dialogue["workflow"], dialogue.get("locale", "en"))
-        report.total[key] += 1
-        with _clock(dialogue.get("now")):
-            problems = _run_one(dialogue, user) if model_server is None else _run_on_model(dialogue, user, model_server)
-        if problems:
-            report.failures.append(f"{dialogue['file']}:{dialogue['id']}: " + "; ".join(problems))
+        if model_server is None:
+            report.add(dialogue, _with_clock(dialogue, _run_one, user))
         else:
-            report.passed[key] += 1
+            report.add(dialogue, _with_clock(dialogue, _run_on_model, user, model_server)[1])
     return report
+
+
+def run_dialogues_on_both(dialogues: list[dict[str, Any]], user, model_server) -> dict[str, DialogueReport]:  # noqa: ANN001
+    """Each dialogue on the rules (checked, and its reading recorded), then on the model generator
+    with that reading: the reports of both generators, as `run_dialogues` gives each."""
+    reports = {"rules": DialogueReport(), "model": DialogueReport()}
+    for dialogue in dialogues:
+        wanted = dialogue.get("generators", ("rules", "model"))
+        if "model" not in wanted:
+            reports["rules"].add(dialogue, _with_clock(dialogue, _run_one, user))
+            continue
+        rules_problems, model_problems = _with_clock(dialogue, _run_on_model, user, model_server)
+        if "rules" in wanted:
+            reports["rules"].add(dialogue, rules_problems)
+        reports["model"].add(dialogue, model_problems)
+    return reports
+
+
+def _with_clock(dialogue: dict[str, Any], run: Callable[..., Any], *args: Any) -> Any:
+    with _clock(dialogue.get("now")):
+        return run(dialogue, *args)
 
 
 def _clock(now: str | None):  # noqa: ANN202
@@ -250,19 +279,20 @@ class ModelScript:
         return problems
 
 
-def _run_on_model(dialogue: dict[str, Any], user, server) -> list[str]:  # noqa: ANN001
-    """Record the rules' reading of each message (rolled back), then run the dialogue on the model."""
+def _run_on_model(dialogue: dict[str, Any], user, server) -> tuple[list[str], list[str]]:  # noqa: ANN001
+    """Run the dialogue on the rules recording each message's reading (rolled back), then on the
+    model: the problems of the rules run and of the model run."""
     from django.db import transaction
     from django.test import override_settings
 
     recorder = ModelScript(server, recording=True)
     with override_settings(OPENAI_API_KEY=""), transaction.atomic():
-        _run_one(dialogue, user, recorder)
+        rules_problems = _run_one(dialogue, user, recorder)
         transaction.set_rollback(True)
     with override_settings(OPENAI_API_KEY="dialogue-tests", OPENAI_BASE_URL=server.base_url,
                            CONCIERGE_LLM_MODEL="fake-model", CONCIERGE_LLM_TIMEOUT=3.0, CONCIERGE_LLM_UNDERSTANDING=True,
                            CONCIERGE_LLM_WORDING=False):  # the corpus checks the reading; the rules word the replies
-        return _run_one(dialogue, user, ModelScript(server, readings=recorder.readings))
+        return rules_problems, _run_one(dialogue, user, ModelScript(server, readings=recorder.readings))
 
 
 def _staff(conversation_id: int, turn: dict[str, Any]) -> list[str]:

@@ -14,16 +14,16 @@ from conversations.dialogues import DIALOGUES_DIR, load_dialogues
 pytestmark = pytest.mark.django_db
 
 
-@pytest.mark.parametrize("generator", ["rules", "model"])
 @pytest.mark.parametrize("path", sorted(DIALOGUES_DIR.glob("*.json")), ids=lambda path: path.stem)
-def test_each_file_of_the_corpus_passes_on_both_generators(demo, path, generator) -> None:  # noqa: ANN001
+def test_each_file_of_the_corpus_passes_on_both_generators(demo, path) -> None:  # noqa: ANN001
     """File by file, so that the test workers share the corpus; on the model generator hostile commands are refused."""
     out = io.StringIO()
     try:
-        call_command("test_dialogues", str(path), "--check", "--generator", generator, stdout=out)
+        call_command("test_dialogues", str(path), "--check", "--generator", "both", stdout=out)
     except CommandError:
         pytest.fail(out.getvalue())
-    assert f"generator: {generator}" in out.getvalue() and "all: " in out.getvalue()
+    said = out.getvalue()
+    assert said.count("all: ") == 2 and "generator: rules" in said and "generator: model" in said, said
 
 
 def test_the_corpus_is_every_dialogue_file_the_runner_loads() -> None:
@@ -44,6 +44,10 @@ def test_a_hostile_command_the_engine_accepted_would_fail_the_model_run(demo, tm
     out = io.StringIO()
     call_command("test_dialogues", str(path), "--check", stdout=out)  # a model-only dialogue is not run on the rules
     assert "all: 0/0 passed" in out.getvalue()
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="1 dialogue run"):  # nor on both: only the model's run counts, and fails
+        call_command("test_dialogues", str(path), "--check", "--generator", "both", stdout=out)
+    assert "generator: rules\nall: 0/0 passed" in out.getvalue() and "expected the refusal invalid_answer:3.1.1" in out.getvalue()
 
 
 def test_a_wrong_expectation_fails_the_check(demo, tmp_path) -> None:  # noqa: ANN001
@@ -55,3 +59,7 @@ def test_a_wrong_expectation_fails_the_check(demo, tmp_path) -> None:  # noqa: A
     with pytest.raises(CommandError):
         call_command("test_dialogues", str(path), "--check", stdout=out)
     assert "0/1 passed" in out.getvalue() and "expected cancel()" in out.getvalue()
+    out = io.StringIO()
+    with pytest.raises(CommandError, match="2 dialogue run"):  # on both generators, the one rules run is checked too
+        call_command("test_dialogues", str(path), "--check", "--generator", "both", stdout=out)
+    assert out.getvalue().count("0/1 passed") == 4 and out.getvalue().count("FAILED") == 2

@@ -10,34 +10,40 @@ from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
-from conversations.dialogues import load_dialogues, run_dialogues
+from conversations.dialogues import load_dialogues, run_dialogues, run_dialogues_on_both
 
 
 class Command(BaseCommand):
     help = ("Run the scripted dialogues (tests/dialogues/*.json) on the rules, or on the model generator against a "
-            "fake OpenAI-compatible server (--generator model); needs the demo data (seed_demo).")
+            "fake OpenAI-compatible server (--generator model), or on both (--generator both: one rules run serves "
+            "both); needs the demo data (seed_demo).")
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
         parser.add_argument("paths", nargs="*", type=Path, help="dialogue files or folders (default: the shipped corpus)")
         parser.add_argument("--check", action="store_true", help="exit non-zero unless every dialogue passes")
-        parser.add_argument("--generator", choices=("rules", "model"), default="rules",
-                            help="who understands the messages: the rules, or a scripted fake model (the rules fill in)")
+        parser.add_argument("--generator", choices=("rules", "model", "both"), default="rules",
+                            help="who understands the messages: the rules, a scripted fake model (the rules fill in), or each in turn")
 
     def handle(self, *args, paths: list[Path], check: bool, generator: str, **options) -> None:  # noqa: ANN002, ANN003
         dialogues = load_dialogues(paths or None)
         with contextlib.ExitStack() as stack:
-            server = stack.enter_context(fake_model()) if generator == "model" else None
+            server = stack.enter_context(fake_model()) if generator in ("model", "both") else None
             user, _ = get_user_model().objects.get_or_create(username="dialogue-tests")
             with transaction.atomic():
-                report = run_dialogues(dialogues, user, model_server=server)
+                if generator == "both":
+                    reports = run_dialogues_on_both(dialogues, user, server)
+                else:
+                    reports = {generator: run_dialogues(dialogues, user, model_server=server)}
                 transaction.set_rollback(True)  # the dialogues leave nothing behind
-        self.stdout.write(f"generator: {generator}")
-        for line in report.lines():
-            self.stdout.write(line)
-        for failure in report.failures:
-            self.stdout.write(f"  FAILED {failure}")
-        if check and not report.all_passed:
-            raise CommandError(f"{len(report.failures)} dialogue(s) failed")
+        for name, report in reports.items():
+            self.stdout.write(f"generator: {name}")
+            for line in report.lines():
+                self.stdout.write(line)
+            for failure in report.failures:
+                self.stdout.write(f"  FAILED {failure}")
+        failed = sum(len(report.failures) for report in reports.values())
+        if check and failed:
+            raise CommandError(f"{failed} dialogue run(s) failed")
 
 
 @contextlib.contextmanager
