@@ -44,20 +44,28 @@ def find_places(text: str, lang: str = "en") -> list[PlaceHit]:
     """Every lot and city the message names by code, name or alias (longest names first, no overlaps), and
     the lots a mistyped word of the message names ("jiefangbai" for "Jiefangbei": see `_slips`)."""
     folded, index = _folded_with_index(text)
-    names, lengths, near = _name_index(lang)
-    found: list[tuple[int, int, int, PlaceHit]] = []  # (-length, rank, start, hit): longest first, then as listed
+    names, heads, near = _name_index(lang)
+    # Each name found, at each place: (-length, its first rank, start, what it names). A word many lots share
+    # ("town" of "Town 312 garage 7") is one entry to check, not one per lot.
+    found: list[tuple[int, int, int, list[tuple[int, PlaceHit]]]] = []
     for start in range(len(folded)):
+        # only the lengths of the names that begin with the characters found here
+        pair = folded[start:start + 2]
+        lengths = (*heads.get(pair, ()), *heads.get(pair[0], ())) if len(pair) == 2 else heads.get(pair, ())
         for length in lengths:
-            for rank, hit in names.get(folded[start:start + length], ()) if start + length <= len(folded) else ():
-                found.append((-length, rank, start, hit))
+            named = names.get(folded[start:start + length]) if start + length <= len(folded) else None
+            if named:
+                found.append((-length, named[0][0], start, named))
     taken: list[tuple[int, int]] = []
-    hits: list[PlaceHit] = []
-    for minus_length, _, start, hit in sorted(found, key=lambda f: (f[0], f[1], f[2])):
+    kept: list[tuple[tuple[int, int, int], PlaceHit]] = []
+    for minus_length, _, start, named in sorted(found, key=lambda f: f[:3]):  # longest first, then as listed
         end = start - minus_length
-        if _bounded(text, index[start], index[end - 1] + 1, hit.raw) and not any(s < end and start < e and (s, e) != (start, end) for s, e in taken):
+        if _bounded(text, index[start], index[end - 1] + 1, named[0][1].raw) and not any(s < end and start < e and (s, e) != (start, end) for s, e in taken):
             # the same words may name several things (one code in two cities), never a piece of a longer name
             taken.append((start, end))
-            hits.append(PlaceHit(hit.slots, text[index[start]:index[end - 1] + 1], hit.labels))
+            words = text[index[start]:index[end - 1] + 1]
+            kept += [((minus_length, rank, start), PlaceHit(hit.slots, words, hit.labels)) for rank, hit in named]
+    hits = [hit for _, hit in sorted(kept, key=lambda k: k[0])]
     spans = [(index[s], index[e - 1] + 1) for s, e in taken]
     return hits + _slips(text, near, spans)
 
@@ -78,9 +86,10 @@ def _slips(text: str, near: tuple[NearWords, tuple[PlaceHit, ...]], spans: list[
 # Each process keeps the names of every city and lot in a dictionary. Its own writes drop it at once
 # (`forget_place_names`, on City and Lot saves and deletes); another process's are seen when it checks
 # the records' count and newest change, at most every PLACES_RECHECK_SECONDS. A message is looked up at
-# each position for each length a name has, never scanned once per name.
+# each position for each length a name beginning there has, never scanned once per name.
 _Near = tuple[NearWords, tuple[PlaceHit, ...]]  # the lots' distinctive words (each naming lots by position), the lots
-_Index = tuple[dict[str, list[tuple[int, PlaceHit]]], tuple[int, ...], _Near]
+# names -> what each names; a name's first two characters (its only one) -> the lengths names beginning so have
+_Index = tuple[dict[str, list[tuple[int, PlaceHit]]], dict[str, tuple[int, ...]], _Near]
 _INDEXES: dict[tuple[str, str], tuple[tuple, _Index, float]] = {}  # (fingerprint, index, when last checked)
 
 
@@ -90,8 +99,8 @@ def forget_place_names(**kwargs: object) -> None:
 
 
 def _name_index(lang: str) -> _Index:
-    """Every folded name with what it names (in the finder's order), the lengths names have, and the lots'
-    distinctive words for reading a mistyped one."""
+    """Every folded name with what it names (in the finder's order), the lengths of the names by how they
+    begin, and the lots' distinctive words for reading a mistyped one."""
     slot = (connection.alias + ":" + str(connection.settings_dict.get("NAME")), lang)
     cached = _INDEXES.get(slot)
     now = time.monotonic()
@@ -105,10 +114,13 @@ def _name_index(lang: str) -> _Index:
     lots: list[tuple[PlaceHit, set[str]]] = []
     for rank, (name, hit) in enumerate(_place_names(lang, lots)):
         names.setdefault(name, []).append((rank, PlaceHit(hit.slots, name, hit.labels)))
-    lengths = tuple(sorted({len(n) for n in names}, reverse=True))
+    lengths: dict[str, set[int]] = {}
+    for name in names:
+        lengths.setdefault(name[:2], set()).add(len(name))
+    heads = {head: tuple(sorted(of_head, reverse=True)) for head, of_head in lengths.items()}
     near = (NearWords.of((word, i) for i, (_, words) in enumerate(lots) for word in words), tuple(lot for lot, _ in lots))
-    _INDEXES[slot] = (fingerprint, (names, lengths, near), now)
-    return names, lengths, near
+    _INDEXES[slot] = (fingerprint, (names, heads, near), now)
+    return names, heads, near
 
 
 def _folded_with_index(text: str) -> tuple[str, list[int]]:

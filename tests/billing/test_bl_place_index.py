@@ -20,3 +20,18 @@ def test_a_lot_saved_here_is_named_at_once_and_a_kept_index_costs_no_query(setti
     lot_save(data={"city_code": "990100", "code": "HT-QUAY-7", "names": {"en": "Quayside Deck"}, "aliases": ["the quay deck"]})
     hits = find_places("how much is the quay deck?", "en")
     assert [hit.slots.get("lot_code") for hit in hits] == ["HT-QUAY-7"]
+
+
+def test_a_word_every_lot_shares_names_them_all_alone_and_none_beside_a_whole_name() -> None:
+    """Many lots sharing a word ("Brookfield" of each "Brookfield garage N") are checked as one name."""
+    city_save(data={"code": "990200", "names": {"en": "Brookfield"}, "aliases": []})
+    for n in range(1, 31):
+        lot_save(data={"city_code": "990200", "code": f"BF-G{n}", "names": {"en": f"Brookfield garage {n}"},
+                       "aliases": [f"bfg{n}x"]})
+    hits = find_places("what does Brookfield garage 12 charge on sundays?", "en")
+    assert [hit.slots for hit in hits] == [{"lot_code": "BF-G12", "city_code": "990200"}]
+    assert [hit.raw for hit in hits] == ["Brookfield garage 12"]
+    hits = find_places("the one at brookfield, is it cheaper?", "en")
+    assert [hit.slots for hit in hits] == [{"city_code": "990200"}]  # the city's whole name before the lots' shared word
+    hits = find_places("and bfg7x vs bfg30x?", "en")
+    assert [hit.slots.get("lot_code") for hit in hits] == ["BF-G30", "BF-G7"]  # longest first
