@@ -107,6 +107,7 @@ def _page_words(request: HttpRequest, conversation: Conversation, error: str | N
         "transcript": transcript,
         "last_message_id": transcript[-1].pk if transcript else 0,
         "reply_wait_seconds": round(services.model_wait_seconds()),
+        "reply_being_written": being_written is not None,
         "options": options,
         "steps": presentation.step_rows(state, plan),
         "slot_rows": presentation.slot_rows(state, config, lang),

@@ -97,6 +97,9 @@
     if (transcript) { transcript.lastElementChild && transcript.lastElementChild.scrollIntoView({block: "end"}); }
   }
   document.addEventListener("DOMContentLoaded", function () {
+    // Loaded while the model writes a reply (a reload, a second tab): show it as it is written.
+    var transcript = document.getElementById("transcript");
+    if (transcript && transcript.hasAttribute("data-writing")) { expectReply(); }
     sync();
     var text = document.getElementById("message-text");
     if (text) {

@@ -68,6 +68,18 @@ def test_the_reply_streams_in_and_the_checked_message_takes_its_place(person_fac
     assert person.errors == [] and person.csp_violations == []
     person.shot("stream-03-refused-replaced")
 
+    # The page reloaded while the model writes: the fresh page shows the reply being written, then the stored one.
+    model.script(Scripted(WORDED, piece_chars=2, drip=0.12))
+    count = _send(person, "sorry, once more: does 沪B88888 owe anything?")
+    draft.wait_for()
+    person.page.reload()
+    person.page.wait_for_function(
+        "() => { const b = document.querySelector('#draft-reply .bubble'); return b && b.textContent.length >= 8; }")
+    assert person.page.locator("#transcript li.msg-assistant").count() == count
+    person.shot("stream-04-reloaded-while-writing")
+    assert _answered(person, count).startswith(WORDED["reply"])
+    assert person.page.locator("#draft-reply").count() == 0 and person.errors == []
+
 
 def test_a_turn_without_a_model_shows_no_draft(person_factory) -> None:  # noqa: ANN001
     person = person_factory()
