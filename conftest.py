@@ -14,9 +14,31 @@ def django_db_setup(django_db_setup, django_db_blocker):  # noqa: ANN001, ANN201
     """The test database with the demo data (shipped plans, demo users, billing rules and orders,
     knowledge) committed once: each test's transaction rolls back to this snapshot, so seeding
     costs seconds once instead of seconds per test."""
+    from django.db import connection
+    from django.test.utils import setup_databases, teardown_databases
+
     with django_db_blocker.unblock():
+        # pytest-django creates test databases only for the tests that ask for one by marker or
+        # fixture; the schema fuzzing run alone asks for none (its module shares one committed
+        # database), and would otherwise seed, fuzz and flush the database the settings name.
+        made_here = None
+        if connection.settings_dict["NAME"] == _CONFIGURED_DATABASE:
+            made_here = setup_databases(verbosity=0, interactive=False, aliases={"default"})
         demo_data.note_migrated_rows()
         demo_data.load()
+    yield
+    if made_here is not None:
+        with django_db_blocker.unblock():
+            teardown_databases(made_here, verbosity=0)
+
+
+def _configured_database() -> str:
+    from django.conf import settings
+
+    return str(settings.DATABASES["default"]["NAME"])
+
+
+_CONFIGURED_DATABASE = _configured_database()  # read before any test database replaces it
 
 
 @pytest.fixture
