@@ -96,24 +96,64 @@ class EvidenceUpdate(Serializable):
     reopened: tuple[str, ...] = ()
 
 
+# A negation anywhere between the start of a clause and a reading's first word, in any language.
+_NEGATED_LEAD = re.compile(
+    r"\b(?:no|not|never|nothing|\w+n'?t)\b|[不没无未]|(?<!\w)(?:не|нет|ни)(?!\w)|\b(?:no|nunca|nada|tampoco)\b",
+    re.IGNORECASE,
+)
+
+
 def match_evidence(
     text: str, rules: Iterable[EvidenceRule], language: str, locale: str = "en"
 ) -> list[EvidenceMatch]:
-    """Evidence rules matching the message, checked clause by clause so negations stay local."""
+    """Evidence rules matching the message, checked clause by clause so negations stay local.
+
+    A reading whose words run across a "but" ("the burner lights but goes out", "enciende pero se
+    apaga") is then looked for in the whole message, and taken when nothing negates its first words
+    and its rule's `unless` does not hold there ("it doesn't light, but the fan goes out" is no
+    flame going out)."""
+    rules = list(rules)
     found: dict[str, EvidenceMatch] = {}
-    for clause in clauses(text):
+    spans: dict[str, tuple[int, int, int]] = {}  # rule -> (clause, start, end) of its words
+    parts = clauses(text)
+    for index, clause in enumerate(parts):
         for rule in rules:
             if rule.id in found:
                 continue
             hit = first_match(clause, rule.patterns, language)
             if hit is None or first_match(clause, rule.unless, language):
                 continue
-            match = hit[2]
-            captured = next((g for g in match.groups() if g), None)
-            label = localize(rule.label, locale)
-            value = f"{label}: {captured.strip()}" if captured else label
-            found[rule.id] = EvidenceMatch(rule.id, rule.type, value, match.group(0))
+            found[rule.id] = _evidence_match(rule, hit[2], locale)
+            spans[rule.id] = (index, hit[2].start(), hit[2].end())
+    # "stopped cooling on propane" holds "cooling on propane": a reading inside the words of one it
+    # excludes is a piece of that one, not a second thing said
+    by_id = {rule.id: rule for rule in rules}
+    for piece in [a for a in spans for b in spans if a != b and _excludes(by_id, a, b) and _within(spans[a], spans[b])]:
+        found.pop(piece, None)
+    if len(parts) > 1:
+        for rule in rules:
+            if rule.id in spans or (hit := first_match(text, rule.patterns, language)) is None:
+                continue  # read in a clause already (taken, or a piece of a longer reading)
+            lead = _clause_lead(text, hit[2].start())
+            if not _NEGATED_LEAD.search(lead) and not first_match(text, rule.unless, language):
+                found[rule.id] = _evidence_match(rule, hit[2], locale)
     return list(found.values())
+
+
+def _evidence_match(rule: EvidenceRule, match: re.Match[str], locale: str) -> EvidenceMatch:
+    captured = next((g for g in match.groups() if g), None)
+    label = localize(rule.label, locale)
+    return EvidenceMatch(rule.id, rule.type, f"{label}: {captured.strip()}" if captured else label, match.group(0))
+
+
+def _within(inner: tuple[int, int, int], outer: tuple[int, int, int]) -> bool:
+    """Whether words (clause, start, end) lie inside other words of the same clause, and are fewer."""
+    return inner[0] == outer[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[1:] != outer[1:]
+
+
+def _clause_lead(text: str, start: int) -> str:
+    """The words of the message from the start of the clause `start` is in, up to `start`."""
+    return clauses(text[:start] + "\x00")[-1].rstrip("\x00") if start else ""
 
 
 def _excludes(rules: Mapping[str, EvidenceRule], a: str, b: str) -> bool:
@@ -365,6 +405,7 @@ _NUMBER = r"(?<![A-Za-z0-9.,])(-?\d{1,5}(?:[.,]\d{1,3})?|zero|cero|ноль|零)
 # unit words per kind, any language; a unit must end where a word ends
 _UNITS = (
     ("voltage", "V", r"v|vac|vdc|vca|volts?|voltios?|вольт\w*|в|伏特?"),
+    ("voltage", "mV", r"mv|millivolts?|milivoltios?|милливольт\w*|мв|毫伏"),  # a thermocouple's few millivolts
     ("current", "A", r"a|amps?|amperes?|amperios?|ампер\w*|а|安培?"),
     ("resistance", "Ω", r"ω|ohms?|ohmios?|ом\w*|欧姆?"),
     ("capacitance", "µF", r"[uµμ]f|mfd|microfarads?|microfaradios?|мк?ф|微法"),
@@ -380,7 +421,7 @@ _UNITS = (
 )
 # the unit each kind is held in when a step's bands compare a reading ("0.4 psi" is 11.1 in. WC)
 _TO_CANONICAL = {"psi": lambda v: v * 27.68, "kPa": lambda v: v * 4.015, "mbar": lambda v: v * 0.4015,
-                 "°C": lambda v: v * 9 / 5 + 32}
+                 "°C": lambda v: v * 9 / 5 + 32, "mV": lambda v: v / 1000}
 _READING = re.compile(
     _NUMBER + r"\s*(?:(" + "|".join(f"(?:{u})" for _, _, u in _UNITS) + r")(?![a-zа-яё]))",
     re.IGNORECASE,

@@ -9,6 +9,7 @@ from dataclasses import replace
 from ._serde import FrozenDict
 from ._text import (
     chitchat_kind,
+    clauses,
     compile_pattern,
     count_matches,
     defers_answer,
@@ -349,20 +350,37 @@ _NO = {
 }
 
 
-def _yes_no_evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -> str | None:
-    """The evidence a bare yes / no records for the check in progress, when the check says."""
+def _yes_no_evidence(state: ContextState, work: TurnWork, config: ConversationConfig, text: str | None = None) -> str | None:
+    """The evidence a bare yes / no records for the check in progress, when the check says
+    (`text`: the words to read it in, the whole message by default)."""
     procedure = config.procedure(state.primary_system)
     step = procedure.step(state.current_step_id) if procedure else None
     if step is None or work.meaning not in (ANSWER, CONFIRM, DISPUTE_MEANING, EVIDENCE):
         return None
-    if state.isolation_complete and _DISPUTES.search(work.text):
+    text = work.text if text is None else text
+    if state.isolation_complete and _DISPUTES.search(text):
         return None  # "不可能是减压阀", "no way, it's not a fuel problem": about the conclusion, not this check
     language = work.language if work.language in _YES else "en"
-    if step.no and re.search(_NO[language], work.text.lower()):
+    if step.no and re.search(_NO[language], text.lower()):
         return step.no
-    if step.yes and re.search(_YES[language], work.text.lower()):
+    if step.yes and re.search(_YES[language], text.lower()):
         return step.yes
     return None
+
+
+def _leading_yes_no(state: ContextState, work: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> str | None:
+    """"yes the burner lights but goes out": a yes / no opening the message answers the yes/no check in
+    progress, beside the evidence the rest of it volunteers (read in the first clause only, and only
+    when that clause says nothing else the plan knows)."""
+    procedure = config.procedure(state.primary_system)
+    step = procedure.step(state.current_step_id) if procedure else None
+    if (step is None or step.expects != "yes_no" or step.id in state.completed_steps or work.deferred
+            or any(m.rule_id in (*step.answered_by, step.yes, step.no) for m in matches)):
+        return None
+    first = clauses(work.text)[0]
+    if match_evidence(first, config.all_evidence(state.primary_system), work.language, work.language):
+        return None
+    return _yes_no_evidence(state, work, config, text=first)
 
 
 # a dispute of the conclusion, in the words a technician uses (the router's DISPUTE covers the rest)
@@ -513,6 +531,9 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if not matches and not work.deferred and (said := _yes_no_evidence(state, work, config)):
         rule = next(r for r in rules if r.id == said)
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, work.language), work.text.strip()[:80])]
+    elif matches and (said := _leading_yes_no(state, work, config, matches)):
+        rule = next(r for r in rules if r.id == said)
+        matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, work.language), work.text.strip()[:80]), *matches]
     if matches:
         work.deferred = False  # "not sure, but it reads 0 V": the reading counts
     matches = _own_reading(state, work, config, matches)

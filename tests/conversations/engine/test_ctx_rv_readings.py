@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 import pytest
 
 from conversations.engine import ConversationConfig, load_example, validate_config
-from conversations.engine.evidence import read_measurement
+from conversations.engine.evidence import match_evidence, read_measurement
 from conversations.engine.simulate import Dialogue
 
 CONFIG = ConversationConfig.from_dict(load_example("rv_diagnostic"))
@@ -233,3 +233,39 @@ def test_a_meters_ol_is_an_open_circuit(text: str) -> None:
     """"OL" on the meter is a resistance reading with no end: a step's bands sort it like any other."""
     reading = read_measurement(text, "resistance")
     assert reading is not None and reading.kind == "resistance" and reading.value == float("inf")
+
+
+@pytest.mark.parametrize(("text", "value"), [("it reads 8 mV", 8.0), ("6 millivolts", 6.0), ("28 мв", 28.0), ("8 毫伏", 8.0)])
+def test_millivolts_are_a_voltage_never_a_bare_number_of_the_kind_asked(text: str, value: float) -> None:
+    """A thermocouple's "8 mV" at the LP pressure check was read as 8 in. WC (and, at a voltage check, as 8 V)."""
+    for asked in ("pressure", "voltage", None):
+        reading = read_measurement(text, asked)
+        assert reading is not None and (reading.kind, reading.value, reading.unit) == ("voltage", value, "mV")
+        assert reading.canonical() == pytest.approx(value / 1000)
+
+
+def _fridge_rules():  # noqa: ANN202
+    return CONFIG.all_evidence("refrigerator")
+
+
+@pytest.mark.parametrize("text", [
+    "yes the burner lights but goes out after a few seconds",
+    "sí, el quemador enciende pero se apaga a los pocos segundos",
+    "是的，点着了但是几秒就灭了",
+])
+def test_a_reading_whose_words_run_across_a_but_is_read(text: str) -> None:
+    language = "es" if "quemador" in text else "zh" if "点" in text else "en"
+    assert "fridge_flame_drops" in {m.rule_id for m in match_evidence(text, _fridge_rules(), language, language)}
+
+
+@pytest.mark.parametrize("text", ["it never lights, but the stove goes out too", "it doesn't light, but then the pilot goes out"])
+def test_a_negated_first_word_keeps_a_reading_across_a_but_unsaid(text: str) -> None:
+    assert "fridge_flame_drops" not in {m.rule_id for m in match_evidence(text, _fridge_rules(), "en", "en")}
+
+
+@pytest.mark.parametrize("text", ["the fridge stopped cooling on propane", "our fridge quit cooling on gas last week",
+                                  "the fridge stopped cooling on propane\nf1"])
+def test_a_reading_inside_a_longer_one_it_excludes_is_a_piece_of_it(text: str) -> None:
+    """"stopped cooling on propane" holds "cooling on propane": it does not cool on LP, and nothing says it does."""
+    said = {m.rule_id for m in match_evidence(text, _fridge_rules(), "en", "en")}
+    assert "fridge_lp_fails" in said and "fridge_lp_works" not in said
