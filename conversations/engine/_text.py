@@ -202,10 +202,14 @@ _DEFERRAL = re.compile(
 )
 
 
+def clause_before(text: str, start: int) -> str:
+    """The words of `text` from the start of the clause `start` is in, up to `start`."""
+    return _CLAUSE_SPLIT.split(text[:start])[-1] if text[:start] else ""
+
+
 def negated_at(text: str, start: int) -> bool:
     """Whether the words just before `start`, in the same clause, negate what follows."""
-    before = _CLAUSE_SPLIT.split(text[:start])[-1] if text[:start] else ""
-    return bool(_NEGATION_BEFORE.search(before))
+    return bool(_NEGATION_BEFORE.search(clause_before(text, start)))
 
 
 def defers_answer(text: str) -> bool:

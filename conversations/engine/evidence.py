@@ -22,6 +22,7 @@ from dataclasses import dataclass, replace
 
 from ._serde import FrozenDict, Serializable
 from ._text import (
+    clause_before,
     clauses,
     compile_pattern,
     first_match,
@@ -134,8 +135,7 @@ def match_evidence(
         for rule in rules:
             if rule.id in spans or (hit := first_match(text, rule.patterns, language)) is None:
                 continue  # read in a clause already (taken, or a piece of a longer reading)
-            lead = _clause_lead(text, hit[2].start())
-            if not _NEGATED_LEAD.search(lead) and not first_match(text, rule.unless, language):
+            if not _NEGATED_LEAD.search(clause_before(text, hit[2].start())) and not first_match(text, rule.unless, language):
                 found[rule.id] = _evidence_match(rule, hit[2], locale)
     return list(found.values())
 
@@ -149,11 +149,6 @@ def _evidence_match(rule: EvidenceRule, match: re.Match[str], locale: str) -> Ev
 def _within(inner: tuple[int, int, int], outer: tuple[int, int, int]) -> bool:
     """Whether words (clause, start, end) lie inside other words of the same clause, and are fewer."""
     return inner[0] == outer[0] and outer[1] <= inner[1] and inner[2] <= outer[2] and inner[1:] != outer[1:]
-
-
-def _clause_lead(text: str, start: int) -> str:
-    """The words of the message from the start of the clause `start` is in, up to `start`."""
-    return clauses(text[:start] + "\x00")[-1].rstrip("\x00") if start else ""
 
 
 def _excludes(rules: Mapping[str, EvidenceRule], a: str, b: str) -> bool:
