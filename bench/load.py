@@ -5,6 +5,13 @@ PostgreSQL (DATABASE_URL, default postgres://postgres@127.0.0.1:5432/concierge_l
 scratch database it recreates) without the model. Needs `wrk` (apt-get install wrk).
 
     python bench/load.py [--seconds 60] [--workers 4] [--connections 16] [--conversations 200]
+
+This machine's speed swings by up to 2.5x between hours (other tenants on its cores), so a
+figure alone does not say whether a change made turns cheaper. `--vs REV` serves another
+revision (a git worktree of REV in a temporary folder, on this virtual environment) and this
+tree in turn, `--rounds` times each, and prints both and their ratio:
+
+    python bench/load.py --seconds 30 --vs 4ba2f5b --rounds 3
 """
 
 from __future__ import annotations
@@ -15,6 +22,7 @@ import os
 import re
 import shutil
 import signal
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -69,8 +77,8 @@ end
 """
 
 
-def run(cmd: list[str], env: dict[str, str]) -> str:
-    return subprocess.run(cmd, cwd=ROOT, env=env, check=True, capture_output=True, text=True).stdout
+def run(cmd: list[str], env: dict[str, str], tree: Path) -> str:
+    return subprocess.run(cmd, cwd=tree, env=env, check=True, capture_output=True, text=True).stdout
 
 
 def cpu_seconds() -> dict[str, float]:
@@ -100,8 +108,8 @@ def prepare_database(url: str) -> None:
             conn.execute(f'CREATE DATABASE "{name}"')
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__)
+def parse_args() -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--seconds", type=int, default=60)
     parser.add_argument("--warmup", type=int, default=5, help="seconds of load before the measured run")
     parser.add_argument("--workers", type=int, default=3)
@@ -110,22 +118,25 @@ def main() -> None:
     parser.add_argument("--connections", type=int, default=6)
     parser.add_argument("--conversations", type=int, default=200)
     parser.add_argument("--port", type=int, default=8799)
-    args = parser.parse_args()
-    if not shutil.which("wrk"):
-        sys.exit("wrk is not installed: apt-get install wrk")
-    url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/concierge_load")
+    parser.add_argument("--vs", metavar="REV", help="also serve this git revision, in turn with this tree, and compare")
+    parser.add_argument("--rounds", type=int, default=3, help="with --vs: runs of each tree, interleaved")
+    return parser.parse_args()
+
+
+def load_run(tree: Path, args: argparse.Namespace, url: str) -> dict[str, float]:
+    """One load run of the project in `tree` on a fresh database; prints and returns its figures."""
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings.production",
            "SECRET_KEY": "load-test-secret-key-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1,localhost",
            "SECURE_SSL_REDIRECT": "false", "OPENAI_API_KEY": "", "CELERY_BROKER_URL": "", "CONN_MAX_AGE": "600",
            "LOG_LEVEL": "WARNING"}
     prepare_database(url)
-    run([PY, "manage.py", "migrate", "--noinput", "-v0"], env)
-    run([PY, "manage.py", "seed_demo"], env)
-    token = run([PY, "manage.py", "create_api_token", "loadtester"], env).strip().splitlines()[-1]
+    run([PY, "manage.py", "migrate", "--noinput", "-v0"], env, tree)
+    run([PY, "manage.py", "seed_demo"], env, tree)
+    token = run([PY, "manage.py", "create_api_token", "loadtester"], env, tree).strip().splitlines()[-1]
     server = subprocess.Popen(
         [PY, "-m", "gunicorn", "config.wsgi:application", "-b", f"127.0.0.1:{args.port}", "-w", str(args.workers),
          "--threads", str(args.threads), "-k", args.worker_class, "--log-level", "warning"],
-        cwd=ROOT, env=env, start_new_session=True)
+        cwd=tree, env=env, start_new_session=True)
     try:
         base = f"http://127.0.0.1:{args.port}"
         for _ in range(100):
@@ -155,24 +166,61 @@ def main() -> None:
         spent = {name: cpu_seconds()[name] - before[name] for name in before}
         probe_after = probe_line()
         os.unlink(script.name)
-        fields = dict(re.findall(r"(\w+)=(\d+)", out.split("RESULT", 1)[1]))
-        requests = int(fields["requests"])
-        seconds = int(fields["duration_us"]) / 1e6
-        errors = sum(int(fields[k]) for k in ("non2xx", "connect", "read", "write", "timeout"))
-        db = "PostgreSQL" if url.startswith("postgres") else "SQLite"
-        print(f"load run: {db}, gunicorn {args.workers} {args.worker_class} workers x {args.threads} threads, wrk {args.connections} connections, "
-              f"{args.conversations} conversations, {seconds:.0f} s, no model")
-        print(f"before the run, {probe_before}; after it, {probe_after.split(': ', 1)[1].split(' for')[0]}")
-        print(f"turns per second: {requests / seconds:.1f} (target >= 200)")
-        print(f"latency p50 {int(fields['p50_us']) / 1000:.1f} ms, p95 {int(fields['p95_us']) / 1000:.1f} ms "
-              f"(target < 100 ms), p99 {int(fields['p99_us']) / 1000:.1f} ms")
-        print(f"errors: {errors} of {requests} ({100 * errors / max(requests, 1):.2f} %) (target 0)")
-        per_turn = {name: 1000 * value / max(requests, 1) for name, value in spent.items()}
-        print(f"CPU per turn: web server {per_turn['gunicorn']:.1f} ms, database {per_turn['postgres']:.1f} ms "
-              f"({os.cpu_count()} CPUs: at most {1000 * (os.cpu_count() or 1) / sum(per_turn.values()):.0f} turns/s at this cost)")
     finally:
         os.killpg(server.pid, signal.SIGTERM)
         server.wait(timeout=30)
+    fields = dict(re.findall(r"(\w+)=(\d+)", out.split("RESULT", 1)[1]))
+    requests = int(fields["requests"])
+    seconds = int(fields["duration_us"]) / 1e6
+    errors = sum(int(fields[k]) for k in ("non2xx", "connect", "read", "write", "timeout"))
+    db = "PostgreSQL" if url.startswith("postgres") else "SQLite"
+    print(f"load run: {db}, gunicorn {args.workers} {args.worker_class} workers x {args.threads} threads, wrk {args.connections} connections, "
+          f"{args.conversations} conversations, {seconds:.0f} s, no model")
+    print(f"before the run, {probe_before}; after it, {probe_after.split(': ', 1)[1].split(' for')[0]}")
+    print(f"turns per second: {requests / seconds:.1f} (target >= 200)")
+    print(f"latency p50 {int(fields['p50_us']) / 1000:.1f} ms, p95 {int(fields['p95_us']) / 1000:.1f} ms "
+          f"(target < 100 ms), p99 {int(fields['p99_us']) / 1000:.1f} ms")
+    print(f"errors: {errors} of {requests} ({100 * errors / max(requests, 1):.2f} %) (target 0)")
+    per_turn = {name: 1000 * value / max(requests, 1) for name, value in spent.items()}
+    print(f"CPU per turn: web server {per_turn['gunicorn']:.1f} ms, database {per_turn['postgres']:.1f} ms "
+          f"({os.cpu_count()} CPUs: at most {1000 * (os.cpu_count() or 1) / sum(per_turn.values()):.0f} turns/s at this cost)",
+          flush=True)
+    return {"turns_per_second": requests / seconds, "p95_ms": int(fields["p95_us"]) / 1000, "web_cpu_ms": per_turn["gunicorn"]}
+
+
+def compare(rev: str, args: argparse.Namespace, url: str) -> None:
+    """This tree and `rev`, served in turn, `args.rounds` times each; their medians and ratio."""
+    other = Path(tempfile.mkdtemp(prefix="load-vs-")) / "tree"
+    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(other), rev], cwd=ROOT, check=True)
+    figures: dict[str, list[dict[str, float]]] = {"this tree": [], rev: []}
+    try:
+        for round_ in range(1, args.rounds + 1):
+            for name, tree in (("this tree", ROOT), (rev, other)):
+                print(f"\n== {name}, round {round_} of {args.rounds}")
+                figures[name].append(load_run(tree, args, url))
+    finally:
+        subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT, check=False)
+        shutil.rmtree(other.parent, ignore_errors=True)
+    print()
+    medians = {}
+    for name, runs in figures.items():
+        medians[name] = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+        listed = ", ".join(f"{r['turns_per_second']:.1f}" for r in runs)
+        print(f"{name}: turns per second {listed} (median {medians[name]['turns_per_second']:.1f}); "
+              f"median p95 {medians[name]['p95_ms']:.1f} ms, web server CPU {medians[name]['web_cpu_ms']:.1f} ms a turn")
+    ratio = medians["this tree"]["turns_per_second"] / medians[rev]["turns_per_second"]
+    print(f"this tree / {rev}: {ratio:.2f}x the turns per second")
+
+
+def main() -> None:
+    args = parse_args()
+    if not shutil.which("wrk"):
+        sys.exit("wrk is not installed: apt-get install wrk")
+    url = os.environ.get("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/concierge_load")
+    if args.vs:
+        compare(args.vs, args, url)
+    else:
+        load_run(ROOT, args, url)
 
 
 if __name__ == "__main__":

@@ -9,6 +9,8 @@ and 200 of one conversation.
 
 BENCH_SHOW_QUERIES=1 prints the statements of turn 10; BENCH_PROFILE=FILE profiles turns
 6-200 with cProfile, prints the costliest functions and saves the stats to FILE.
+BENCH_TREE=DIR runs the project in DIR instead of this one, and BENCH_CALLGRIND=1 counts
+turns 6-200 under callgrind: both are for bench/instructions.py.
 """
 
 from __future__ import annotations
@@ -18,11 +20,12 @@ import cProfile
 import os
 import pstats
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, os.environ.get("BENCH_TREE") or str(Path(__file__).resolve().parent.parent))
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
 
 import django  # noqa: E402
@@ -51,7 +54,7 @@ def main() -> None:
     from django.test.runner import DiscoverRunner
     from rest_framework.test import APIClient
 
-    from config.runtime import start_serving
+    from config import runtime
     from workflows.demo import ensure_demo_users
 
     setup_test_environment()
@@ -62,7 +65,9 @@ def main() -> None:
         ensure_demo_users()
         from django.contrib.auth import get_user_model
 
-        start_serving()  # as config/wsgi.py does once the server has loaded the project (builds the knowledge index)
+        # as config/wsgi.py does once the server has loaded the project (builds the knowledge index);
+        # a revision older than start_serving only tuned the garbage collector there
+        (getattr(runtime, "start_serving", None) or runtime.tune_gc)()
         from config.settings import base
 
         # The test settings recheck knowledge and place names on every message (tests roll back writes);
@@ -70,6 +75,12 @@ def main() -> None:
         settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = base.KNOWLEDGE_INDEX_RECHECK_SECONDS
         settings.PLACES_RECHECK_SECONDS = base.PLACES_RECHECK_SECONDS
         settings.BILLING_RULES_RECHECK_SECONDS = base.BILLING_RULES_RECHECK_SECONDS
+        callgrind = bool(os.environ.get("BENCH_CALLGRIND"))
+        if callgrind:
+            # A turn under callgrind takes half a second: rechecking every second would run the two
+            # aggregate queries every other turn, where a server's 200 turns a second share one.
+            settings.KNOWLEDGE_INDEX_RECHECK_SECONDS = settings.PLACES_RECHECK_SECONDS = 3600
+            settings.BILLING_RULES_RECHECK_SECONDS = 3600
         from rest_framework.authtoken.models import Token
 
         token, _ = Token.objects.get_or_create(user=get_user_model().objects.get(username="alice"))
@@ -95,6 +106,8 @@ def main() -> None:
         for turn in range(1, 201):
             if profiler and turn == 6:
                 profiler.enable()
+            if callgrind and turn == 6:
+                subprocess.run(["callgrind_control", "--instr=on", str(os.getpid())], check=True, capture_output=True)
             text = PHRASES[turn % len(PHRASES)]
             # Queries are captured only at the turns reported (capturing slows every query).
             with CaptureQueriesContext(connection) if turn in (1, 10, 200) else contextlib.nullcontext([]) as captured:
@@ -110,6 +123,8 @@ def main() -> None:
                 if os.environ.get("BENCH_SHOW_QUERIES") and turn == 10:
                     for query in captured:
                         print(query["sql"][:160])
+        if callgrind:
+            subprocess.run(["callgrind_control", "--instr=off", str(os.getpid())], check=True, capture_output=True)
         if profiler:
             profiler.disable()
             profiler.dump_stats(os.environ["BENCH_PROFILE"])
