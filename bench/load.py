@@ -154,7 +154,7 @@ def load_run(tree: Path, args: argparse.Namespace, url: str) -> dict[str, float]
             script.write(LUA % {"ids": ", ".join(map(str, ids)), "token": token,
                                 "phrases": ", ".join(json.dumps(p, ensure_ascii=False) for p in PHRASES)})
         def wrk(seconds: int) -> str:
-            return subprocess.run(["wrk", "-t", "2", "-c", str(args.connections), "-d", f"{seconds}s", "--timeout", "10s",
+            return subprocess.run(["wrk", "-t", str(min(2, args.connections)), "-c", str(args.connections), "-d", f"{seconds}s", "--timeout", "10s",
                                    "-s", script.name, base], capture_output=True, text=True, check=True).stdout
 
         # Warm-up, not counted: each worker imports the model client and builds its
