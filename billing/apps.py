@@ -9,6 +9,7 @@ class BillingConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_delete, post_migrate, post_save
 
+        from config.runtime import process_started
         from conversations.dialogues import register_setup_loader
 
         # handlers: the billing tools and the fee decision; review_summary: how a supervisor reads
@@ -31,6 +32,7 @@ class BillingConfig(AppConfig):
             post_save.connect(forget_rule_versions, sender=model, dispatch_uid=f"rules-saved-{model.__name__}")
             post_delete.connect(forget_rule_versions, sender=model, dispatch_uid=f"rules-deleted-{model.__name__}")
         rule_version_added.connect(forget_rule_versions, dispatch_uid="rules-version-added")
+        process_started.connect(_warm, dispatch_uid="billing-warm")
 
         # After migrate (billing's own permissions exist by then), the role groups hold every
         # permission their role lists, new models' included, with no manual step.
@@ -41,3 +43,20 @@ def _sync_role_groups(**kwargs) -> None:  # noqa: ANN003
     from workflows.roles import ensure_role_groups
 
     ensure_role_groups()
+
+
+def _warm(**kwargs: object) -> None:
+    """Read the rule versions and the place names in every language of the pages when a server or
+    worker starts: a person's first message would otherwise wait for six more queries."""
+    import logging
+
+    from django.conf import settings
+
+    from .places import place_names_warm
+    from .selectors import rule_versions_warm
+
+    try:
+        rule_versions_warm()
+        place_names_warm(sorted({code.split("-")[0] for code, _ in settings.LANGUAGES}))
+    except Exception:  # noqa: BLE001 - no database yet (not migrated, no access): the first message reads them
+        logging.getLogger(__name__).warning("billing rules and place names not read at start-up", exc_info=True)

@@ -98,6 +98,12 @@ def forget_place_names(**kwargs: object) -> None:
     _INDEXES.clear()
 
 
+def place_names_warm(langs: Iterable[str]) -> None:
+    """Read the place names for each language now (at start-up), not on a person's first message."""
+    for lang in langs:
+        _name_index(lang)
+
+
 def _name_index(lang: str) -> _Index:
     """Every folded name with what it names (in the finder's order), the lengths of the names by how they
     begin, and the lots' distinctive words for reading a mistyped one."""

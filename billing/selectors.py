@@ -36,6 +36,11 @@ def forget_rule_versions(**kwargs: object) -> None:
     _VERSIONS.clear()
 
 
+def rule_versions_warm() -> None:
+    """Read the rule versions now (at start-up), not on the first fee question."""
+    _all_versions()
+
+
 def _all_versions() -> tuple[BillingRuleVersion, ...]:
     """Every rule version with its rule, as this process keeps them; read-only (shared between requests)."""
     database = connection.alias + ":" + str(connection.settings_dict.get("NAME"))

@@ -35,3 +35,32 @@ def test_a_word_every_lot_shares_names_them_all_alone_and_none_beside_a_whole_na
     assert [hit.slots for hit in hits] == [{"city_code": "990200"}]  # the city's whole name before the lots' shared word
     hits = find_places("and bfg7x vs bfg30x?", "en")
     assert [hit.slots.get("lot_code") for hit in hits] == ["BF-G30", "BF-G7"]  # longest first
+
+
+def test_a_starting_process_reads_place_names_and_rule_versions_before_the_first_message(settings, django_assert_num_queries) -> None:  # noqa: ANN001, E501
+    from django.utils import timezone
+
+    from billing.places import forget_place_names
+    from billing.selectors import forget_rule_versions, rule_version_for
+    from config.runtime import process_started
+
+    settings.PLACES_RECHECK_SECONDS = settings.BILLING_RULES_RECHECK_SECONDS = 3600
+    city_save(data={"code": "990300", "names": {"en": "Saltmarsh", "zh": "盐沼"}, "aliases": []})
+    forget_place_names()
+    forget_rule_versions()
+    process_started.send(sender=None)  # what config/wsgi.py and a Celery worker process send
+    with django_assert_num_queries(0):
+        for text, lang in (("parking in Saltmarsh", "en"), ("盐沼停车", "zh"), ("парковка Saltmarsh", "ru"), ("aparcar en Saltmarsh", "es")):
+            assert [hit.slots for hit in find_places(text, lang)] == [{"city_code": "990300"}]
+        assert rule_version_for(at=timezone.now(), city_code="310100", lot_code="SH-PD-001").rule.city_code == "310100"
+
+
+def test_a_failed_warm_up_leaves_billing_to_the_first_message(monkeypatch, caplog) -> None:  # noqa: ANN001
+    from billing import apps, selectors
+
+    def down() -> None:
+        raise ConnectionError("database not reachable")
+
+    monkeypatch.setattr(selectors, "rule_versions_warm", down)
+    apps._warm()  # logs, does not raise: the server still starts
+    assert "not read at start-up" in caplog.text
