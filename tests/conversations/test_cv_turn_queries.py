@@ -57,3 +57,18 @@ def test_runs_stored_before_reviews_were_counted_still_show_their_review(chat) -
     run.state = {k: v for k, v in run.state.items() if k != "reviews_opened"}
     Run.objects.filter(pk=run.pk).update(state=run.state)
     assert c.get()["review"]["id"] == review_id
+
+
+def test_a_starting_process_compiles_what_routing_reads_on_every_message() -> None:
+    from config.runtime import process_started
+    from conversations.engine import _text, route_intent
+    from conversations.selectors import conversation_config
+    from workflows.selectors import plan_by_id, plans_latest
+
+    _text._any_of.cache_clear()
+    process_started.send(sender=None)  # what config/wsgi.py and a Celery worker process send
+    compiled = _text._any_of.cache_info().misses
+    assert compiled > 0
+    for row in plans_latest():  # a first message, in any plan, compiles no joined pattern of its own
+        route_intent("does plate 粤B12345 owe anything?", domain_intents=conversation_config(plan_by_id(row.pk)).intents)
+    assert _text._any_of.cache_info().misses == compiled
