@@ -193,7 +193,10 @@ def test_a_refused_answer_streamed_to_the_page_is_replaced_by_the_rules_reply(pa
 @pytest.mark.parametrize(("answers", "kind"), [*OUTAGES.values(), *GARBAGE.values()], ids=[*OUTAGES, *GARBAGE])
 def test_every_fault_of_a_streamed_answer_falls_back_as_a_whole_answers_would(page, model_server, settings,  # noqa: ANN001
                                                                               answers, kind) -> None:
-    server = model_server(timeout=1.0)
+    # A deadline of 1 s where running out of it is the fault; else room for three attempts and their
+    # backoff on a loaded machine (a 429 or 503 retried past 1 s was cut by the deadline, as a timeout).
+    deadline = 1.0 if kind == "timeout" else 2.5
+    server = model_server(timeout=deadline)
     cid = _start(page)
     if answers is None:
         settings.OPENAI_BASE_URL = refused_url()
@@ -201,7 +204,7 @@ def test_every_fault_of_a_streamed_answer_falls_back_as_a_whole_answers_would(pa
         server.script(*(dataclasses.replace(answer, piece_chars=64) for answer in answers))
     started = time.monotonic()
     page.post(f"/c/{cid}/send", {"text": QUESTION})
-    assert time.monotonic() - started < 3.0
+    assert time.monotonic() - started < deadline + 2.0
     stored = Conversation.objects.get(pk=cid).messages.filter(role="assistant").last()
     assert "13.00" in stored.text and stored.payload["execution_path"]["contract_violations"] == [kind]
     assert [e.payload["kind"] for e in fallbacks(cid)] == [kind]
