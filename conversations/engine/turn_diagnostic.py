@@ -528,10 +528,10 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     reported = " ".join(c.text for c in work.commands if c.kind == "report_evidence" and c.text)
     matches = (list(work.evidence_seen) if work.evidence_seen is not None and not reported
                else match_evidence(f"{work.text}\n{reported}" if reported else work.text, rules, work.language, work.language))
-    if not matches and not work.deferred and (said := _yes_no_evidence(state, work, config)):
-        rule = next(r for r in rules if r.id == said)
-        matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, work.language), work.text.strip()[:80])]
-    elif matches and (said := _leading_yes_no(state, work, config, matches)):
+    # a bare yes / no, or one opening a message that volunteers more, answers the check in progress
+    said = (_yes_no_evidence(state, work, config) if not matches and not work.deferred
+            else _leading_yes_no(state, work, config, matches) if matches else None)
+    if said:
         rule = next(r for r in rules if r.id == said)
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, work.language), work.text.strip()[:80]), *matches]
     if matches:
