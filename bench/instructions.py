@@ -25,7 +25,10 @@ import sys
 import tempfile
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from bench.revisions import ROOT, revision_tree  # noqa: E402
+
 TURNS_COUNTED = 195  # turns 6-200 of bench/turns.py
 
 
@@ -58,14 +61,8 @@ def main() -> None:
     print(f"{database}: {here / 1e6:.2f} million instructions per turn (turns 6-200 of bench/turns.py), this tree")
     if not args.vs:
         return
-    scratch = Path(tempfile.mkdtemp(prefix="instructions-vs-"))
-    other = scratch / "tree"
-    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(other), args.vs], cwd=ROOT, check=True)
-    try:
+    with revision_tree(args.vs) as other:
         there = instructions_per_turn(other)
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT, check=False)
-        shutil.rmtree(scratch, ignore_errors=True)
     print(f"{database}: {there / 1e6:.2f} million instructions per turn, {args.vs}")
     print(f"this tree / {args.vs}: {here / there:.3f}x the instructions")
 

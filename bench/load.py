@@ -34,6 +34,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.machine import probe_line  # noqa: E402
+from bench.revisions import revision_tree  # noqa: E402
 
 PY = sys.executable
 PHRASES = [
@@ -190,17 +191,12 @@ def load_run(tree: Path, args: argparse.Namespace, url: str) -> dict[str, float]
 
 def compare(rev: str, args: argparse.Namespace, url: str) -> None:
     """This tree and `rev`, served in turn, `args.rounds` times each; their medians and ratio."""
-    other = Path(tempfile.mkdtemp(prefix="load-vs-")) / "tree"
-    subprocess.run(["git", "worktree", "add", "--detach", "--quiet", str(other), rev], cwd=ROOT, check=True)
     figures: dict[str, list[dict[str, float]]] = {"this tree": [], rev: []}
-    try:
+    with revision_tree(rev) as other:
         for round_ in range(1, args.rounds + 1):
             for name, tree in (("this tree", ROOT), (rev, other)):
                 print(f"\n== {name}, round {round_} of {args.rounds}")
                 figures[name].append(load_run(tree, args, url))
-    finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(other)], cwd=ROOT, check=False)
-        shutil.rmtree(other.parent, ignore_errors=True)
     print()
     medians = {}
     for name, runs in figures.items():
