@@ -16,7 +16,7 @@ pytestmark = pytest.mark.django_db
 
 @pytest.fixture
 def fake(model_server):  # noqa: ANN001, ANN201
-    return model_server(timeout=1.5)  # room for both calls of a turn on a loaded 2-core machine
+    return model_server(timeout=2.5)  # room for both calls of a turn and their retries on a loaded 2-core machine
 
 
 def ok(reply: str, option_id=None, asks=False, **extra) -> dict:  # noqa: ANN001
