@@ -48,15 +48,10 @@ def _sync_role_groups(**kwargs) -> None:  # noqa: ANN003
 def _warm(**kwargs: object) -> None:
     """Read the rule versions and the place names in every language of the pages when a server or
     worker starts: a person's first message would otherwise wait for six more queries."""
-    import logging
-
     from django.conf import settings
 
     from .places import place_names_warm
     from .selectors import rule_versions_warm
 
-    try:
-        rule_versions_warm()
-        place_names_warm(sorted({code.split("-")[0] for code, _ in settings.LANGUAGES}))
-    except Exception:  # noqa: BLE001 - no database yet (not migrated, no access): the first message reads them
-        logging.getLogger(__name__).warning("billing rules and place names not read at start-up", exc_info=True)
+    rule_versions_warm()
+    place_names_warm(sorted({code.split("-")[0] for code, _ in settings.LANGUAGES}))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gc
+import logging
 
 from django.db import connections
 from django.dispatch import Signal
@@ -16,13 +17,28 @@ YOUNG_GENERATION_THRESHOLD = 50_000
 # build what their first request would otherwise wait for (the knowledge index).
 process_started = Signal()
 
+logger = logging.getLogger(__name__)
+
 
 def start_serving() -> None:
     """Warm the apps (`process_started`), then tune the collector; web and worker start-up call this."""
-    process_started.send(sender=None)
+    warm_up()
     # A connection opened while warming must not be shared with workers forked from this process.
     connections.close_all()
     tune_gc()
+
+
+def warm_up() -> None:
+    """Send `process_started`; a receiver that fails is logged and the process starts anyway.
+
+    A warm-up is only a head start (no database yet, or not migrated): what it would have read
+    is read by the first request instead, so its receivers need no error handling of their own.
+    """
+    for receiver, result in process_started.send_robust(sender=None):
+        if isinstance(result, Exception):
+            name = f"{receiver.__module__}.{receiver.__qualname__}"
+            logger.warning("%s did not warm up at start-up (%s); the first request reads it instead",
+                           name, result, exc_info=result)
 
 
 def tune_gc() -> None:

@@ -28,15 +28,10 @@ def _warm_plans(**kwargs: object) -> None:
     """Parse the newest plans and their conversation configs (compiling their patterns) before
     the first message, which would otherwise wait for it. Routing an empty message compiles the
     joined patterns of every built-in and plan intent, which routing reads on every message."""
-    import logging
-
     from workflows.selectors import plan_by_id, plans_latest
 
     from .engine import route_intent
     from .selectors import conversation_config
 
-    try:
-        for row in plans_latest():
-            route_intent("", domain_intents=conversation_config(plan_by_id(row.pk)).intents)
-    except Exception:  # noqa: BLE001 - no database yet (not migrated, no access): the first message parses them
-        logging.getLogger(__name__).warning("plans not warmed at start-up", exc_info=True)
+    for row in plans_latest():
+        route_intent("", domain_intents=conversation_config(plan_by_id(row.pk)).intents)

@@ -56,11 +56,12 @@ def test_a_starting_process_reads_place_names_and_rule_versions_before_the_first
 
 
 def test_a_failed_warm_up_leaves_billing_to_the_first_message(monkeypatch, caplog) -> None:  # noqa: ANN001
-    from billing import apps, selectors
+    from billing import selectors
+    from config.runtime import warm_up
 
     def down() -> None:
         raise ConnectionError("database not reachable")
 
     monkeypatch.setattr(selectors, "rule_versions_warm", down)
-    apps._warm()  # logs, does not raise: the server still starts
-    assert "not read at start-up" in caplog.text
+    warm_up()  # logs, does not raise: the server still starts
+    assert "billing.apps._warm did not warm up at start-up (database not reachable)" in caplog.text

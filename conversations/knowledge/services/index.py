@@ -162,17 +162,13 @@ def warm_index(using: str = "default") -> None:
     """Build the index and load the embedder now, so a person's first message does not wait for them.
 
     Connected to `config.runtime.process_started` (web server and Celery worker start-up). It is
-    only a head start: if it fails (a database not migrated yet, or not reachable), the process
-    starts anyway and the index is built on first use.
+    only a head start: if it fails (a database not migrated yet, or not reachable), `warm_up`
+    logs it, the process starts anyway and the index is built on first use.
     """
     started = time.perf_counter()
-    try:
-        knowledge_embedder().embed(["warm up"])
-        cached, _ = knowledge_index(backend=vector_backend(using), using=using)
-        _ = cached.index.bm25  # the lexical index is otherwise built by the first hybrid search
-    except Exception as error:  # noqa: BLE001 - a head start must never keep a server from starting
-        logger.warning("knowledge index not built at start-up (%s); it is built on first use", error)
-        return
+    knowledge_embedder().embed(["warm up"])
+    cached, _ = knowledge_index(backend=vector_backend(using), using=using)
+    _ = cached.index.bm25  # the lexical index is otherwise built by the first hybrid search
     logger.info(
         "knowledge index built at start-up: %d chunks in %.0f ms",
         len(cached.index), (time.perf_counter() - started) * 1000,
