@@ -13,6 +13,7 @@ from typing import Any
 from django.utils import timezone
 
 from config.errors import ApplicationError
+from conversations.engine.slots import AMOUNTS
 from workflows.handlers import StepContext, StepEffect, edge_effect, step_handler
 from workflows.models import Review
 from workflows.services.reviews import review_applier
@@ -100,8 +101,10 @@ def arrears_check(ctx: StepContext) -> StepEffect:
 
 
 def _order_details(order: ParkingOrder) -> dict[str, str]:
-    """What a listed order may be pointed at by (its lot and city), and how to name it when asking which."""
+    """What a listed order may be pointed at by (its lot, its city, an amount the list showed), and how to name
+    it when asking which."""
     return {"lot_code": order.lot_code, "city_code": order.city_code,
+            AMOUNTS: f"{order.total_amount:.2f} {order.paid_amount:.2f} {order.arrears_amount:.2f}",
             "label": f"{order.order_no} ({order.lot_code}, {local_iso(order.entry_time)[:10]}, {order.arrears_amount})"}
 
 

@@ -362,7 +362,7 @@ def check_turn(expect: dict[str, Any], result, state: dict[str, Any]) -> list[st
         if not _matches(answers.get(question_id), wanted):
             problems.append(f"answer {question_id} is {answers.get(question_id)!r}, expected {wanted!r}")
     text = result.reply.text
-    problems += [f"reply lacks {t!r}: {text[:200]!r}" for t in expect.get("reply_contains", ()) if t not in text]
+    problems += [f"reply lacks {t!r}: {text[:1200]!r}" for t in expect.get("reply_contains", ()) if t not in text]
     problems += [f"reply has {t!r}" for t in expect.get("reply_not_contains", ()) if t in text]
     if "decision" in expect and result.outcome.decision != expect["decision"]:
         problems.append(f"decision {result.outcome.decision}, expected {expect['decision']}")

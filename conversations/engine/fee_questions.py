@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import re
 from datetime import time
+from decimal import Decimal, InvalidOperation
+
+from .timeparse import zh_number
 
 # "白天最多收多少？", "what's the most I'd pay?", "is there a daily cap?", "whats the max": the rule's caps answer it
 ASKS_CAP = re.compile(
@@ -89,6 +92,19 @@ def asks_amount_right(text: str) -> bool:
     return bool(_AMOUNT.search(text or "")) and bool(_RIGHT.search(text or ""))
 
 
+def amounts_said(text: str) -> tuple[str, ...]:
+    """The amounts of money a message says, as "12.00" ("the 12 yuan one", "¥7.5 那笔", "十二块的"), in order."""
+    found = []
+    for m in _AMOUNT.finditer(text or ""):
+        digits = re.search(r"\d+(?:\.\d{1,2})?", m.group(0))
+        try:
+            value = Decimal(digits.group(0)) if digits else Decimal(zh_number(re.sub(r"\s*[元块塊]", "", m.group(0))))
+        except (InvalidOperation, ValueError, KeyError):
+            continue
+        found.append(f"{value:.2f}")
+    return tuple(dict.fromkeys(found))
+
+
 def asks_cap(text: str) -> bool:
     """Whether a message asks the most a stay may cost (a cap)."""
     return bool(ASKS_CAP.search(text or ""))
@@ -122,5 +138,6 @@ def names_other_one(text: str) -> bool:
     return bool(OTHER_ONE.search(text or ""))
 
 
-__all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "asks_amount_right", "asks_cap", "day_part",
+__all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "amounts_said", "asks_amount_right", "asks_cap",
+           "day_part",
            "names_other_one", "says_start", "week_shift"]

@@ -221,7 +221,7 @@ _MEMO_SIZE = 256
 
 @lru_cache(maxsize=_MEMO_SIZE)
 def _is_exit_only(text: str) -> bool:
-    return bool(_EXIT.search(text)) and not _RANGE_SEP.search(text) and not _leaving_between(text)
+    return bool(_EXIT.search(text)) and not _range_separators(text) and not _leaving_between(text)
 
 
 # "now until midnight", "from now till 6pm", "现在停到晚上十二点": a stay that starts now
@@ -232,7 +232,7 @@ _NOW = re.compile(r"\b(?:right\s+)?now\b|现在|此刻|这会儿?|(?<!\w)сей�
 def _now_start(text: str, ctx: ExtractContext) -> ParsedTime | None:
     """The start of a range said as "now" (and no other time before the range's end): the current minute. So is
     the start of a stay said only by its end ("if I stay until 8pm", "停到晚上十二点") when no stay is talked about."""
-    for sep in _RANGE_SEP.finditer(text):
+    for sep in _range_separators(text):
         before = text[: sep.start()]
         end = parse_datetime(text[sep.end():], now=ctx.now, timezone=ctx.timezone)
         if end is None or end.precision != "minute":
@@ -358,7 +358,7 @@ _DAY_BEFORE = re.compile(r"the\s+day\s+before|前一天|头一天|наканун
 
 def _day_shift(text: str) -> int:
     """+1 for "the next day" / 第二天, -1 for "the day before" / 前一天, said of the day already talked about."""
-    if _RANGE_SEP.search(text):
+    if _range_separators(text):
         return 0  # "21:00 到第二天 7:30": the next day is the range's end
     if _NEXT_DAY.search(text) or re.search(r"the\s+day\s+after(?!\s+tomorrow)|на\s+следующий\s+день|al\s+d[ií]a\s+siguiente", text, re.IGNORECASE):
         return 1
@@ -396,23 +396,48 @@ def _near_old_end(start: datetime, end: datetime, old_end: datetime | None, said
     return min(candidates, key=lambda c: (abs(c - old_end), c))
 
 
-def _end_after(start: datetime, end: datetime, said: str) -> datetime:
+# A start written on a 24-hour clock ("19:00", "07:30"): its end is on the same clock
+_TWENTY_FOUR_HOUR = re.compile(r"(?<!\d)(?:1[3-9]|2[0-3]|0\d)\s*[:.：]\s*\d{2}(?!\s*(?:am|pm|a\.m|p\.m))", re.IGNORECASE)
+
+
+def _end_after(start: datetime, end: datetime, said: str, *, start_said: str = "") -> datetime:
     """An end the text put on or before its start's time of day, moved after the start.
 
     Without a period of its own ("五点", "to 5"), an end within the half day after the start
-    keeps the start's afternoon; otherwise it is the next day ("21:00 - 7:30").
+    keeps the start's afternoon ("from 7pm til 8"); otherwise, or when the start was written on
+    a 24-hour clock ("19:00 to 8:00"), it is the next day ("21:00 - 7:30").
     """
     if end > start or end.date() != start.date():
         return end
     later = end + timedelta(hours=12)
-    if end.hour < 12 and not names_period(said) and start < later < start + timedelta(hours=12):
+    if (end.hour < 12 and not names_period(said) and not _TWENTY_FOUR_HOUR.search(start_said)
+            and start < later < start + timedelta(hours=12)):
         return later
     return end + timedelta(days=1)
 
 
-# "8:00 to 9:05", "从早上8点停到9点", "21:00 - 7:30 next day", "until 20:30"
-_RANGE_SEP = re.compile(r"(?:\s+(?:to|until|till)\s+|\s*(?:-|–|—|~|～)\s*(?=\d)|停到|到|至|直到)", re.IGNORECASE)
-_NEXT_DAY = re.compile(r"next\s+(?:day|morning)|the\s+following\s+day|第二天|次日|隔天|翌日", re.IGNORECASE)
+# "8:00 to 9:05", "从早上8点停到9点", "21:00 - 7:30 next day", "until 20:30", "7pm til 8am", "6pm thru 9am",
+# "с 19:00 до 8:00", "de 19:00 a 8:00", "desde las 7 hasta las 9"
+_RANGE_SEP = re.compile(
+    r"(?:\s+(?:to|until|till|til|'til|’til|thru|through)\s+|\s*(?:-|–|—|~|～)\s*(?=\d)|停到|到|至|直到|"
+    r"\s+до\s+(?=\d|[а-яё]+\s+(?:утра|вечера|дня|ночи))|\s+hasta\s+(?:las?\s+)?|\s+a\s+(?:las?\s+)?(?=\d))",
+    re.IGNORECASE,
+)
+# "between 7pm and 8am", "между 7 и 9", "entre las 7 y las 9": "and" parts a range only after "between"
+_BETWEEN = re.compile(r"\bbetween\b|(?<!\w)между(?!\w)|\bentre\b", re.IGNORECASE)
+_BETWEEN_AND = re.compile(r"\s+(?:and|и|y)\s+(?:las?\s+)?(?=\d)", re.IGNORECASE)
+
+
+def _range_separators(text: str) -> list[re.Match[str]]:
+    """Where a stay said as a range parts its start from its end, in the order they are said."""
+    found = list(_RANGE_SEP.finditer(text))
+    if (opened := _BETWEEN.search(text)) and (joined := _BETWEEN_AND.search(text, opened.end())):
+        found.append(joined)
+    return sorted(found, key=lambda m: m.start())
+
+
+_NEXT_DAY = re.compile(r"next\s+(?:day|morning)|the\s+following\s+day|第二天|次日|隔天|翌日|"
+                       r"(?<!\w)следующ\w+\s+(?:дня|утра)(?!\w)|\bd[ií]a\s+siguiente\b", re.IGNORECASE)
 _DURATION = re.compile(
     r"(?<![第前后頭头隔\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
     r"\s*-?\s*(?:个)?\s*(半|and\s+a\s+half\s+)?\s*"
@@ -507,7 +532,7 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
     the range's end is the end's, and the start is the last time of its clock before that end ("from 7pm till
     10 tomorrow morning" starts tonight, "2pm to 4pm tomorrow" tomorrow). (start, end, the end's words)"""
     now = _now_start(text, ctx)
-    for sep in sorted([*_RANGE_SEP.finditer(text), *_leaving_between(text)], key=lambda m: m.start()):
+    for sep in sorted([*_range_separators(text), *_leaving_between(text)], key=lambda m: m.start()):
         head, tail = text[: sep.start()], text[sep.end():]
         start = now or parse_datetime(_meant(head, text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),
                                       message=text, corrects=_corrects(text, ctx))
@@ -524,6 +549,8 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
         own_day = parse_date(tail, now=ctx.now, timezone=ctx.timezone, anchor=start.value.date())
         end = (parse_datetime(tail, now=ctx.now, timezone=ctx.timezone, anchor=start.value.date()) if own_day is not None
                else parse_datetime(tail, now=start.value, timezone=ctx.timezone))
+        if end is None and start.precision == "minute":
+            end = _end_time(tail, start.value, ctx.timezone)  # "from 7pm till 8": a bare hour after a clock time
         if end is None:
             continue
         if end.precision == "day" and (clock := _end_clock(tail)) is not None:
@@ -540,7 +567,7 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
         if _NEXT_DAY.search(tail) and value.date() == start.value.date():
             value = value + timedelta(days=1)
         else:
-            value = _end_after(start.value, value, tail)  # "下午两点到五点" keeps the afternoon
+            value = _end_after(start.value, value, tail, start_said=start.raw)  # "下午两点到五点" keeps the afternoon
         return start, value, tail.strip()[:40]
     return None
 
@@ -696,7 +723,7 @@ def _own_text(found: Extraction, others: Iterable[str]) -> Extraction:
 # "9 to 11am", "2-4pm", "11 to 1pm": the start's hour takes the end's period (or, when it is the
 # later number, the other half of the day), so the range is read as the person means it.
 _SHARED_PERIOD = re.compile(
-    r"(?<![\d:])(\d{1,2})(:\d{2})?(\s*(?:to|until|till|-|–|—)\s*)(\d{1,2})(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)",
+    r"(?<![\d:])(\d{1,2})(:\d{2})?(\s*(?:to|until|till|til|thru|through|-|–|—)\s*)(\d{1,2})(:\d{2})?\s*(am|pm|a\.m\.|p\.m\.)",
     re.IGNORECASE,
 )
 
@@ -711,14 +738,19 @@ def shared_period(text: str) -> str:
             period = "am" if period == "pm" else "pm"  # "11 to 1pm" starts before noon
         return f"{m.group(1)}{m.group(2) or ''}{period}{m.group(3)}{m.group(4)}{m.group(5) or ''}{m.group(6)}"
 
+    text = _BETWEEN_HOURS.sub(r"\1 to ", text)
     return _BARE_RANGE.sub(_clock_range, _SHARED_PERIOD.sub(fill, text))
+
+
+# "between 2 and 4pm", "between 9 and 11": read as "2 to 4pm", "9 to 11"
+_BETWEEN_HOURS = re.compile(r"\b(between\s+\d{1,2}(?::\d{2})?(?:\s*(?:am|pm))?)\s+and\s+(?=\d)", re.IGNORECASE)
 
 
 # "9 to 5", "9 to 11:30", "from 8 till 10": a range of bare hours is read as a day's hours
 # (7 to 11 in the morning, 12 noon, 1 to 6 in the afternoon; an end before its start is later
 # in the day); with a 24-hour number ("8 to 20") both are 24-hour times.
 _BARE_RANGE = re.compile(
-    r"(?<![\d:.\-/])(\d{1,2})(?::(\d{2}))?(\s+(?:to|until|till)\s+)(\d{1,2})(?::(\d{2}))?"
+    r"(?<![\d:.\-/])(\d{1,2})(?::(\d{2}))?(\s+(?:to|until|till|til|thru|through)\s+)(\d{1,2})(?::(\d{2}))?"
     r"(?![\d:]|\s*(?:a\.?m|p\.?m|h\b|hours?|hrs?|mins?|minutes?|days?|weeks?|%))",
     re.IGNORECASE,
 )
@@ -762,22 +794,29 @@ def points_at_listed_item(text: str) -> bool:
     return bool(_LISTED_ITEM.search(text))
 
 
+# A listed item's detail holding the amounts the list showed of it ("12.00 5.00 7.00"): one of them said fits
+AMOUNTS = "amounts"
+
+
 def listed_by_details(
     candidates: Iterable[str], details: Mapping[str, Mapping[str, str]], named: Mapping[str, str | Iterable[str]]
 ) -> tuple[str, ...]:
     """The listed candidates whose details agree with every value the message named (of the kinds the
     list describes; a name that fits several values, such as one lot code in two cities, agrees with
-    any of them); none when the message named none of those kinds. The list's order is kept."""
+    any of them; an amount fits an item that showed it); none when the message named none of those
+    kinds. The list's order is kept."""
     options = list(candidates)
     kinds = {k for c in options for k in details.get(c, {})}
     said = {k: {v.casefold()} if isinstance(v, str) else {str(x).casefold() for x in v}
             for k, v in named.items() if k in kinds and v}
     if not said:
         return ()
-    return tuple(
-        c for c in options
-        if all(str(details.get(c, {}).get(k, "")).casefold() in values for k, values in said.items())
-    )
+
+    def agrees(candidate: str, kind: str, values: set[str]) -> bool:
+        held = str(details.get(candidate, {}).get(kind, "")).casefold()
+        return bool(values & set(held.split())) if kind == AMOUNTS else held in values
+
+    return tuple(c for c in options if all(agrees(c, k, values) for k, values in said.items()))
 
 
 # -- memory -------------------------------------------------------------------------------

@@ -24,7 +24,7 @@ from ._text import (
 from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
-from .fee_questions import asks_amount_right, names_other_one, says_start
+from .fee_questions import amounts_said, asks_amount_right, names_other_one, says_start
 from .forms import wants_edit
 from .intents import (
     CONFIRMATION,
@@ -39,6 +39,7 @@ from .intents import (
 from .loop_guard import ProposedAction
 from .named_values import Finder, find_named_values
 from .slots import (
+    AMOUNTS,
     ExtractContext,
     Extraction,
     call_lookup,
@@ -375,6 +376,8 @@ def _listed_item_named(state: ContextState, work: TurnWork, found: dict[str, Ext
         if not kinds or not (asked or points_at_listed_item(work.text)):
             continue
         named: dict[str, str | tuple[str, ...]] = {k: e.value for k, e in found.items() if k != name and k in kinds}
+        if AMOUNTS in kinds and (amounts := amounts_said(work.text)):
+            named[AMOUNTS] = amounts  # "the 12 yuan one": an amount the list showed of it
         # a name that fits two things (one lot code in two cities) still says which listed items it may be
         named.update({k: tuple(v for v, _ in options) for k, options in work.ambiguous_slots.items() if k in kinds and k not in named})
         fits = listed_by_details(candidates, details, named)
@@ -382,6 +385,7 @@ def _listed_item_named(state: ContextState, work: TurnWork, found: dict[str, Ext
             continue
         work.pointed_at = name
         raw = next((found[k].raw for k in named if k in found), work.text.strip()[:40])
+        named.pop(AMOUNTS, None)  # no slot of its own
         for k in named:
             found.pop(k, None)
             work.ambiguous_slots.pop(k, None)

@@ -39,9 +39,9 @@ PLACES = {  # words -> the slots they name (a stand-in for billing's finder)
     "机场": {"lot_code": "T3", "city_code": "350200"},
 }
 LISTED = ("XM-1", "XM-2", "XM-3")
-DETAILS = {"XM-1": {"lot_code": "GLY", "city_code": "350200", "label": "XM-1 (GLY)"},
-           "XM-2": {"lot_code": "T3", "city_code": "350200", "label": "XM-2 (T3)"},
-           "XM-3": {"lot_code": "GLY", "city_code": "350200", "label": "XM-3 (GLY)"}}
+DETAILS = {"XM-1": {"lot_code": "GLY", "city_code": "350200", "amounts": "18.00 0.00 18.00", "label": "XM-1 (GLY)"},
+           "XM-2": {"lot_code": "T3", "city_code": "350200", "amounts": "9.50 2.00 7.50", "label": "XM-2 (T3)"},
+           "XM-3": {"lot_code": "GLY", "city_code": "350200", "amounts": "7.50 0.00 7.50", "label": "XM-3 (GLY)"}}
 
 
 def finder(text: str, lang: str) -> list[dict]:
@@ -159,6 +159,22 @@ def test_two_listed_orders_at_the_lot_are_asked_about_then_picked_by_place(text:
     assert "XM-1 (GLY)" in out.question and "XM-3 (GLY)" in out.question and "XM-2" not in out.question
     out, _ = say(state, "the second one")
     assert out.decision == "continue" and out.usable_slots["order_no"] == "XM-3"
+
+
+@pytest.mark.parametrize("text", ["the 18 yuan one looks wrong to me", "that ¥18 order was too much", "18块那笔收错了吧",
+                                  "十八块的那笔对吗"])
+def test_a_listed_order_pointed_at_by_an_amount_it_showed_is_that_order(text: str) -> None:
+    out, _ = say(listed(), text)
+    assert out.resolved_intent == "fee_verify" and out.decision == "continue"
+    assert out.usable_slots["order_no"] == "XM-1"
+
+
+def test_an_amount_two_listed_orders_showed_is_asked_about_and_one_only_paid_is_that_order() -> None:
+    out, state = say(listed(), "the 7.50 one is wrong")  # XM-2 owes 7.50, XM-3 cost 7.50
+    assert out.decision == "ask" and out.missing_slots == ("order_no",)
+    assert "XM-2 (T3)" in out.question and "XM-3 (GLY)" in out.question and "XM-1" not in out.question
+    out, _ = say(listed(), "the one I paid 2 yuan on looks wrong")
+    assert out.usable_slots["order_no"] == "XM-2"
 
 
 def test_a_lot_named_without_pointing_at_an_order_is_a_lot() -> None:

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from conversations.engine.slots import ExtractContext, _until
+from conversations.engine.slots import ExtractContext, _at_time, _until, shared_period
 from conversations.engine.timeparse import parse_datetime
 
 ZONE = "Asia/Shanghai"
@@ -72,3 +72,36 @@ def test_a_chinese_weekday_lands_on_that_weekday_within_a_fortnight(days, digit,
 def test_a_range_ends_where_people_mean(text, end) -> None:  # noqa: ANN001
     found = _until(text, ExtractContext(now=MONDAY, timezone=ZONE, language="zh"))
     assert found is not None and datetime.fromisoformat(found.value).strftime("%m-%d %H:%M") == end
+
+
+@pytest.mark.parametrize(("text", "language", "start", "end"), [
+    # "til", "thru", "through", "between ... and": a range as people type it (a browser walk priced
+    # "from like 7pm til 8 the next morning" as an hour from 7pm)
+    ("how much wud it cost from like 7pm til 8 the next morning", "en", "11-23 19:00", "11-24 08:00"),
+    ("7pm 'til 8am", "en", "11-23 19:00", "11-24 08:00"),
+    ("from 10am til noon", "en", "11-23 10:00", "11-23 12:00"),
+    ("6pm thru 9am", "en", "11-23 18:00", "11-24 09:00"),
+    ("7pm through 8 am next day", "en", "11-23 19:00", "11-24 08:00"),
+    ("between 7pm and 8am", "en", "11-23 19:00", "11-24 08:00"),
+    ("between 2 and 4pm", "en", "11-23 14:00", "11-23 16:00"),
+    ("between 9 and 11", "en", "11-23 09:00", "11-23 11:00"),
+    ("from 2 til 5", "en", "11-23 14:00", "11-23 17:00"),
+    # a start on a 24-hour clock puts the end on it too: 8:00 after 19:00 is the next morning
+    ("from 19:00 to 8:00", "en", "11-23 19:00", "11-24 08:00"),
+    ("from 7pm till 8", "en", "11-23 19:00", "11-23 20:00"),  # a 12-hour start keeps the evening
+    ("парковка с 10:00 до 12:00", "ru", "11-23 10:00", "11-23 12:00"),
+    ("de 19:00 a 8:00", "es", "11-23 19:00", "11-24 08:00"),
+    ("desde las 19:00 hasta las 8:00 del día siguiente", "es", "11-23 19:00", "11-24 08:00"),
+    ("entre las 10:00 y las 12:30", "es", "11-23 10:00", "11-23 12:30"),
+])
+def test_a_range_said_loosely_has_its_start_and_end(text, language, start, end) -> None:  # noqa: ANN001
+    ctx, text = ExtractContext(now=MONDAY, timezone=ZONE, language=language), shared_period(text)  # as extract_slots reads it
+    found_start, found_end = _at_time(text, ctx), _until(text, ctx)
+    assert found_start is not None and found_end is not None, (found_start, found_end)
+    assert datetime.fromisoformat(found_start.value).strftime("%m-%d %H:%M") == start
+    assert datetime.fromisoformat(found_end.value).strftime("%m-%d %H:%M") == end
+
+
+@pytest.mark.parametrize("text", ["a week to go", "I parked between the two pillars and the wall", "2 hours a day"])
+def test_words_that_only_look_like_a_range_are_none(text) -> None:  # noqa: ANN001
+    assert _until(shared_period(text), ExtractContext(now=MONDAY, timezone=ZONE)) is None
