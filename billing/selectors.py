@@ -256,6 +256,7 @@ def lot_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bool
 _PROVINCES = "京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼港澳使领警学挂"
 # A plate people may type: an optional province character, then 4 to 10 letters and digits with a digit.
 _PLATE_LIKE = re.compile(r"[\u4e00-\u9fff]?(?=[A-Z]*\d)[A-Z0-9]{4,10}")
+_PLATES_COMPARED = 20  # recorded plates read for one typed without its province (two are enough to ask)
 
 
 def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bool:
@@ -264,7 +265,18 @@ def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bo
     if key and "\u4e00" <= key[0] <= "\u9fff" and key[0] not in _PROVINCES:
         key = key[1:]  # "是ABC-1234": a word before the plate, not its province
     recorded = ParkingOrder.objects.filter(plate_key=key).values_list("plate_no", flat=True).first()
-    return recorded or (key if _PLATE_LIKE.fullmatch(key) else False)
+    if recorded:
+        return recorded
+    if key and not "\u4e00" <= key[0] <= "\u9fff" and _PLATE_LIKE.fullmatch(key):
+        # "B88888" for 沪B88888: a plate typed without its province character is the recorded plate it ends,
+        # when one does; when plates of two provinces do, it is none of them until the person says which
+        ends = (ParkingOrder.objects.filter(plate_key__endswith=key).order_by()
+                .values_list("plate_no", "plate_key").distinct()[:_PLATES_COMPARED])
+        fits = {recorded_key: plate for plate, recorded_key in ends
+                if len(recorded_key) == len(key) + 1 and "\u4e00" <= recorded_key[0] <= "\u9fff"}
+        if fits:
+            return next(iter(fits.values())) if len(fits) == 1 else False
+    return key if _PLATE_LIKE.fullmatch(key) else False
 
 
 def city_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bool:

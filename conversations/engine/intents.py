@@ -298,15 +298,18 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
 # contain ("yes, but I found a leak"), and a bare confirmation comes last.
 BUILTIN_ORDER = (NEW_EVIDENCE, DISPUTE, LOCATE, HOWTO, EXPLAIN, CONFIRMATION)
 
+# "hmm, what about ...", "ok so what if ...": the words a follow-up may open with
+_OPENERS = r"^\s*(?:(?:hmm*|um+|uh+|ok(?:ay)?|oh|ah|well|alright|right|so|and)\b[\s,.!…]*)*"
+
 # "what about tomorrow?" / "那明天呢" / "а завтра?" / "¿y mañana?": a follow-up on the last request.
 FOLLOW_UP_PATTERNS = normalize_patterns(
     {
         "en": [
-            r"^\s*(?:and\s+)?(?:what|how)\s+about\b",
+            _OPENERS + r"(?:what|how)\s+about\b",
             r"^\s*and\s+(?:for|on|at|in|the|if)\b",
             r"^\s*same\s+(?:for|with|but|time)\b",
-            r"^\s*(?:and\s+|so\s+)?(?:what|how)\s+if\b",
-            r"^\s*(?:and\s+|so\s+)?if\s+(?:i|we)\b",
+            _OPENERS + r"(?:what|how)\s+if\b",
+            _OPENERS + r"if\s+(?:i|we)\b",
         ],
         "zh": [r"^\s*那", r"呢[？?]?\s*$", r"^\s*还有", r"^\s*换成", r"^\s*(?:如果|要是|假如)"],
         "ru": [r"^\s*а\s+(?:если|на|в|для|за|что)?", r"^\s*и\s+(?:на|в|для|за)\s"],

@@ -459,6 +459,8 @@ def _identifiers_by_lookup(state: ContextState, work: TurnWork, config: Conversa
     # the request asked for, or each of the requests it may be ("was th kc 5521 charged correctly": a rule or an order?)
     requested = [i for name in (work.routed.candidates if work.routed.ambiguous else (work.routed.intent,))
                  if work.routed.kind == "domain" and (i := config.intent(name)) is not None]
+    if not requested and work.meaning == FOLLOW_UP and (active := config.intent(state.active_intent or "")) is not None:
+        requested = [active]  # "hmm what about B88888" after a plate's arrears: the plate that request needs
     needed = [n for n in (*sorted(asked), *(n for i in requested for n in i.required_slots)) if n in lookups and n not in found]
     taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
     known = {k: v.value for k, v in state.slots.items()}

@@ -92,6 +92,23 @@ def test_arrears_of_a_plate_however_written_oldest_first(rules, django_assert_nu
     assert selectors.arrears_list(plate_no="京A12345", city_code="310100") == []
 
 
+def test_a_plate_typed_without_its_province_is_the_recorded_plate_it_ends(rules) -> None:  # noqa: ANN001
+    def order(order_no: str, plate: str) -> None:
+        services.parking_order_create(data={
+            "order_no": order_no, "plate_no": plate, "city_code": "110100", "lot_code": "A",
+            "entry_time": at(2, 8).isoformat(), "exit_time": at(2, 10).isoformat(), "paid_amount": "0"})
+
+    order("P-1", "晋K·3E771")
+    order("P-2", "晋K 3E771")  # the same plate written another way
+    assert selectors.plate_lookup("k3e771") == "晋K·3E771"
+    assert selectors.plate_lookup("K-3E771") == "晋K·3E771"
+    assert selectors.plate_lookup("3E771") == "3E771"  # a shorter tail is no plate's: as typed
+    order("P-3", "蒙K3E771")
+    assert selectors.plate_lookup("K3E771") is False  # two provinces' plates end so: neither is guessed
+    assert selectors.plate_lookup("蒙k3e771") == "蒙K3E771"
+    assert selectors.plate_lookup("ZX9981") == "ZX9981"  # plate-shaped, no orders: as typed
+
+
 def test_billing_plugs_its_lookups_and_place_finder_into_conversations() -> None:
     from billing.handlers import place_finder
     from conversations.services import FINDERS, LOOKUPS

@@ -131,6 +131,17 @@ def test_follow_up_phrasing() -> None:
     assert route_intent("¿y para mañana?").follow_up
 
 
+@pytest.mark.parametrize("text", ["hmm what about B88888", "ok, so what if I leave at 6", "oh and what about the other one",
+                                  "well... how about friday", "um, if I stay 2 hours"])
+def test_a_follow_up_may_open_with_a_filler_word(text: str) -> None:
+    assert route_intent(text).follow_up
+
+
+@pytest.mark.parametrize("text", ["okay thanks", "so the burner does not light", "well it is broken"])
+def test_a_filler_word_alone_makes_no_follow_up(text: str) -> None:
+    assert not route_intent(text).follow_up
+
+
 @pytest.mark.parametrize(
     ("text", "language"),
     [
