@@ -296,6 +296,15 @@ def current_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | 
     return next((q for q in form.questions if state.finalized(q.id) is None and q.id not in state.skipped_steps), None)
 
 
+def waiting_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | None:
+    """The question waiting for its answer: the one put to the person, or an interview's first before any is put
+    (its opening message answers it)."""
+    if state.current_step_id is None and form.kind == "interview" and not state.finalized_answers:
+        return current_question(state, form)
+    spec = form.question(state.current_step_id)
+    return spec if spec is not None and state.finalized(spec.id) is None else None
+
+
 def form_complete(state: ContextState, form: FormSpec) -> bool:
     """Every required question has a finalized answer."""
     return all(state.finalized(q.id) is not None for q in form.questions if q.required)

@@ -29,13 +29,14 @@ from .forms import (
     prefill_from_slots,
     text_length,
     value_in_own_unit,
+    waiting_question,
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .plain_words import answer_shown, choice_label, then, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
-from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, SIDE_QUESTION, TurnWork
+from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, QUESTION_MEANING, SIDE_QUESTION, TurnWork
 
 
 def _command_answer(work: TurnWork, spec: FormQuestionSpec) -> str | None:
@@ -78,6 +79,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if work.meaning == CANCEL_MEANING:  # the answers stay; the question in progress is asked again
         state = state.evolve(form_editing=None)  # a change dropped leaves the answer as it was
         return _form_next(state, work, config, current_question(state, form))
+    if work.meaning == QUESTION_MEANING and (waiting := waiting_question(state, form)) is not None:
+        return _question_said_again(state, work, waiting)
     if work.meaning in (SIDE_QUESTION, HANDOFF_MEANING):
         if state.form_editing is not None:  # then back to the change in progress
             work.next_step_question = _edit_question(state, form, work.language)
@@ -274,18 +277,38 @@ def _answers_pending(work: TurnWork, spec: FormQuestionSpec) -> bool:
     return spec.answer_type in ("yes_no", "choice", "number") and evaluate_answer(work.text, spec, work.language).accepted
 
 
+def _question_said_again(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> ContextState:
+    """ "what does this question mean?": the question said another way (its next clarifying wording), with what
+    answers it; nothing is recorded as its answer."""
+    lang = work.language
+    thread = state.active_thread
+    asked = len(thread.entries) if thread is not None and thread.question_id == spec.id else 0
+    wording = (clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else None) or localize(spec.question, lang)
+    prompt = say(lang, "In other words: {question} {answers}", question=wording, answers=_what_answers(spec, lang)).strip()
+    work.ask(prompt, "form_clarify")
+    work.reply_action = "form_clarify"
+    work.action = ProposedAction("clarification", step_id=spec.id, topic=spec.id)
+    work.form_question_id = work.clarify_form_question_id = spec.id
+    work.trace.append(f"form question {spec.id} said another way")
+    return state
+
+
+def _what_answers(spec: FormQuestionSpec, language: str) -> str:
+    """What kind of answer fits a question, in a sentence ("" for free text)."""
+    if spec.answer_type == "choice" and spec.choices:
+        labels = _listed([choice_label(c, language) for c in spec.choices], language)
+        return say(language, "Any of these answers it: {choices}.", choices=labels)
+    if spec.answer_type == "number":
+        return say(language, "A number{unit} answers it.", unit=unit_said(spec.unit, language))
+    if spec.answer_type == "yes_no":
+        return say(language, "Yes or no answers it.")
+    return ""
+
+
 def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
     """The question again, with what would answer it and the way out (never a bare "tell me more")."""
     question = localize(spec.question, language)
-    if spec.answer_type == "choice" and spec.choices:
-        labels = _listed([choice_label(c, language) for c in spec.choices], language)
-        hint = say(language, "Any of these answers it: {choices}.", choices=labels)
-    elif spec.answer_type == "number":
-        hint = say(language, "A number{unit} answers it.", unit=unit_said(spec.unit, language))
-    elif spec.answer_type == "yes_no":
-        hint = say(language, "Yes or no answers it.")
-    else:
-        hint = ""
+    hint = _what_answers(spec, language)
     way_out = say(language, "If you are not sure yet, say so, or say “talk to a person”.")
     return " ".join(part for part in (say(language, "I still can't take that as the answer."), question, hint, way_out) if part)
 

@@ -25,7 +25,7 @@ from .ask_then_act import update_situation
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
 from .fee_questions import amounts_said, asks_amount_right, names_other_one, says_start
-from .forms import wants_edit
+from .forms import waiting_question, wants_edit
 from .intents import (
     CONFIRMATION,
     DISPUTE,
@@ -65,6 +65,7 @@ from .turn_work import (
     FOLLOW_UP,
     HANDOFF_MEANING,
     NEXT_STEP_MEANING,
+    QUESTION_MEANING,
     REPORT,
     REQUEST,
     SIDE_QUESTION,
@@ -128,6 +129,9 @@ def read_meaning(state: ContextState, work: TurnWork, config: ConversationConfig
         work.handoff_requested = True
         work.trace.append("the person asks for a human")
         return HANDOFF_MEANING
+    if _asks_what_the_question_means(state, work, config):
+        work.trace.append("the person asks what the question waiting means")
+        return QUESTION_MEANING
     if (work.routed.kind not in ("builtin", "domain") and config.form is not None and not work.commands
             and _QUESTION_ENDING.search(work.text) and _ASKS_SOMETHING.search(work.text) and not wants_edit(work.text)):
         # "what does our policy say about flexible hours?" while a form question waits asks, it does not answer
@@ -195,6 +199,29 @@ _A_QUESTION = re.compile(
 )
 
 
+# "what does this question mean?", "what do you mean?", "I don't get the question", "这个问题是什么意思", "没懂",
+# "что это значит?", "no entiendo la pregunta": about the question put, not a term in it
+_WHAT_QUESTION_MEANS = re.compile(
+    r"\bwhat\s+(?:does|do|did)\s+(?:this|that|the|your|you(?:r)?)\s*(?:question\s+)?mean\b|\bwhat\s+do\s+you\s+mean\b"
+    r"|\bwhat\s+(?:does|is)\s+(?:that|this|it)\s+(?:mean|asking)\b|\bwhat\s+(?:are|were)\s+you\s+asking\b"
+    r"|\bwhat\s+(?:is|'s)\s+(?:the|this)\s+question\s+(?:asking|about|mean)|\bwhat\s+do\s+you\s+want\s+to\s+know\b"
+    r"|\b(?:i\s+)?(?:don'?t|do\s+not|didn'?t)\s+(?:get|understand|follow)\s+(?:it|this|that|you|the\s+question|this\s+question|what\s+you\s+mean)\b"
+    r"|\b(?:explain|rephrase|clarify)\s+(?:the|this|that)\s+question\b|^\W*(?:huh|sorry|pardon)\W*$"
+    r"|^\W*(?:这个?|那个?|这道|这)?(?:问题|题)?(?:是)?(?:什么|啥)意思\W*$|(?:没|不)(?:太)?(?:懂|明白)(?:这个?问题|你的意思|你说的|你问的)?\W*$"
+    r"|问的是(?:什么|啥)|这(?:个)?问题(?:是)?(?:问|指)(?:什么|啥)"
+    r"|(?<!\w)(?:что\s+(?:это\s+)?значит|не\s+понимаю\s+вопрос\w*|не\s+понял\w*\s+вопрос\w*|что\s+имеется\s+в\s+виду)(?!\w)"
+    r"|\bqu[eé]\s+(?:significa|quiere\s+decir)\s+(?:la|esta|esa)\s+pregunta\b|\bno\s+entiendo\s+(?:la|esta)\s+pregunta\b"
+    r"|\ba\s+qu[eé]\s+te\s+refieres\b",
+    re.IGNORECASE,
+)
+
+
+def _asks_what_the_question_means(state: ContextState, work: TurnWork, config: ConversationConfig) -> bool:
+    """The message asks what the form question waiting for its answer means (never a term of the plan's side topics)."""
+    return (config.form is not None and waiting_question(state, config.form) is not None and state.form_editing is None
+            and not work.commands and bool(_WHAT_QUESTION_MEANS.search(work.text)) and not _names_side_topic(work, config))
+
+
 _QUESTION_ENDING = re.compile(r"[?？]\s*$|吗\s*[?？]?\s*$")
 # A message that is a question from its first word ("what does our policy say ...?"), not a request put as one
 # ("can you set up a call?") nor an account with a question at its end ("Kevin no-showed today, can you ...?").
@@ -249,7 +276,7 @@ def fill_slots(
     entry = _aware(known_entry.value) if known_entry is not None else None
     ctx = ExtractContext(now=now, timezone=timezone, language=work.language, entry=entry, end=_stay_end(state, entry))
     found = extract_slots(work.text, [config.slot_spec(n) for n in names], ctx)
-    if work.meaning == SIDE_QUESTION:  # "what do you mean by constraints?" states no constraints
+    if work.meaning in (SIDE_QUESTION, QUESTION_MEANING):  # "what do you mean by constraints?" states no constraints
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor != "text"}
     for name, candidates in state.slot_candidates.items():
         if name not in found and (value := resolve_reference(work.text, candidates)):

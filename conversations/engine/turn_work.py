@@ -34,8 +34,9 @@ EVIDENCE, DISPUTE_MEANING, CONFIRM, ESTIMATE, REPORT, UNCLEAR_MEANING = (
 # Repair: the person drops the request in progress, or asks for a human being.
 CANCEL_MEANING, HANDOFF_MEANING = "cancel", "handoff"
 NEXT_STEP_MEANING = "next_step"  # "what's the next step?": the check to do now, not an explanation
+QUESTION_MEANING = "question_meaning"  # "what does this question mean?": the question waiting, said another way
 # Meanings that never answer the pending question nor complete a step.
-NOT_AN_ANSWER = (CANCEL_MEANING, HANDOFF_MEANING)
+NOT_AN_ANSWER = (CANCEL_MEANING, HANDOFF_MEANING, QUESTION_MEANING)
 
 FALLBACK_TEXT = marked("Could you tell me a bit more about what you see?")
 # Diagnostic notices ({system}: the procedure's label); their translations are in the message catalog.
