@@ -229,6 +229,8 @@ def find_correction(
     pending = current_question(state, form)
     if pending is not None and pending.unit and not _other_unit(text, pending.unit) and mentions_unit(text, pending.unit):
         return None  # the number is in the pending question's own unit: an answer, not a correction
+    if (counted := _count_corrected(state, specs, rest)) is not None:
+        return counted  # "make that 300 people": the answer that said "150 people"
     scored = [(2 if q.unit and mentions_unit(text, q.unit) else 0) + shared_words(text, q)
               + (2 if q.answer_type == "choice" and len(choices_named(rest, q, language)) == 1 else 0)  # "改成A组"
               for q in specs]
@@ -249,6 +251,25 @@ def find_correction(
         if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:
             return spec, verdict.value
     return None
+
+
+# A count of something said in words ("300 people", "150 volunteers", "两百人"): the number and what it counts
+_COUNT_OF = re.compile(r"(\d[\d,.]*\+?|[零〇一二两三四五六七八九十百千万]+)\s*([a-z][a-z-]{2,}|人|名|位|个|家)", re.IGNORECASE)
+
+
+def _count_corrected(state: ContextState, specs: list[FormQuestionSpec], rest: str) -> tuple[FormQuestionSpec, str] | None:
+    """A correction that gives a new count of what one free-text answer counted ("make that 300 people" after
+    "... maybe 150 people"): that answer with only its count changed. None unless exactly one answer fits."""
+    said = _COUNT_OF.search(rest)
+    if said is None:
+        return None
+    fits = []
+    for spec in specs:
+        answer = state.finalized(spec.id).answer if spec.answer_type == "text" else ""
+        old = next((m for m in _COUNT_OF.finditer(answer or "") if m.group(2).casefold() == said.group(2).casefold()), None)
+        if old is not None and old.group(1) != said.group(1):
+            fits.append((spec, f"{answer[:old.start()]}{said.group(0)}{answer[old.end():]}"))
+    return fits[0] if len(fits) == 1 else None
 
 
 def number_answer(value: str, unit: str | None) -> str:
