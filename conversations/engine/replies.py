@@ -479,6 +479,10 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
         said = [f.value for f in state.facts if f.id in outcome.facts_added and f.key != "note"]
         if said:
             lines.append(say(lang, "Noted: {facts}.", facts=say_in(lang, "items", "; ").join(said)))
+    elif outcome.facts_volunteered and not outcome.isolation_completed and not outcome.replan:
+        # said without being asked, then the next check: heard, before the question
+        said = [f.value for f in state.facts if f.id in outcome.facts_volunteered]
+        lines.append(say(lang, "Noted: {facts}.", facts=say_in(lang, "items", "; ").join(said)))
     elif (state.isolation_complete and not outcome.isolation_completed and not outcome.replan and not outcome.next_step_question
           and not outcome.notice and not outcome.question and outcome.side_question is None
           and outcome.reply_action not in ("estimate_skipped", "estimate_confirmed", "final_report")):

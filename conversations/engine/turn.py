@@ -136,6 +136,7 @@ class TurnOutcome(Serializable):
     replan: bool = False
     replan_reason: str | None = None
     facts_added: tuple[str, ...] = ()
+    facts_volunteered: tuple[str, ...] = ()
     facts_superseded: tuple[str, ...] = ()
     contradictions_added: tuple[str, ...] = ()
     hypotheses_eliminated: tuple[str, ...] = ()
@@ -370,6 +371,7 @@ def _outcome(state: ContextState, work: TurnWork, config: ConversationConfig) ->
         replan=work.replan,
         replan_reason=work.replan_reason,
         facts_added=work.facts_added,
+        facts_volunteered=work.facts_volunteered,
         facts_superseded=work.facts_superseded,
         contradictions_added=work.contradictions_added,
         hypotheses_eliminated=work.hypotheses_eliminated,

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from ._serde import FrozenDict
@@ -552,6 +552,7 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
         state, procedure.hypotheses if procedure else (), work.language
     )
     work.facts_added = tuple(added)
+    work.facts_volunteered = _volunteered(before, procedure, update.added, state)
     work.facts_superseded = update.superseded
     work.contradictions_added = update.contradictions
     work.hypotheses_eliminated = changes.eliminated
@@ -572,6 +573,16 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
         work.replan_reason = reason
         work.trace.append(f"replan: {reason}")
     return _isolation(state, work, config, changes.confirmed)
+
+
+def _volunteered(before: ContextState, procedure: ProcedureSpec | None, added: Iterable[str], state: ContextState) -> tuple[str, ...]:
+    """The facts a message added that answer no check it was asked ("wait, I do hear clicking now" while the gas
+    pressure is asked): said back, so the person knows they were heard. None before a check was asked."""
+    asked = procedure.step(before.current_step_id) if procedure is not None and before.current_step_id else None
+    if asked is None:
+        return ()
+    answers = {*asked.answered_by, asked.yes, asked.no}
+    return tuple(f.id for f in state.facts if f.id in set(added) and f.key not in answers and f.key != "note")
 
 
 def _isolation(

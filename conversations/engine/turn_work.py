@@ -132,6 +132,7 @@ class TurnWork:
     returned_to_step: str | None = None
     # diagnostic
     facts_added: tuple[str, ...] = ()
+    facts_volunteered: tuple[str, ...] = ()  # of those, the ones that answer no check asked ("I hear clicking now")
     facts_superseded: tuple[str, ...] = ()
     contradictions_added: tuple[str, ...] = ()
     hypotheses_eliminated: tuple[str, ...] = ()
