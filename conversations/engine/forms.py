@@ -136,6 +136,8 @@ def evaluate_answer(
     if spec.answer_type == "number":
         if _other_unit(text, spec.unit):
             return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
+        if _counts_something_else(text, spec.unit):
+            return FormEvaluation(False, reason="no_number")  # "two families will live there" is no number of storeys
         value = _number_value(text) or _number_value(context)
         if value is None:
             return FormEvaluation(False, reason="no_number")
@@ -173,6 +175,9 @@ def choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]
 
 
 # Units people give numbers in; a number with another question's unit does not answer this one.
+_NUMBER_TOKEN = r"(?:\d[\d,.]*|[零〇一二两三四五六七八九十百千万]+|(?<![a-z])(?:" + "|".join(NUMBER_WORDS) + r"))"
+
+
 _UNITS = {
     "storeys": r"stor(?:e?y|eys|ies)|floors?|levels?|层|楼层|этаж\w*|plantas?|pisos?",
     "sq ft": r"sq\.?\s*f(?:ee)?t|square\s+f(?:ee|oo)t|ft²|ft2|平方英尺|平方尺",
@@ -186,6 +191,27 @@ def _unit_key(unit: str | None) -> str | None:
     return next((key for key in _UNITS if unit and (key == unit or re.fullmatch(_UNITS[key], unit, re.IGNORECASE))), None)
 
 
+# Words a question's number may be followed by that count nothing ("3 above ground", "2 or so", "about 2 I think")
+_NOT_COUNTED = (r"(?:and|or|so|ish|plus|above|below|over|under|total|tall|high|in\s+total|maybe|probably|i|we|think|guess|"
+                r"please|at|in|on|of|with|if|but|then|now|only|max|maximum|minimum|min|each|per|for|to|the|a|an|it|that|this|"
+                r"is|are|will|would|should|including|not|counting|without|plus|more|less|tops|or\s+so|basement|ground)")
+# A number said of something counted that is no unit: "two families", "3 kids", "两家人", "三个孩子"
+_COUNTED_NOUN = re.compile(
+    rf"{_NUMBER_TOKEN}\s*(?:(?!{_NOT_COUNTED}\b)([a-z][a-z'-]{{2,}})\b|(家|户|个孩子|辆|只|间))", re.IGNORECASE)
+
+
+def _counts_something_else(text: str, unit: str | None) -> bool:
+    """Every number in the text counts something that is none of the form's units ("two families will live there"
+    for the storeys): it answers another thing, not this question's number."""
+    counted = list(_COUNTED_NOUN.finditer(text))
+    if not counted or _unit_key(unit) == "persons":
+        return False  # people are counted in too many words ("8 adults", "4 tenants") to tell them from other things
+    numbers = re.findall(_NUMBER_TOKEN, text, re.IGNORECASE)
+    units = "|".join(_UNITS.values())
+    return len(counted) >= len(numbers) and not any(
+        re.match(units, text[m.start(1 if m.group(1) else 2):], re.IGNORECASE) for m in counted)
+
+
 def _other_unit(text: str, unit: str | None) -> bool:
     """The number in text is given in a unit that is not this question's."""
     own = _unit_key(unit)
@@ -197,7 +223,7 @@ def _other_unit(text: str, unit: str | None) -> bool:
 
 # "no, I meant 3 storeys", "change the floor area to 1,450", "不对，应该是两层", "я имел в виду", "quise decir"
 _CORRECTION = re.compile(
-    r"\b(?:no,?\s+i\s+meant|i\s+meant|actually|correction|sorry,?\s+(?:it'?s|it\s+is|i\s+meant)|"
+    r"\b(?:no,?\s+i\s+meant|i\s+meant|actually|correction|wait,?\s+no|no,?\s+wait|oops|whoops|sorry,?\s+(?:it'?s|it\s+is|i\s+meant)|"
     r"change\s+(?:the\s+|my\s+)?(?:\w+\s+){0,3}?to|make\s+(?:it|that)|should\s+(?:be|have\s+been)|typo|mistyped)\b"
     r"|不对|说错了?|打错了?|写错了?|改成|改为|应该是|更正一下|更正"
     r"|не\s+так|я\s+имел\s+в\s+виду|опечат\w*|исправ\w*|поменя\w*|quise\s+decir|corrig\w*|cambi[ae]\w*",
@@ -290,7 +316,6 @@ def without_own_unit(text: str, unit: str | None) -> str | None:
     return re.sub(rf"(?<=[\d\s])(?:{_UNITS[key]})\s*$", "", text, flags=re.IGNORECASE).strip() if key else text.strip()
 
 
-_NUMBER_TOKEN = r"(?:\d[\d,.]*|[零〇一二两三四五六七八九十百千万]+|(?<![a-z])(?:" + "|".join(NUMBER_WORDS) + r"))"
 
 
 def mentions_unit(text: str, unit: str) -> bool:
