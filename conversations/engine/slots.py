@@ -100,13 +100,21 @@ _EMAIL = re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+")
 _NUMBER = re.compile(r"(?<![A-Za-z0-9_.\-/:])[-+]?\d+(?:[.,]\d+)?(?![A-Za-z0-9_\-/:]|[.,]\d)")
 
 # "this order", "这笔", "上一单", "the first one", "第二笔", "the last one".
+# An ordinal names a listed item, not a time ("the first 30 minutes", "last Saturday", 第二天, 上一周, первый час,
+# primera hora, el día anterior): a time word or a number after it makes it no pointer
+_NOT_TIME_EN = (r"(?!\s+(?:\d|(?:time|hours?|minutes?|mins?|days?|nights?|weeks?|months?|years?|floors?|stor(?:e?y|ies|eys)|"
+                r"segment|half|monday|tuesday|wednesday|thursday|friday|saturday|sunday|weekend|morning|evening|afternoon)\b))")
+_NOT_TIME_ZH = r"(?![天次日晚夜周个小时层月年期]|个(?:小时|月|晚上|星期|礼拜))"
+_NOT_TIME_RU = r"(?!\s+(?:час\w*|день|дня|дн\w+|ноч\w*|недел\w*|месяц\w*|раз\w*|этаж\w*|суббот\w*|воскресен\w*))"
+_NOT_TIME_ES = r"(?!\s+(?:hora\w*|d[ií]a\w*|noche\w*|semana\w*|mes\w*|vez|piso\w*|planta\w*|s[aá]bado|domingo)(?!\w))"
 _ORDINALS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     (re.compile(p, re.IGNORECASE), idx)
     for p, idx in (
-        (r"\b(?:first|1st)\b|第一|первы\w*|primer\w*", 0),
-        (r"\b(?:second|2nd)\b|第二|втор\w*|segund\w*", 1),
-        (r"\b(?:third|3rd)\b|第三|трет\w*|tercer\w*", 2),
-        (r"\b(?:last|latest|previous)\b|最后|上一|последн\w*|[uú]ltim\w*|anterior", -1),
+        (rf"\b(?:first|1st)\b{_NOT_TIME_EN}|第一{_NOT_TIME_ZH}|первы\w*(?!\w){_NOT_TIME_RU}|primer\w*(?!\w){_NOT_TIME_ES}", 0),
+        (rf"\b(?:second|2nd)\b{_NOT_TIME_EN}|第二{_NOT_TIME_ZH}|втор\w*(?!\w){_NOT_TIME_RU}|segund\w*(?!\w){_NOT_TIME_ES}", 1),
+        (rf"\b(?:third|3rd)\b{_NOT_TIME_EN}|第三{_NOT_TIME_ZH}|трет\w*(?!\w){_NOT_TIME_RU}|tercer\w*(?!\w){_NOT_TIME_ES}", 2),
+        (rf"\b(?:last|latest|previous)\b{_NOT_TIME_EN}|最后{_NOT_TIME_ZH}|上一{_NOT_TIME_ZH}|последн\w*(?!\w){_NOT_TIME_RU}"
+         rf"|[uú]ltim\w*(?!\w){_NOT_TIME_ES}|(?<!d[ií]a\s)anterior", -1),
     )
 )
 _REFERENCE = re.compile(

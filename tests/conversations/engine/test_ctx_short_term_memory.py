@@ -17,7 +17,12 @@ from conversations.engine import (
     record_reply,
     with_slot_candidates,
 )
-from conversations.engine.slots import learn_slots, listed_by_details, points_at_listed_item
+from conversations.engine.slots import (
+    learn_slots,
+    listed_by_details,
+    points_at_listed_item,
+    resolve_reference,
+)
 from conversations.engine.state import TOOL, USER, VALID, ContextState, SlotValue
 
 PLAN = json.loads((Path(__file__).resolve().parents[3] / "workflows/plans/parking_help_desk.json").read_text(encoding="utf-8"))
@@ -188,3 +193,15 @@ def test_ordinals_still_pick_by_place() -> None:
     assert out.usable_slots["order_no"] == "XM-1"
     out, _ = say(listed(), "上一单收得对吗")
     assert out.usable_slots["order_no"] == "XM-3"
+
+
+@pytest.mark.parametrize("text", ["那要是晚上七点停到第二天早上八点呢", "what about the first 30 minutes", "last saturday at 3",
+                                  "上一周呢", "第一次停车多少钱", "первый час", "la primera hora", "el día anterior"])
+def test_an_ordinal_of_a_time_points_at_no_listed_order(text: str) -> None:
+    assert resolve_reference(text, LISTED) is None
+
+
+@pytest.mark.parametrize(("text", "order"), [("核验第二笔", "XM-2"), ("the second one", "XM-2"), ("check the last one", "XM-3"),
+                                             ("проверьте второй заказ", "XM-2"), ("el último", "XM-3")])
+def test_an_ordinal_of_a_listed_order_still_points_at_it(text: str, order: str) -> None:
+    assert resolve_reference(text, LISTED) == order
