@@ -97,13 +97,29 @@ def _money(value: Any) -> str:
 
 
 def _title_in(title: str, lang: str) -> str:
-    """The part of a title written "中文 / English" that is in the reply's language (the whole title otherwise)."""
-    parts = [part.strip() for part in title.split(" / ") if part.strip()]
+    """The part of a title written "中文 / English" that is in the reply's language (the whole title otherwise); a " / "
+    inside brackets ("吸收式冰箱（燃气 / 120V交流）") parts no languages."""
+    parts = [part.strip() for part in _outside_brackets(title).split("\0") if part.strip()]
     if len(parts) < 2:
         return title
     chinese = [part for part in parts if _in_language(part, "zh")]
     others = [part for part in parts if part not in chinese]
     return (chinese if lang == "zh" else others or chinese)[0] if chinese else title
+
+
+def _outside_brackets(title: str) -> str:
+    """The title with each " / " outside brackets turned into a NUL, to split on."""
+    depth, out, i = 0, [], 0
+    while i < len(title):
+        ch = title[i]
+        depth += 1 if ch in "(（[【" else -1 if ch in ")）]】" and depth else 0
+        if depth == 0 and title.startswith(" / ", i):
+            out.append("\0")
+            i += 3
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
 
 
 def _source_name(citation: Mapping[str, Any], lang: str) -> str:

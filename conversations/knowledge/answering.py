@@ -102,13 +102,39 @@ def citations_for_turn(*, outcome, plan, state, tool_result, lang: str, offered_
     pack = _pack_ids(plan.workflow_id)
     if not asking or not pack or not text:
         return (), []
-    citations, hits = _retrieve(text, RetrievalFilters(source_ids=pack), top_k=2)
+    citations, hits = _retrieve(text, RetrievalFilters(source_ids=pack), top_k=4)
     # a passage that shares no word of substance with the question answers another one: none is cited (the
     # name of the place or thing asked about is no such word: "who runs the Tianhe car park?" is not about parking)
     asked = _without_names(text, state)
     if asked != text and not any(_substance(asked)):
-        return (), hits  # nothing asked but the name
-    return tuple(c for c in citations[:1] if _about(asked, c)), hits
+        return (), hits[:2]  # nothing asked but the name
+    relevant = [c for c in citations if _about(asked, c)]
+    if system := _system_named(plan, state, lang):
+        # a passage of the system being diagnosed first ("where's the gas valve on it?" during the water heater:
+        # a walk was answered from the refrigerator's procedure), looked for with the system's name
+        own, _ = _retrieve(f"{text} {system}", RetrievalFilters(source_ids=pack), top_k=4)
+        relevant = [c for c in own if _about(asked, c) and _of_system(system, c)] + relevant
+    return tuple(relevant[:1]), hits[:2]
+
+
+def _system_named(plan, state, lang: str) -> str:  # noqa: ANN001
+    """The name of the system being diagnosed, in the conversation's language ("" when none is)."""
+    if not state.primary_system:
+        return ""
+    from conversations.engine._text import localize
+    from conversations.selectors import conversation_config
+
+    procedure = conversation_config(plan).procedure(state.primary_system)
+    return localize(procedure.label, lang) if procedure is not None else ""
+
+
+def _of_system(system: str, citation: dict[str, Any]) -> bool:
+    """The cited document is about that system: every word of its name is in the title ("Water heater" in "RV
+    water heater (Suburban / Atwood ...)", 热水器 in 热水器快速参考)."""
+    title = str(citation.get("title") or "").casefold()
+    words = re.findall(r"[a-zа-яёáéíóúñ]{4,}", system.casefold())
+    cjk = re.sub(r"[^\u4e00-\u9fff]", "", system)
+    return bool(words or cjk) and all(w[:max(4, len(w) - 2)] in title for w in words) and (not cjk or cjk in title)
 
 
 def _without_names(text: str, state) -> str:  # noqa: ANN001
