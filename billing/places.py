@@ -187,6 +187,9 @@ def _distinctive_words(names: Iterable[str], aliases: Iterable[str]) -> set[str]
         for word in re.findall(r"[a-z]{4,}", name.casefold().replace("'", "").replace("’", "")):
             if word not in _GENERIC:
                 words.add(word)
+        for word in re.findall(r"[a-z]+(?:'[a-z]+)+", name.casefold().replace("’", "'")):
+            if len(word.replace("'", "")) >= 4 and word.replace("'", "") not in _GENERIC:
+                words.add(word)  # "jing'an" as written, beside "jingan"
         cjk = re.match(r"[\u4e00-\u9fff]{4,}", name.strip())
         if cjk and cjk.group(0)[:2] not in _CJK_GENERIC:
             words.add(cjk.group(0)[:2])

@@ -324,6 +324,7 @@ _IDENTIFIER_EXTRACTORS = ("order_no", "plate_no")
 
 # Identifiers a pattern may read as the wrong thing by their shape ("GZ-TH-2207" looks like a lot code).
 _LOOKED_UP = ("lot_code", "order_no")
+_TIME_EXTRACTORS = ("at_time", "until_time", "duration_minutes", "date")  # words of these are never an identifier
 
 
 def _identifiers_by_what_they_are(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction],
@@ -494,7 +495,10 @@ def _identifiers_by_lookup(state: ContextState, work: TurnWork, config: Conversa
     for name in dict.fromkeys(needed):
         # the identifier asked for may be the very words that also name a lot ("A1001" is an order
         # and a lot): the answer is read as what was asked
-        tokens = identifier_candidates(work.text, taken if name not in asked else ())
+        # (never words read as a time or a length: "wait, make that til 10" while the lot is asked changes the end)
+        read_as_other = [e.raw for n, e in found.items() if config.slot_spec(n).extractor in _TIME_EXTRACTORS]
+        tokens = [t for t in identifier_candidates(work.text, taken if name not in asked else read_as_other)
+                  if not any(r and re.search(rf"(?<![0-9A-Za-z]){re.escape(r)}(?![0-9A-Za-z])", t) for r in read_as_other)]
         hit = lookup_identifier(lookups[name], tokens, known)
         if hit is not None and name in asked:
             for other in [n for n, e in found.items() if e.raw.casefold() == hit[1].casefold()]:
