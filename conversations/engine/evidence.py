@@ -141,9 +141,18 @@ def match_evidence(
 
 
 def _evidence_match(rule: EvidenceRule, match: re.Match[str], locale: str) -> EvidenceMatch:
-    captured = next((g for g in match.groups() if g), None)
+    group = next((i for i, g in enumerate(match.groups(), 1) if g), None)
+    captured = match.group(group).strip() if group else None
+    if captured and _BARE_NUMBER.fullmatch(captured):
+        # "20 millivolts", "8 mV": a reading keeps the unit its words gave it ("20" alone says nothing)
+        unit = match.string[match.end(group):match.end()].strip()
+        if unit and len(unit) <= 16 and re.search(r"[^\W\d_]", unit):
+            captured = f"{captured}{'' if unit[0] in '.,' else ' '}{unit}"
     label = localize(rule.label, locale)
-    return EvidenceMatch(rule.id, rule.type, f"{label}: {captured.strip()}" if captured else label, match.group(0))
+    return EvidenceMatch(rule.id, rule.type, f"{label}: {captured}" if captured else label, match.group(0))
+
+
+_BARE_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
 def _within(inner: tuple[int, int, int], outer: tuple[int, int, int]) -> bool:

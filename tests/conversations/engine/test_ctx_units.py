@@ -87,7 +87,7 @@ def test_evidence_matching_is_clause_local_and_captures_values() -> None:
     # "not" in the first clause does not leak into the second: both observations are recorded
     assert {m.rule_id for m in matches} == {"dead", "runs", "hot"}
     assert {m.rule_id for m in match_evidence("the motor does not run", RULES, "en")} == {"dead"}
-    assert next(m for m in matches if m.rule_id == "hot").value == "Temperature: 80"
+    assert next(m for m in matches if m.rule_id == "hot").value == "Temperature: 80 degrees"  # with the unit said
     assert {
         m.rule_id for m in match_evidence("motor is dead; now the motor runs", RULES, "en")
     } == {"dead", "runs"}
