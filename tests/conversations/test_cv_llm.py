@@ -176,10 +176,11 @@ def model(base_url: str, budget: float) -> OpenAIChatModel:
 def test_calls_through_one_model_share_its_deadline(fake: FakeOpenAI) -> None:
     m = model(fake.base_url, 0.5)
     fake.script(Scripted(hang=True), ANSWER)
-    started = time.monotonic()
     assert kind_of(lambda: m.complete_json("s", "u")) == "timeout"
+    second = time.monotonic()
     assert kind_of(lambda: m.complete_json("s", "u")) == "timeout"  # nothing left: not even sent
-    assert time.monotonic() - started < 1.5 and len(fake.requests) == 1
+    # the second call ends at once (a loaded CI run took the first past the old whole-test bound of 1.5 s)
+    assert time.monotonic() - second < 0.4 and len(fake.requests) == 1
 
 
 def test_a_deadline_passed_in_wins(fake: FakeOpenAI) -> None:
