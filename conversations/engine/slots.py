@@ -911,7 +911,12 @@ _MAX_GROUPS = 4
 _NOT_GROUPS = _SHORT_WORDS | frozenset(["now", "pay", "paid", "fee", "fees", "lot", "car", "yes", "but", "how", "why", "who", "had", "has",
                                         "did", "can", "all", "any", "one", "two", "per", "day", "min", "mins", "hrs", "hour", "am",
                                         "pm", "yuan", "rmb", "cny", "plz", "pls", "thx", "what", "was", "were", "that", "this",
-                                        "with", "till", "then", "than", "just", "ok", "okay", "hi", "hey", "i", "you", "your", "our"])
+                                        "with", "till", "then", "than", "just", "ok", "okay", "hi", "hey", "i", "you", "your", "our",
+                                        # "does b88888 owe anything?" read "DOESB88888" as the plate (a walk)
+                                        "does", "do", "owe", "owes", "have", "got", "get", "need", "want", "much", "many", "when",
+                                        "where", "also", "and", "what", "whats", "hmm", "um", "uh", "oh", "ah", "well", "tell", "show",
+                                        "give", "find", "look", "into", "for", "some", "my", "her", "his", "him", "she", "they",
+                                        "them", "plz", "pls", "plate", "car", "cars", "auto", "van", "suv", "bike"])
 
 
 def _groupable(token: str) -> bool:
