@@ -267,7 +267,8 @@ def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bo
     recorded = ParkingOrder.objects.filter(plate_key=key).values_list("plate_no", flat=True).first()
     if recorded:
         return recorded
-    if key and not "\u4e00" <= key[0] <= "\u9fff" and _PLATE_LIKE.fullmatch(key):
+    plate_like = bool(_PLATE_LIKE.fullmatch(key))
+    if plate_like and not "\u4e00" <= key[0] <= "\u9fff":
         # "B88888" for 沪B88888: a plate typed without its province character is the recorded plate it ends,
         # when one does; when plates of two provinces do, it is none of them until the person says which
         ends = (ParkingOrder.objects.filter(plate_key__endswith=key).order_by()
@@ -276,7 +277,7 @@ def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bo
                 if len(recorded_key) == len(key) + 1 and "\u4e00" <= recorded_key[0] <= "\u9fff"}
         if fits:
             return next(iter(fits.values())) if len(fits) == 1 else False
-    return key if _PLATE_LIKE.fullmatch(key) else False
+    return key if plate_like else False
 
 
 def city_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bool:

@@ -139,5 +139,4 @@ def names_other_one(text: str) -> bool:
 
 
 __all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "amounts_said", "asks_amount_right", "asks_cap",
-           "day_part",
-           "names_other_one", "says_start", "week_shift"]
+           "day_part", "names_other_one", "says_start", "week_shift"]

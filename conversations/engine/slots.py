@@ -913,10 +913,10 @@ _NOT_GROUPS = _SHORT_WORDS | frozenset(["now", "pay", "paid", "fee", "fees", "lo
                                         "pm", "yuan", "rmb", "cny", "plz", "pls", "thx", "what", "was", "were", "that", "this",
                                         "with", "till", "then", "than", "just", "ok", "okay", "hi", "hey", "i", "you", "your", "our",
                                         # "does b88888 owe anything?" read "DOESB88888" as the plate (a walk)
-                                        "does", "do", "owe", "owes", "have", "got", "get", "need", "want", "much", "many", "when",
-                                        "where", "also", "and", "what", "whats", "hmm", "um", "uh", "oh", "ah", "well", "tell", "show",
-                                        "give", "find", "look", "into", "for", "some", "my", "her", "his", "him", "she", "they",
-                                        "them", "plz", "pls", "plate", "car", "cars", "auto", "van", "suv", "bike"])
+                                        "does", "owe", "owes", "have", "got", "get", "need", "want", "much", "many", "when",
+                                        "where", "also", "whats", "hmm", "um", "uh", "oh", "ah", "well", "tell", "show",
+                                        "give", "find", "look", "into", "some", "her", "his", "him", "she", "they",
+                                        "them", "plate", "cars", "auto", "van", "suv", "bike"])
 
 
 def _groupable(token: str) -> bool:

@@ -581,8 +581,8 @@ def _volunteered(before: ContextState, procedure: ProcedureSpec | None, added: I
     asked = procedure.step(before.current_step_id) if procedure is not None and before.current_step_id else None
     if asked is None:
         return ()
-    answers = {*asked.answered_by, asked.yes, asked.no}
-    return tuple(f.id for f in state.facts if f.id in set(added) and f.key not in answers and f.key != "note")
+    answers, added = {*asked.answered_by, asked.yes, asked.no}, set(added)
+    return tuple(f.id for f in state.facts if f.id in added and f.key not in answers and f.key != "note")
 
 
 def _isolation(

@@ -160,11 +160,7 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         prompt = say(work.language, "I need a little more than that to go on. ") + (
             prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
     if prompt is not None:
-        work.ask(prompt, "form_clarify")
-        work.reply_action = "form_clarify"
-        work.action = ProposedAction("clarification", step_id=spec.id, topic=spec.id)
-        work.form_question_id = spec.id
-        work.clarify_form_question_id = spec.id
+        _ask_clarifying(work, spec, prompt)
         return state
     if has_content(work.text) and spec.answer_type == "text":  # out of clarifying questions: take the answer, flag it for review
         # (never for a typed question: "1,450 sq ft" is no building type however often it is said)
@@ -284,13 +280,18 @@ def _question_said_again(state: ContextState, work: TurnWork, spec: FormQuestion
     thread = state.active_thread
     asked = len(thread.entries) if thread is not None and thread.question_id == spec.id else 0
     wording = (clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else None) or localize(spec.question, lang)
-    prompt = say(lang, "In other words: {question} {answers}", question=wording, answers=_what_answers(spec, lang)).strip()
+    _ask_clarifying(work, spec, say(lang, "In other words: {question} {answers}", question=wording,
+                                    answers=_what_answers(spec, lang)).strip())
+    work.trace.append(f"form question {spec.id} said another way")
+    return state
+
+
+def _ask_clarifying(work: TurnWork, spec: FormQuestionSpec, prompt: str) -> None:
+    """Put a clarifying question about a form question (its thread counts it)."""
     work.ask(prompt, "form_clarify")
     work.reply_action = "form_clarify"
     work.action = ProposedAction("clarification", step_id=spec.id, topic=spec.id)
     work.form_question_id = work.clarify_form_question_id = spec.id
-    work.trace.append(f"form question {spec.id} said another way")
-    return state
 
 
 def _what_answers(spec: FormQuestionSpec, language: str) -> str:

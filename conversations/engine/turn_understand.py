@@ -492,11 +492,11 @@ def _identifiers_by_lookup(state: ContextState, work: TurnWork, config: Conversa
     needed = [n for n in (*sorted(asked), *(n for i in requested for n in i.required_slots)) if n in lookups and n not in found]
     taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
     known = {k: v.value for k, v in state.slots.items()}
+    # never words read as a time or a length: "wait, make that til 10" while the lot is asked changes the end
+    read_as_other = [e.raw for n, e in found.items() if config.slot_spec(n).extractor in _TIME_EXTRACTORS]
     for name in dict.fromkeys(needed):
         # the identifier asked for may be the very words that also name a lot ("A1001" is an order
         # and a lot): the answer is read as what was asked
-        # (never words read as a time or a length: "wait, make that til 10" while the lot is asked changes the end)
-        read_as_other = [e.raw for n, e in found.items() if config.slot_spec(n).extractor in _TIME_EXTRACTORS]
         tokens = [t for t in identifier_candidates(work.text, taken if name not in asked else read_as_other)
                   if not any(r and re.search(rf"(?<![0-9A-Za-z]){re.escape(r)}(?![0-9A-Za-z])", t) for r in read_as_other)]
         hit = lookup_identifier(lookups[name], tokens, known)
