@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from typing import Any
 
@@ -53,6 +53,11 @@ _EXCLUSIVE = (frozenset({"confirm", "deny"}), frozenset({"choose_option", "reque
 
 Lookup = Callable[..., Any]
 
+# How sure a reading is (contract 10): only a certain command changes data, prices a stay or runs a
+# tool without a word; a likely one is said back with the reading used; a guess is asked.
+CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
+CERTAINTIES = (CERTAIN, LIKELY, GUESS)
+
 
 @dataclass(frozen=True)
 class Command(Serializable):
@@ -69,6 +74,12 @@ class Command(Serializable):
     option_id: str | None = None
     action_id: str | None = None
     candidates: tuple[str, ...] = ()
+    certainty: str = CERTAIN
+    words: str | None = None  # the words of the message the command was read from
+
+    @property
+    def certain(self) -> bool:
+        return self.certainty == CERTAIN
 
     def describe(self) -> str:
         """A short, stable label for traces and the audit (`set_slot(lot_code=LOT_A)`)."""
@@ -234,7 +245,7 @@ def _slot(command: Command, ctx: CommandContext) -> Command | str:
         if found is None:
             return f"not_found:{command.slot}:{value[:60]}"
         value = found[0]
-    return Command(command.kind, slot=command.slot, value=value)
+    return replace(command, value=value)
 
 
 def _answer(command: Command, ctx: CommandContext) -> Command | str:
@@ -246,7 +257,7 @@ def _answer(command: Command, ctx: CommandContext) -> Command | str:
     value = normalise_answer(command.value or "", question)
     if value is None:
         return f"invalid_answer:{question.id}:{question.answer_type}"
-    return Command("answer", question_id=question.id, value=value)
+    return replace(command, question_id=question.id, value=value)
 
 
 def _side_question(command: Command, ctx: CommandContext) -> Command | str:
