@@ -7,6 +7,8 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .negation import negated
+
 LANGUAGES = ("en", "ru", "es", "zh")
 DEFAULT_LOCALE = "en"
 
@@ -175,15 +177,6 @@ def clauses(text: str) -> list[str]:
     return parts or [text.strip()]
 
 
-# A negation right before a word ("no retail", "not a shop", "不是零售", "без магазинов", "sin tiendas").
-_NEGATION_BEFORE = re.compile(
-    # "not a warehouse or a factory": the negation holds over a second thing joined by "or" / "nor"
-    r"(?:\b(?:no|not|non|never|without|isn'?t|aren'?t|won'?t|wouldn'?t|neither|nor|zero)\b[\s-]*(?:\w+\s+){0,2}(?:(?:or|nor)\s+(?:\w+\s+){0,2})?"
-    r"|(?:不是|不会|不|没有|没|无|非|别)\s*\S{0,3}"
-    r"|(?<!\w)(?:не|нет|без|никак\w*)\s+(?:\w+\s+){0,1}"
-    r"|\b(?:no|sin|ning[uú]n[oa]?|nada\s+de)\s+(?:\w+\s+){0,1})$",
-    re.IGNORECASE,
-)
 # Putting the answer off: never a final answer, wherever it appears in the message.
 _DEFERRAL = re.compile(
     r"\b(?:not\s+sure|unsure|no\s+idea|don'?t\s+know(?:\s+yet)?|(?:need|have|got)\s+to\s+(?:check|ask|look|confirm|find\s+out)|"
@@ -207,9 +200,9 @@ def clause_before(text: str, start: int) -> str:
     return _CLAUSE_SPLIT.split(text[:start])[-1] if text[:start] else ""
 
 
-def negated_at(text: str, start: int) -> bool:
-    """Whether the words just before `start`, in the same clause, negate what follows."""
-    return bool(_NEGATION_BEFORE.search(clause_before(text, start)))
+def negated_at(text: str, start: int, end: int | None = None) -> bool:
+    """Whether a negation cue has the words `text[start:end]` in its scope (the lexicon's NegEx reading)."""
+    return negated(text, start, start if end is None else end)
 
 
 def defers_answer(text: str) -> bool:
@@ -284,7 +277,7 @@ _NO_NEED = re.compile(r"\b(?:don'?t|do\s+not|no\s+need|never)\b|不用|不需要
 def asks_for_human(text: str) -> bool:
     """The person asks for a human being ("talk to a person", "转人工"), not negated ("no need for a human")."""
     match = _HUMAN.search(text)
-    if match is None or negated_at(text, match.start()):
+    if match is None or negated_at(text, match.start(), match.end()):
         return False
     return not _NO_NEED.search(text[max(0, match.start() - 24):match.start()])
 

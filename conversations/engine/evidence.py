@@ -22,7 +22,6 @@ from dataclasses import dataclass, replace
 
 from ._serde import FrozenDict, Serializable
 from ._text import (
-    clause_before,
     clauses,
     compile_pattern,
     first_match,
@@ -32,6 +31,7 @@ from ._text import (
 )
 from .config import EvidenceRule, HypothesisSpec
 from .intents import DISPUTE, NEW_EVIDENCE
+from .negation import negated
 from .state import (
     ACTIVE,
     CONFIRMED,
@@ -97,13 +97,6 @@ class EvidenceUpdate(Serializable):
     reopened: tuple[str, ...] = ()
 
 
-# A negation anywhere between the start of a clause and a reading's first word, in any language.
-_NEGATED_LEAD = re.compile(
-    r"\b(?:no|not|never|nothing|\w+n'?t)\b|[不没无未]|(?<!\w)(?:не|нет|ни)(?!\w)|\b(?:no|nunca|nada|tampoco)\b",
-    re.IGNORECASE,
-)
-
-
 def match_evidence(
     text: str, rules: Iterable[EvidenceRule], language: str, locale: str = "en"
 ) -> list[EvidenceMatch]:
@@ -122,8 +115,8 @@ def match_evidence(
             if rule.id in found:
                 continue
             hit = first_match(clause, rule.patterns, language)
-            if hit is None or first_match(clause, rule.unless, language):
-                continue
+            if hit is None or first_match(clause, rule.unless, language) or negated(clause, hit[2].start(), hit[2].end()):
+                continue  # a negated observation is never recorded as its positive ("no rattling", "не горит")
             found[rule.id] = _evidence_match(rule, hit[2], locale)
             spans[rule.id] = (index, hit[2].start(), hit[2].end())
     # "stopped cooling on propane" holds "cooling on propane": a reading inside the words of one it
@@ -135,7 +128,7 @@ def match_evidence(
         for rule in rules:
             if rule.id in spans or (hit := first_match(text, rule.patterns, language)) is None:
                 continue  # read in a clause already (taken, or a piece of a longer reading)
-            if not _NEGATED_LEAD.search(clause_before(text, hit[2].start())) and not first_match(text, rule.unless, language):
+            if not negated(text, hit[2].start(), hit[2].end()) and not first_match(text, rule.unless, language):
                 found[rule.id] = _evidence_match(rule, hit[2], locale)
     return list(found.values())
 

@@ -168,7 +168,7 @@ def choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]
     named = []
     for choice in spec.choices:
         for _, pattern in iter_patterns(choice.patterns, language):
-            if any(not negated_at(text, m.start()) for m in compile_pattern(pattern).finditer(text)):
+            if any(not negated_at(text, m.start(), m.end()) for m in compile_pattern(pattern).finditer(text)):
                 named.append(choice.value)
                 break
     return named
@@ -512,7 +512,7 @@ def wants_edit(text: str) -> bool:
     """The person asks to change one of the answers ("I want to change an answer", "我想改一下楼层数");
     "no changes", "don't change anything", "不用修改" do not."""
     text = text.replace("’", "'")
-    return any(not negated_at(text, m.start()) and not _NO_EDIT_BEFORE.search(text[: m.start()]) for m in _EDIT_REQUEST.finditer(text))
+    return any(not negated_at(text, m.start(), m.end()) and not _NO_EDIT_BEFORE.search(text[: m.start()]) for m in _EDIT_REQUEST.finditer(text))
 
 
 def edit_target(state: ContextState, form: FormSpec, text: str, *, listed: bool = False) -> FormQuestionSpec | None:

@@ -1,0 +1,80 @@
+"""The per-language words the understanding reads by, as data (`lexicon/<language>.json`).
+
+One file per language holds the negation cues (before and after what they negate), the phrases
+that look like a negation and are none ("not sure", "no problem", "won't stay lit"), the words
+and punctuation that end a negation's scope, hedges, correction markers, fillers and the words
+that join two alternatives. A new language or a new cue is a data change, not a pattern patch.
+
+`negation_scope` and `hedge_near` (module `negation`) are what reads them.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+
+LEXICON_DIR = Path(__file__).resolve().parent / "lexicon"
+LANGUAGES = ("en", "zh", "ru", "es")
+
+
+@dataclass(frozen=True)
+class Lexicon:
+    """One language's words, each list compiled once into a pattern (longest phrase first)."""
+
+    language: str
+    spaced: bool  # words are separated by spaces (en, ru, es); zh counts characters
+    scope: int  # how far a cue reaches: words, or characters where words are not spaced
+    negation_before: re.Pattern[str]
+    negation_after: re.Pattern[str]
+    pseudo_negation: re.Pattern[str]
+    boundary: re.Pattern[str]
+    hedges: re.Pattern[str]
+    corrections: re.Pattern[str]
+    fillers: re.Pattern[str]
+    alternatives: re.Pattern[str]
+
+
+def _phrases(words: list[str], *, spaced: bool) -> re.Pattern[str]:
+    """One pattern for a list of phrases: longest first, whole words where words are spaced."""
+    alternatives = "|".join(_phrase(w) for w in sorted(set(words), key=len, reverse=True))
+    if not spaced or not alternatives:
+        return re.compile(alternatives or r"(?!x)x", re.IGNORECASE)
+    return re.compile(rf"(?<![\w'’])(?:{alternatives})(?![\w'’])", re.IGNORECASE)
+
+
+def _phrase(word: str) -> str:
+    # a straight apostrophe also matches a curly one; spaces match any run of spaces
+    return r"\s+".join(re.escape(part).replace("'", "['’]") for part in word.split())
+
+
+@cache
+def lexicon(language: str) -> Lexicon:
+    """The lexicon of a language (en, zh, ru, es), loaded from its data file once."""
+    data = json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))
+    spaced = "char_scope" not in data
+    negation = data["negation"]
+
+    def compiled(words: list[str]) -> re.Pattern[str]:
+        return _phrases(words, spaced=spaced)
+
+    return Lexicon(
+        language=language,
+        spaced=spaced,
+        scope=int(data.get("word_scope") or data.get("char_scope")),
+        negation_before=compiled(negation["before"]),
+        negation_after=compiled(negation["after"]),
+        pseudo_negation=compiled(negation["pseudo"]),
+        boundary=compiled(negation["boundary"]),
+        hedges=compiled(data["hedges"]),
+        corrections=compiled(data["corrections"]),
+        fillers=compiled(data["fillers"]),
+        alternatives=compiled(data["alternatives"]),
+    )
+
+
+def lexicons() -> tuple[Lexicon, ...]:
+    """Every language's lexicon (a message may mix languages: each reads its own words)."""
+    return tuple(lexicon(language) for language in LANGUAGES)

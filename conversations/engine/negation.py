@@ -1,0 +1,106 @@
+"""Negation and hedge scope, one mechanism for every language (NegEx, as clinical NLP reads notes).
+
+A negation cue ("not", "no", "不", "не", "sin") negates what follows it up to a scope boundary: a
+punctuation mark, a boundary word ("but", "但是", "но", "pero") or the lexicon's word limit. A cue
+after the words ("rattling: none", "异响也没有", "стука нет") negates them when it closes its clause.
+Phrases that look like a negation and are none ("not sure", "no problem", "won't stay lit") are
+skipped. Words that carry a negation of their own are read as said: in Russian and Spanish a
+second negative agrees with the first ("no enfría en ningún modo"). The words themselves live in the per-language lexicon (`lexicon`), not here.
+
+`negation_cue(text, start, end)` is the cue that negates the words `text[start:end]`, or None;
+`hedge_near(text, start, end)` the hedge that makes a value there unsure ("maybe 6", "3点左右").
+Both read every language's lexicon: a message may mix them.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .lexicon import Lexicon, lexicons
+
+_PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）]|(?<!\w)-(?!\w)|—")
+_WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+_AFTER_SCOPE = 3  # a cue after the words is close to them: "noise, none" is not "noise ... none at all"
+_HEDGE_BEFORE = 3  # words between a hedge and its value: "maybe around 6", "I think it was 6"
+_HEDGE_AFTER = 2  # "6-ish", "6 or so", "3点左右"
+
+
+def _segment_start(text: str, start: int) -> int:
+    """Where the clause holding `start` begins: just after the last punctuation mark before it."""
+    ends = [mark.end() for mark in _PUNCTUATION.finditer(text, 0, start)]
+    return ends[-1] if ends else 0
+
+
+def _segment_end(text: str, end: int) -> int:
+    found = _PUNCTUATION.search(text, end)
+    return found.start() if found is not None else len(text)
+
+
+def _distance(lex: Lexicon, between: str) -> int:
+    """How far apart two spots are, in the lexicon's unit: words, or characters for Chinese."""
+    if lex.spaced:
+        return len(_WORD.findall(between))
+    return len(re.sub(r"\s+", "", between))
+
+
+def _pseudo(lex: Lexicon, text: str, cue: re.Match[str], segment: tuple[int, int]) -> bool:
+    """Whether the cue is part of a phrase that only looks like a negation ("not sure", "没问题")."""
+    return any(p.start() <= cue.start() < p.end() for p in lex.pseudo_negation.finditer(text, *segment))
+
+
+def _cue_before(lex: Lexicon, text: str, start: int, end: int) -> re.Match[str] | None:
+    begin = _segment_start(text, start)
+    cues = [c for c in lex.negation_before.finditer(text, begin, start) if c.end() <= start]
+    for cue in reversed(cues):
+        if _pseudo(lex, text, cue, (begin, max(end, cue.end()))):
+            continue
+        between = text[cue.end():start]
+        if lex.boundary.search(between) or _distance(lex, between) > lex.scope:
+            return None  # the nearest real cue is out of reach; an earlier one is further still
+        return cue
+    return None
+
+
+def _cue_after(lex: Lexicon, text: str, end: int) -> re.Match[str] | None:
+    close = _segment_end(text, end)
+    for cue in lex.negation_after.finditer(text, end, close):
+        between = text[end:cue.start()]
+        rest = text[cue.end():close]
+        if lex.boundary.search(between) or _distance(lex, between) > _AFTER_SCOPE:
+            return None
+        if _pseudo(lex, text, cue, (end, close)) or (_distance(lex, rest) and not _only_fillers(lex, rest)):
+            continue  # a cue after the words negates them only when it closes the clause ("stuck, none")
+        return cue
+    return None
+
+
+def _only_fillers(lex: Lexicon, words: str) -> bool:
+    return not _WORD.findall(lex.fillers.sub(" ", words))
+
+
+def negation_cue(text: str, start: int, end: int) -> str | None:
+    """The words that negate `text[start:end]` ("no", "doesn't", "没", "не"), or None when nothing does."""
+    if any(lex.negation_before.search(text, start, end) for lex in lexicons()):
+        return None  # the words carry their own negation ("no cooling in any mode", "ни на газу ни от сети")
+    for lex in lexicons():
+        cue = _cue_before(lex, text, start, end) or _cue_after(lex, text, end)
+        if cue is not None:
+            return cue.group(0)
+    return None
+
+
+def negated(text: str, start: int, end: int) -> bool:
+    return negation_cue(text, start, end) is not None
+
+
+def hedge_near(text: str, start: int, end: int) -> str | None:
+    """The hedge that makes the value `text[start:end]` unsure ("maybe", "around", "-ish", "左右"), or None."""
+    begin, close = _segment_start(text, start), _segment_end(text, end)
+    for lex in lexicons():
+        for hedge in lex.hedges.finditer(text, begin, start):
+            if hedge.end() <= start and _distance(lex, text[hedge.end():start]) <= _HEDGE_BEFORE:
+                return hedge.group(0)
+        for hedge in lex.hedges.finditer(text, end, close):
+            if _distance(lex, text[end:hedge.start()]) <= _HEDGE_AFTER:
+                return hedge.group(0)
+    return None

@@ -1,0 +1,92 @@
+"""The negation and hedge scope reader (NegEx over the per-language lexicon), with no database."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.engine.evidence import match_evidence
+from conversations.engine.lexicon import LANGUAGES, lexicon
+from conversations.engine.negation import hedge_near, negation_cue
+
+
+def _cue(text: str, target: str) -> str | None:
+    start = text.index(target)
+    return negation_cue(text, start, start + len(target))
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    ("it starts and runs, no rattling", "rattling"),
+    ("the burner doesn't light", "light"),
+    ("горелка не горит", "горит"),
+    ("no enciende", "enciende"),
+    ("没有异响", "异响"),
+    ("异响也没有", "异响"),
+    ("стука нет", "стука"),
+    ("the fan runs but no air", "air"),
+    ("there is no smell of gas at all", "smell of gas"),
+    ("sin olor a gas", "olor a gas"),
+    ("not the fridge, the water heater", "fridge"),
+    ("I didn't park overnight", "overnight"),
+    ("I didn’t park overnight", "overnight"),
+    ("never smelled propane near it", "propane"),
+])
+def test_a_cue_negates_the_words_in_its_scope(text: str, target: str) -> None:
+    assert _cue(text, target) is not None
+
+
+@pytest.mark.parametrize(("text", "target"), [
+    ("it starts and runs, no rattling", "runs"),  # the cue comes after, in another clause
+    ("the burner won't stay lit", "lit"),  # looks like a negation, means it goes out
+    ("горит и гаснет", "гаснет"),
+    ("enciende pero se apaga", "apaga"),  # a boundary word ends the scope
+    ("冰箱没有制冷", "冰箱"),  # a cue after the words negates them only when it closes the clause
+    ("not the fridge, the water heater", "water heater"),
+    ("I'm not sure the fuse is blown", "fuse is blown"),  # unsure is no negation (a hedge)
+    ("no problem, the pump runs", "pump runs"),
+    ("the fan runs but no air", "fan runs"),
+    ("no, the burner lights fine", "burner lights"),  # "no," answers; it negates nothing after it
+    ("it never worked well but now it hums", "hums"),  # beyond the boundary word
+    ("la nevera no enfría en ningún modo", "en ningún modo"),  # negative concord: the words hold their own
+    ("холодильник не холодит ни на газу ни от сети", "ни на газу ни от сети"),
+])
+def test_words_out_of_a_cue_s_scope_are_read_as_said(text: str, target: str) -> None:
+    assert _cue(text, target) is None
+
+
+def test_the_scope_ends_after_the_lexicon_s_word_limit() -> None:
+    assert _cue("no, I mean there is a loud and quite annoying rattling", "rattling") is None
+    assert _cue("there was not any kind of rattling", "rattling") == "not"
+
+
+@pytest.mark.parametrize(("text", "value", "hedge"), [
+    ("maybe 6 or 7", "6", "maybe"),
+    ("around 3pm", "3pm", "around"),
+    ("3点左右", "3点", "左右"),
+    ("6-ish", "6", "ish"),
+    ("примерно 5 этажей", "5", "примерно"),
+    ("unos 5 pisos", "5", "unos"),
+    ("I think it was 6", "6", "I think"),
+])
+def test_a_hedge_near_a_value_makes_it_unsure(text: str, value: str, hedge: str) -> None:
+    start = text.index(value)
+    assert hedge_near(text, start, start + len(value)) == hedge
+
+
+def test_a_value_said_plainly_has_no_hedge() -> None:
+    assert hedge_near("it is 6, maybe the fuse", 6, 7) is None  # the hedge is about another clause
+
+
+def test_every_language_has_its_lexicon() -> None:
+    for language in LANGUAGES:
+        words = lexicon(language)
+        assert words.negation_before.search({"en": "not", "zh": "没", "ru": "не", "es": "no"}[language])
+
+
+def test_a_negated_observation_records_nothing() -> None:
+    from conversations.engine.config import EvidenceRule
+
+    rattle = EvidenceRule(id="rattle", label={"en": "Rattling"},
+                          patterns={"any": [r"rattl\w*", r"异响", r"стук\w*", r"traquete\w*"]})
+    for text in ("it starts and runs, no rattling", "没有异响", "стука нет", "sin traqueteo"):
+        assert match_evidence(text, [rattle], "en") == [], text
+    assert [m.rule_id for m in match_evidence("it runs but there's a rattling", [rattle], "en")] == ["rattle"]
