@@ -24,7 +24,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .engine.commands import CERTAIN, Command
+from .engine.certainty import CERTAIN
+from .engine.commands import Command
 
 CASES_DIR = Path(__file__).resolve().parent.parent / "tests" / "understanding"
 VERDICTS = ("right", "asked", "wrong", "missed")

@@ -20,6 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ._serde import FrozenDict, Serializable
+from .certainty import CERTAIN
 from .forms import without_own_unit
 from .slots import lookup_identifier
 
@@ -53,10 +54,6 @@ _EXCLUSIVE = (frozenset({"confirm", "deny"}), frozenset({"choose_option", "reque
 
 Lookup = Callable[..., Any]
 
-# How sure a reading is (contract 10): only a certain command changes data, prices a stay or runs a
-# tool without a word; a likely one is said back with the reading used; a guess is asked.
-CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
-CERTAINTIES = (CERTAIN, LIKELY, GUESS)
 
 
 @dataclass(frozen=True)
@@ -92,7 +89,7 @@ class Command(Serializable):
             shown.append(f"value={self.value[:60]}")
         if self.candidates:
             shown.append("candidates=" + "|".join(self.candidates))
-        return f"{self.kind}({', '.join(shown)})"
+        return f"{self.kind}({', '.join(shown)})" + ("" if self.certain else f" ~{self.certainty}")
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,9 @@ from ._text import (
     normalize_patterns,
 )
 from .catalog import say
+from .certainty import CERTAIN, LIKELY
 from .config import FormQuestionSpec, FormSpec
+from .negation import hedge_near
 from .plain_words import answer_shown
 from .state import (
     VALID,
@@ -75,7 +77,9 @@ class FormEvaluation(Serializable):
 
     accepted: bool
     value: str | None = None
-    reason: str | None = None  # no_choice_matched | no_number | no_yes_no | too_short | non_answer
+    reason: str | None = None  # no_choice_matched | no_number | no_yes_no | too_short | non_answer | unsure_number
+    certainty: str = CERTAIN  # likely: a hedged value ("about 950"), recorded and said back
+    candidates: tuple[str, ...] = ()  # unsure_number: the values it may be ("6 or 7"), asked which
 
 
 def _number_value(text: str) -> str | None:
@@ -98,6 +102,45 @@ def _number_value(text: str) -> str | None:
 
 
 _CN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万]+")
+# Two numbers offered as one answer: "6 or 7", "6-7", "6 to 7 people", "6 или 7", "6 o 7", "六七个", "六到七层"
+_TWO_NUMBERS = re.compile(
+    r"(?<![\d.,])(\d+(?:[.,]\d+)?)\s*(?:or|-|–|~|/|to|或者?|还是|到|至|или|либо|o|u|a)\s*(\d+(?:[.,]\d+)?)(?![\d.,:])"
+    r"|(?<![零〇一二两三四五六七八九十百千万])([一二两三四五六七八九])\s*(?:或者?|还是|到|至)?\s*([一二两三四五六七八九])(?![十百千万])",
+    re.IGNORECASE,
+)
+# Half of something counted whole: "two and a half storeys", "2.5 floors", "两层半", "два с половиной", "dos y medio"
+_HALF = re.compile(r"\band\s+a\s+half\b|½|半|с\s+половиной|полтора|y\s+medi[oa]\b", re.IGNORECASE)
+_WHOLE_UNITS = ("storeys", "persons")  # counted in whole numbers
+
+
+def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
+    """The numbers an answer hesitates between ("6 or 7" -> 6, 7; "two and a half storeys" -> 2, 3), or
+    None when it gives one number. Never stored as a fact: the person is asked which one."""
+    if (two := _TWO_NUMBERS.search(text)) is not None:
+        first, second = (two.group(1), two.group(2)) if two.group(1) else (str(_cn_value(two.group(3))), str(_cn_value(two.group(4))))
+        if first != second and _plain(first) < _plain(second):
+            return first, second
+    if _unit_key(unit) in _WHOLE_UNITS and (value := _number_value(text)) is not None:
+        number = _plain(value)
+        if _HALF.search(text) or not number.is_integer():
+            whole = int(number)
+            return str(whole), str(whole + 1)
+    return None
+
+
+def _plain(value: str) -> float:
+    try:
+        return float(value.replace(",", "."))
+    except ValueError:
+        return 0.0
+
+
+_ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九十百千万]+|(?<!\w)(?:" + "|".join(NUMBER_WORDS) + r")(?!\w)", re.IGNORECASE)
+
+
+def _hedged_number(text: str) -> bool:
+    """A number said with a hedge ("about 950", "maybe two", "3 or so", "2000左右")."""
+    return any(hedge_near(text, m.start(), m.end()) for m in _ANY_NUMBER.finditer(text))
 
 
 def _cn_value(token: str) -> int:
@@ -138,10 +181,14 @@ def evaluate_answer(
             return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
         if _counts_something_else(text, spec.unit):
             return FormEvaluation(False, reason="no_number")  # "two families will live there" is no number of storeys
-        value = _number_value(text) or _number_value(context)
+        said = text if _number_value(text) is not None else context
+        value = _number_value(said)
         if value is None:
             return FormEvaluation(False, reason="no_number")
-        return FormEvaluation(True, number_answer(value, spec.unit))
+        if (candidates := number_alternatives(said, spec.unit)) is not None:
+            return FormEvaluation(False, reason="unsure_number", candidates=candidates)
+        hedged = _hedged_number(said)
+        return FormEvaluation(True, number_answer(value, spec.unit), certainty=LIKELY if hedged else CERTAIN)
     if spec.answer_type == "yes_no":
         # a question's own ways of saying yes or no come first, in the plan's order ("straight to voicemail"
         # is yes to "have you tried to reach him?", "还没找他聊过" is no)

@@ -585,8 +585,9 @@ def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str)
     question's name, a yes or no as a sentence, an account acknowledged by its question's name or a thanks
     (never the person's message back)."""
     form = config.form
+    said_back = {c.question_id for c in outcome.unsure_commands}  # the form note said those, with how sure
     fresh = {a.question_id: a.answer for a in outcome.state.finalized_answers
-             if a.turn == outcome.turn_index and a.question_id != outcome.form_changed_question}
+             if a.turn == outcome.turn_index and a.question_id not in (outcome.form_changed_question, *said_back)}
     if form is None or not fresh:
         return []
     specs = [q for q in form.questions if q.id in fresh]

@@ -168,6 +168,7 @@ class ClarifyingThread(Serializable):
 
     question_id: str
     entries: tuple[ClarifyingQA, ...] = ()
+    candidates: tuple[str, ...] = ()  # the values put back to the person ("6 or 7: which?"), awaiting their word
 
     @property
     def open_entry(self) -> ClarifyingQA | None:

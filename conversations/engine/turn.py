@@ -163,6 +163,7 @@ class TurnOutcome(Serializable):
     notice: str | None = None  # said before the question (no procedure for that system, a switch, ...)
     action_requested: str | None = None  # the action the person asked for in this message
     actions_declined: tuple[str, ...] = ()  # the actions the person refused in this message
+    unsure_commands: tuple[Command, ...] = ()  # read, but not certain: said back or asked
     trace: tuple[str, ...] = ()
 
     @property
@@ -398,6 +399,7 @@ def _outcome(state: ContextState, work: TurnWork, config: ConversationConfig) ->
         notice=work.notice,
         action_requested=work.action_requested,
         actions_declined=work.actions_declined,
+        unsure_commands=tuple(work.unsure),
         trace=tuple(work.trace),
     )
 
@@ -442,8 +444,17 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         commands.append(Command("cancel"))
     if outcome.handoff_requested:
         commands.append(Command("human_handoff"))
+    commands = _with_unsure(commands, outcome.unsure_commands)
     if not commands and chitchat_kind(state.latest_user_text or ""):
         commands.append(Command("chitchat"))
     elif not commands and outcome.meaning == UNCLEAR_MEANING:
         commands.append(Command("cannot_handle"))
     return tuple(commands)
+
+
+def _with_unsure(commands: list[Command], unsure: Sequence[Command]) -> list[Command]:
+    """The reading with how sure it is: a command read without certainty stands in for its certain form."""
+    if not unsure:
+        return commands
+    targets = {(c.kind, c.slot, c.question_id) for c in unsure}
+    return [c for c in commands if (c.kind, c.slot, c.question_id) not in targets] + list(unsure)

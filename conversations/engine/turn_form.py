@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from ._serde import FrozenDict
-from ._text import asks_to_restart, chitchat_kind, defers_answer, is_vacuous, localize
+from ._text import asks_to_restart, chitchat_kind, defers_answer, first_match, is_vacuous, localize
 from .action_prefs import action_slot_types
 from .catalog import marked, say, say_in
+from .certainty import CERTAIN, GUESS
+from .commands import Command
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
+    YES_NO,
     FormEvaluation,
     answer_clarifying_question,
     answers_listing,
@@ -134,18 +138,23 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     given = _command_answer(work, spec)
     if given and spec.answer_type == "text" and is_vacuous(given):
         given = None  # a generator's "answer" of "whatever" / "随便" answers nothing
-    verdict = FormEvaluation(True, given) if given else evaluate_answer(work.text, spec, work.language, state.active_thread)
+    verdict = FormEvaluation(True, given) if given else (
+        _candidate_confirmed(state, work, spec) or evaluate_answer(work.text, spec, work.language, state.active_thread))
     if verdict.accepted:
         value = verdict.value or work.text
         if spec.answer_type == "text" and not given:
             value = _without_others(value, _other_raws(work, state, config, spec))
         state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form)
         work.form_answer_finalized = state.finalized(spec.id)
+        _say_back(work, spec, value, verdict.certainty)
         state = _fill_alongside(state, work, form)
         return _form_next(state, work, config, current_question(state, form))
+    if verdict.reason == "unsure_number":  # "6 or 7", "two and a half storeys": which one is asked, nothing stored
+        return _ask_which_number(state, work, spec, verdict.candidates)
     if (other := _answer_to_another(state, form, work, spec)) is not None:
         # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
-        state = finalize_answer(state, other[0], other[1], turn=work.turn, locale=work.language, form=form)
+        state = finalize_answer(state, other[0], other[1].value, turn=work.turn, locale=work.language, form=form)
+        _say_back(work, other[0], other[1].value, other[1].certainty)
         work.trace.append(f"answer for {other[0].id} given while {spec.id} was asked")
         state = _fill_alongside(state, work, form)
         return _form_next(state, work, config, spec)
@@ -176,6 +185,36 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         work.form_answer_finalized = state.finalized(spec.id)
         return _form_next(state, work, config, current_question(state, form))
     return _form_reask(state, work, config, spec)
+
+
+def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str) -> None:
+    """An answer recorded as said but not certain ("about 950 sq ft"): said back, so the person can change it."""
+    if certainty == CERTAIN:
+        return
+    work.unsure.append(Command("answer", question_id=spec.id, value=value, certainty=certainty, words=work.text))
+    work.form_note = say(work.language, "I've put {value}; you weren't sure, so tell me if it should be different.",
+                         value=answer_shown(spec, value, work.language))
+
+
+def _candidate_confirmed(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> FormEvaluation | None:
+    """A yes to the one value put back to the person ("shall I put 3?" "yes"): that value, now certain."""
+    thread = state.active_thread
+    if thread is None or thread.question_id != spec.id or len(thread.candidates) != 1:
+        return None
+    if first_match(work.text, YES_NO["yes"], work.language) is None or first_match(work.text, YES_NO["no"], work.language):
+        return None
+    return FormEvaluation(True, number_answer(thread.candidates[0], spec.unit) if spec.answer_type == "number" else thread.candidates[0])
+
+
+def _ask_which_number(state: ContextState, work: TurnWork, spec: FormQuestionSpec, candidates: tuple[str, ...]) -> ContextState:
+    """Put the values an answer hesitates between back to the person ("6 or 7 people: which shall I put?")."""
+    lang = work.language
+    shown = [answer_shown(spec, number_answer(c, spec.unit), lang) for c in candidates]
+    work.unsure.append(Command("answer", question_id=spec.id, value=candidates[0], candidates=candidates,
+                               certainty=GUESS, words=work.text))
+    _ask_clarifying(work, spec, say(lang, "{first} or {second}: which shall I put?", first=shown[0], second=shown[-1]))
+    thread = state.active_thread
+    return state.evolve(active_thread=replace(thread, candidates=candidates)) if thread is not None else state
 
 
 def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, work: TurnWork) -> str | None:
@@ -314,7 +353,7 @@ def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
     return " ".join(part for part in (say(language, "I still can't take that as the answer."), question, hint, way_out) if part)
 
 
-def _answer_to_another(state: ContextState, form: FormSpec, work: TurnWork, asked: FormQuestionSpec) -> tuple[FormQuestionSpec, str] | None:
+def _answer_to_another(state: ContextState, form: FormSpec, work: TurnWork, asked: FormQuestionSpec) -> tuple[FormQuestionSpec, FormEvaluation] | None:
     """A number the message gives in the unit of another question not answered yet, when it does not
     answer the one asked: that question's answer."""
     for spec in form.questions:
@@ -323,7 +362,7 @@ def _answer_to_another(state: ContextState, form: FormSpec, work: TurnWork, aske
         if asked.unit != spec.unit and mentions_unit(work.text, spec.unit):
             verdict = evaluate_answer(work.text, spec, work.language)
             if verdict.accepted and verdict.value:
-                return spec, verdict.value
+                return spec, verdict
     return None
 
 

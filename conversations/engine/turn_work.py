@@ -160,6 +160,8 @@ class TurnWork:
     action_requested: str | None = None
     actions_declined: tuple[str, ...] = ()
     form_note: str | None = None  # a word about the form to say before the rest ("nothing changed")
+    # what was read without being sure (contract 10): said back (likely) or asked (guess), never stored silently
+    unsure: list[Command] = field(default_factory=list)
 
     def command(self, *kinds: str) -> Command | None:
         """The first given command of one of these kinds."""

@@ -90,3 +90,27 @@ def test_a_negated_observation_records_nothing() -> None:
     for text in ("it starts and runs, no rattling", "没有异响", "стука нет", "sin traqueteo"):
         assert match_evidence(text, [rattle], "en") == [], text
     assert [m.rule_id for m in match_evidence("it runs but there's a rattling", [rattle], "en")] == ["rattle"]
+
+
+# -- a number that is not sure is asked or said back, never stored silently ---------------------------
+@pytest.mark.parametrize(("text", "unit", "candidates"), [
+    ("maybe 6 or 7", "persons", ("6", "7")),
+    ("6-7 people", "persons", ("6", "7")),
+    ("六七个人", "persons", ("6", "7")),
+    ("六到七层", "storeys", ("6", "7")),
+    ("two and a half storeys", "storeys", ("2", "3")),
+    ("2.5 floors", "storeys", ("2", "3")),
+    ("两层半", "storeys", ("2", "3")),
+    ("5 или 6 этажей", "storeys", ("5", "6")),
+])
+def test_an_answer_between_two_numbers_names_both(text: str, unit: str, candidates: tuple[str, ...]) -> None:
+    from conversations.engine.forms import number_alternatives
+
+    assert number_alternatives(text, unit) == candidates
+
+
+@pytest.mark.parametrize(("text", "unit"), [("1,450 sq ft", "sq ft"), ("3", "storeys"), ("1.5", "sq ft"), ("12 people", "persons")])
+def test_one_number_is_one_answer(text: str, unit: str) -> None:
+    from conversations.engine.forms import number_alternatives
+
+    assert number_alternatives(text, unit) is None
