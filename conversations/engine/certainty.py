@@ -8,3 +8,72 @@
 
 CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
 CERTAINTIES = (CERTAIN, LIKELY, GUESS)
+
+
+# -- how sure a value read from the words is -------------------------------------------------------
+import re  # noqa: E402  (the constants above are imported by modules this section does not need)
+
+from .negation import hedge_near  # noqa: E402
+from .timeparse import names_period, says_clock  # noqa: E402
+
+_DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?|周[一二三四五六日天]|星期[一二三四五六日天]|" \
+       r"понедельник\w*|вторник\w*|сред[ауы]|четверг\w*|пятниц[ауы]|суббот[ауы]|воскресень[ея]|" \
+       r"lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo"
+_WHEN = rf"(?:\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm))?|{_DAY})"
+# Two times or days offered as one ("6 or 7", "monday or tuesday", "周一还是周二", "六七点", "в 6 или 7")
+_ALTERNATIVE_WHEN = re.compile(
+    rf"(?<![\w:]){_WHEN}\s*(?:,\s*)?(?:or(?:\s+maybe)?|或者?|还是|или|либо|o|u)\s*(?:maybe\s+|perhaps\s+|可能\s*)?{_WHEN}(?![\w:])"
+    r"|(?<![十一二三四五六七八九])([一二三四五六七八九])(?!\1)[一二三四五六七八九][点點]",
+    re.IGNORECASE,
+)
+# A part of the day with no hour ("late afternoon", "傍晚", "вечером", "por la tarde")
+_PART_OF_DAY = re.compile(
+    r"\b(?:(?:early|late|mid)[\s-]*)?(?:morning|afternoon|evening|night|lunch\s*time|after\s+work|after\s+lunch)\b|"
+    r"凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|午后|"
+    r"(?<!\w)(?:утром|днём|днем|вечером|ночью)(?!\w)|por\s+la\s+(?:ma[ñn]ana|tarde|noche)",
+    re.IGNORECASE,
+)
+_HOUR_SAID = re.compile(r"(?<![\d:])(\d{1,2})(?=\s*(?:[:：]\d{2}|[点點时時]|o'?clock|h\b)|(?![\d:.,]))")
+_ZH_HOUR = re.compile(r"([一二两三四五六七八九十]{1,3})[点點]")
+_LONGEST_STAY_MINUTES = 60 * 24 * 60  # a stay, a call or a slot of more than 60 days is more likely a joke or a slip
+
+
+def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str | None]:
+    """How sure a time read from `raw` (in the message `text`) is, and why when it is not certain.
+
+    guess: two times or days offered ("6 or 7"), a part of the day with no hour ("late afternoon"), a
+    duration past any stay; likely: a hedge on it ("around 3"), or hours that could be either half of
+    the day with no word saying which ("from 3 to 6:15")."""
+    at = text.find(raw) if raw else -1
+    start, end = (at, at + len(raw)) if at >= 0 else (0, len(text))
+    if kind == "duration_minutes":
+        try:
+            long = float(value) > _LONGEST_STAY_MINUTES
+        except ValueError:
+            long = False
+        return (GUESS, "implausible") if long else (CERTAIN, None)
+    if _ALTERNATIVE_WHEN.search(text):
+        return GUESS, "alternatives"
+    if kind in ("at_time", "until_time", "clock_time") and not says_clock(text) and _PART_OF_DAY.search(text) \
+            and not _HOUR_SAID.search(text) and not _ZH_HOUR.search(text):
+        return GUESS, "part_of_day"
+    if hedge_near(text, start, end):
+        return LIKELY, "hedged"
+    if kind in ("at_time", "until_time", "clock_time") and not names_period(text) and _either_half(raw or text):
+        return LIKELY, "half_of_day"
+    return CERTAIN, None
+
+
+def _either_half(words: str) -> bool:
+    """Hours said that fit the morning and the afternoon alike: 1 to 11, no 24-hour clock past noon."""
+    hours = [int(h) for h in _HOUR_SAID.findall(words)] + [_zh_hour(h) for h in _ZH_HOUR.findall(words)]
+    return bool(hours) and all(1 <= h <= 11 for h in hours)
+
+
+def _zh_hour(token: str) -> int:
+    digits = "一二三四五六七八九"
+    if token in ("十",):
+        return 10
+    if token.startswith("十"):
+        return 10 + digits.index(token[1]) + 1 if len(token) > 1 and token[1] in digits else 10
+    return digits.index(token[0]) + 1 if token[0] in digits else (2 if token[0] == "两" else 0)

@@ -164,6 +164,7 @@ class TurnOutcome(Serializable):
     action_requested: str | None = None  # the action the person asked for in this message
     actions_declined: tuple[str, ...] = ()  # the actions the person refused in this message
     unsure_commands: tuple[Command, ...] = ()  # read, but not certain: said back or asked
+    system_chosen: str | None = None  # the diagnostic's system the message named
     trace: tuple[str, ...] = ()
 
     @property
@@ -216,7 +217,10 @@ def advance_context(
     state = resolve_intent(state, work, config)
     state = track_topic(state, work, config)
     if config.diagnostic_enabled:
+        system_before = state.primary_system
         state = diagnose(state, work, config)
+        if system_before is None and state.primary_system is not None:  # (a switch is read by its own stage)
+            work.system_chosen = state.primary_system
     if config.form is not None:
         state = fill_form(state, work, config)
     state = clarify_slots(state, work, config)
@@ -400,6 +404,7 @@ def _outcome(state: ContextState, work: TurnWork, config: ConversationConfig) ->
         action_requested=work.action_requested,
         actions_declined=work.actions_declined,
         unsure_commands=tuple(work.unsure),
+        system_chosen=work.system_chosen,
         trace=tuple(work.trace),
     )
 
@@ -426,8 +431,12 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     if outcome.side_question is not None:
         kind = {"locate": "locate", "explain": "explain", "howto": "howto"}.get(outcome.side_question.submode, "knowledge")
         commands.append(Command("side_question", side_kind=kind, topic=outcome.side_question.topic))
+    if outcome.system_chosen:
+        commands.append(Command("answer", question_id="system", value=outcome.system_chosen))
     if outcome.facts_added or (outcome.meaning == EVIDENCE and outcome.reply_action != "no_procedure"):
-        commands.append(Command("report_evidence", text=", ".join(outcome.facts_added) or state.latest_user_text))
+        added = set(outcome.facts_added)  # said by what they are (the plan's evidence ids), not by their numbers
+        keys = [f.key for f in state.facts if f.id in added]
+        commands.append(Command("report_evidence", text=", ".join(keys) or state.latest_user_text))
     if outcome.meaning == CONFIRM:
         commands.append(Command("confirm"))
     if outcome.action_requested:

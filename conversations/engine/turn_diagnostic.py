@@ -525,9 +525,18 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     before = state
     if state.isolation_complete and work.meaning in (ANSWER, CONFIRM, EVIDENCE) and _DISPUTES.search(work.text):
         work.meaning = DISPUTE_MEANING  # "no way, it's not a fuel problem": the conclusion is disputed
-    reported = " ".join(c.text for c in work.commands if c.kind == "report_evidence" and c.text)
+    by_id = {rule.id: rule for rule in rules}
+    reports = [c.text for c in work.commands if c.kind == "report_evidence" and c.text]
+    # a generator may name the plan's evidence by its id ("fridge_no_spark"), as it names slots; else it reports words
+    ids = [[t.strip() for t in text.split(",")] for text in reports]
+    named = [by_id[i] for listed in ids if all(i in by_id for i in listed) for i in listed]
+    reported = " ".join(text for text, listed in zip(reports, ids, strict=True) if not all(i in by_id for i in listed))
     matches = (list(work.evidence_seen) if work.evidence_seen is not None and not reported
                else match_evidence(f"{work.text}\n{reported}" if reported else work.text, rules, work.language, work.language))
+    if named:  # in the order the generator gave them, with the value the words gave when they read it too
+        read = {m.rule_id: m for m in matches}
+        matches = [read.get(r.id) or EvidenceMatch(r.id, r.type, localize(r.label, work.language), work.text.strip()[:80])
+                   for r in named] + [m for m in matches if m.rule_id not in {r.id for r in named}]
     # a bare yes / no, or one opening a message that volunteers more, answers the check in progress
     said = (_yes_no_evidence(state, work, config) if not matches and not work.deferred
             else _leading_yes_no(state, work, config, matches) if matches else None)

@@ -162,6 +162,7 @@ class TurnWork:
     form_note: str | None = None  # a word about the form to say before the rest ("nothing changed")
     # what was read without being sure (contract 10): said back (likely) or asked (guess), never stored silently
     unsure: list[Command] = field(default_factory=list)
+    system_chosen: str | None = None  # the diagnostic's system this message named (or switched to)
 
     def command(self, *kinds: str) -> Command | None:
         """The first given command of one of these kinds."""
