@@ -28,7 +28,7 @@ _ALTERNATIVE_WHEN = re.compile(
 )
 # A part of the day with no hour ("late afternoon", "傍晚", "вечером", "por la tarde")
 _PART_OF_DAY = re.compile(
-    r"\b(?:(?:early|late|mid)[\s-]*)?(?:morning|afternoon|evening|night|lunch\s*time|after\s+work|after\s+lunch)\b|"
+    r"\b(?:(?:early|late|mid)[\s-]+)?(?:morning|afternoon|evening|night|lunch\s*time|after\s+work|after\s+lunch)\b|"
     r"凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|午后|"
     r"(?<!\w)(?:утром|днём|днем|вечером|ночью)(?!\w)|por\s+la\s+(?:ma[ñn]ana|tarde|noche)",
     re.IGNORECASE,
@@ -41,11 +41,13 @@ _LONGEST_STAY_MINUTES = 60 * 24 * 60  # a stay, a call or a slot of more than 60
 def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str | None]:
     """How sure a time read from `raw` (in the message `text`) is, and why when it is not certain.
 
-    guess: two times or days offered ("6 or 7"), a part of the day with no hour ("late afternoon"), a
-    duration past any stay; likely: a hedge on it ("around 3"), or hours that could be either half of
-    the day with no word saying which ("from 3 to 6:15")."""
+    guess: two times or days offered ("6 or 7"), a call's time said as a part of the day ("late in the
+    afternoon"), a duration past any stay; likely: a hedge on it ("around 3"), a stay's time said as a part
+    of the day (priced at the period's usual hour), or hours that could be either half of the day with no
+    word saying which ("from 3 to 6:15")."""
     at = text.find(raw) if raw else -1
     start, end = (at, at + len(raw)) if at >= 0 else (0, len(text))
+    words = raw if at >= 0 else text  # an extractor may give its words normalised ("15:00" for "3"): then the message's
     if kind == "duration_minutes":
         try:
             long = float(value) > _LONGEST_STAY_MINUTES
@@ -56,10 +58,11 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
         return GUESS, "alternatives"
     if kind in ("at_time", "until_time", "clock_time") and not says_clock(text) and _PART_OF_DAY.search(text) \
             and not _HOUR_SAID.search(text) and not _ZH_HOUR.search(text):
-        return GUESS, "part_of_day"
+        # a stay priced "in the morning" takes the period's usual hour, said back; a call's time is asked
+        return (GUESS if kind == "clock_time" else LIKELY), "part_of_day"
     if hedge_near(text, start, end):
         return LIKELY, "hedged"
-    if kind in ("at_time", "until_time", "clock_time") and not names_period(text) and _either_half(raw or text):
+    if kind in ("at_time", "until_time", "clock_time") and not names_period(text) and _either_half(words):
         return LIKELY, "half_of_day"
     return CERTAIN, None
 

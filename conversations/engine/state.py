@@ -240,6 +240,8 @@ class ContextState(Serializable):
     archived_threads: tuple[ClarifyingThread, ...] = ()
     finalized_answers: tuple[FinalizedAnswer, ...] = ()
     latest_user_text: str | None = None
+    # the words of a time asked back ("tomorrow afternoon": what time?), read with the answer ("5pm") next turn
+    time_asked_about: str | None = None
     form_editing: str | None = None  # changing a final answer: "?" (asked which one) or its question id
 
     # -- small read helpers ------------------------------------------------------------

@@ -465,5 +465,6 @@ def _with_unsure(commands: list[Command], unsure: Sequence[Command]) -> list[Com
     """The reading with how sure it is: a command read without certainty stands in for its certain form."""
     if not unsure:
         return commands
-    targets = {(c.kind, c.slot, c.question_id) for c in unsure}
-    return [c for c in commands if (c.kind, c.slot, c.question_id) not in targets] + list(unsure)
+    kinds = {(c.slot, c.question_id): c.kind for c in commands if c.slot or c.question_id}
+    return [c for c in commands if (c.slot, c.question_id) not in {(u.slot, u.question_id) for u in unsure}] + [
+        replace(u, kind=kinds.get((u.slot, u.question_id), u.kind)) for u in unsure]

@@ -22,6 +22,9 @@ from ._text import (
     localize,
 )
 from .ask_then_act import update_situation
+from .catalog import say
+from .certainty import CERTAIN, GUESS, LIKELY, time_certainty
+from .commands import Command
 from .config import ConversationConfig
 from .estimate import REPORT_PATTERNS, estimate_request
 from .fee_questions import amounts_said, asks_amount_right, names_other_one, says_start
@@ -54,6 +57,7 @@ from .slots import (
     validate_slots,
 )
 from .state import EST_NONE, UNVERIFIED, ContextState
+from .timeparse import says_clock
 from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
 from .turn_work import (
     ANSWER,
@@ -276,6 +280,7 @@ def fill_slots(
     entry = _aware(known_entry.value) if known_entry is not None else None
     ctx = ExtractContext(now=now, timezone=timezone, language=work.language, entry=entry, end=_stay_end(state, entry))
     found = extract_slots(work.text, [config.slot_spec(n) for n in names], ctx)
+    found.update(_time_completed(state, work, config, names, ctx, found))
     if work.meaning in (SIDE_QUESTION, QUESTION_MEANING):  # "what do you mean by constraints?" states no constraints
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor != "text"}
     for name, candidates in state.slot_candidates.items():
@@ -304,6 +309,8 @@ def fill_slots(
     _drop_pieces_of_identifiers(work, found, _identifier_spans(work.text, found, config), config, whole=False)
     _one_token_two_things(state, work, config, found, lookups or {})
     state = _the_other_one(state, work, config, found)
+    asked_about = _judge_certainty(work, config, found)
+    state = state.evolve(time_asked_about=asked_about)
     end_kept = _keep_stay_length(state, found, work.text)
     merged, changed = merge_slots(state.slots, found, work.turn)
     if end_kept:  # the end said before is the end of the stay with this start, as if said with it
@@ -315,6 +322,65 @@ def fill_slots(
     if changed:
         work.trace.append("slots changed: " + ", ".join(changed))
     return state.evolve(slots=merged)
+
+
+_TIME_KINDS = ("at_time", "until_time", "clock_time", "duration_minutes")
+
+
+def _time_completed(state: ContextState, work: TurnWork, config: ConversationConfig, names: Iterable[str],
+                    ctx: ExtractContext, found: dict[str, Extraction]) -> dict[str, Extraction]:
+    """The answer to a time asked back ("tomorrow afternoon": what time? "5pm"), read with the words asked about."""
+    words = state.time_asked_about
+    if not words or not says_clock(work.text):
+        return {}
+    said = f"{words} {work.text}"
+    times = [config.slot_spec(n) for n in names if config.slot_spec(n).extractor in _TIME_KINDS]
+    return dict(extract_slots(said, times, ctx))
+
+
+def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> str | None:
+    """A time read without certainty is never stored silently (contract 10): a guess ("late afternoon", "6 or
+    7") is left out and asked (its words returned, to read the answer with); a likely reading ("from 3 to 6:15",
+    "around 3") is used and said back."""
+    commanded = {c.slot for c in work.commands if c.kind in ("set_slot", "correct_slot")}
+    guessed: list[str] = []
+    for name, extraction in list(found.items()):
+        kind = config.slot_spec(name).extractor
+        if kind not in _TIME_KINDS or name in commanded or extraction.raw == "reference":
+            continue
+        certainty, why = time_certainty(work.text, extraction.raw, kind, extraction.value)
+        if certainty == CERTAIN:
+            continue
+        work.unsure.append(Command("set_slot", slot=name, value=extraction.value, certainty=certainty, words=extraction.raw))
+        work.trace.append(f"slot {name} read as {certainty} ({why}): {extraction.value}")
+        if certainty == GUESS:
+            del found[name]
+            guessed.append(extraction.raw)
+    lang = work.language
+    if guessed:  # asked now; the other stages may still put their own question after it
+        work.ask(say(lang, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=guessed[0]), "slot")
+        return _words_of(work.text, guessed[0])
+    likely = [c for c in work.unsure if c.certainty == LIKELY and c.slot in found and c.slot in ("at_time", "until_time")]
+    if likely:
+        times = "–".join(_hhmm(c.value or "") for c in likely)
+        _add_notice(work, say(lang, "I've taken the time as {times}; tell me if you meant another.", times=times))
+    return None
+
+
+def _words_of(text: str, raw: str) -> str:
+    """The words to read an answer with: the extractor's own words when the message has them, else the message."""
+    return raw if raw in text else text[:200]
+
+
+def _hhmm(iso: str) -> str:
+    try:
+        return datetime.fromisoformat(iso).strftime("%H:%M")
+    except ValueError:
+        return iso
+
+
+def _add_notice(work: TurnWork, text: str) -> None:
+    work.notice = f"{work.notice} {text}" if work.notice else text
 
 
 # Identifiers are read whole: a lot code, a city or a name inside one ("SZ-2026" in the order
