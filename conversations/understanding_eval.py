@@ -20,7 +20,7 @@ import json
 import re
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -155,8 +155,26 @@ def run_case(case: Mapping[str, Any], user) -> tuple[Judgement, tuple[Command, .
     result = None
     for text in (*case.get("before", ()), case["message"]):
         result = services.conversation_turn(user=user, conversation_id=conversation.pk, text=text)
-    produced = commands_understood(result.outcome)
+    produced = _as_answers(commands_understood(result.outcome), _question_slots(conversation))
     return judge(case.get("reading", ()), case.get("not", ()), produced), produced
+
+
+def _question_slots(conversation) -> dict[str, str]:  # noqa: ANN001
+    """slot -> the form question it backs (a fact kept for a question not asked yet is its answer)."""
+    from workflows.selectors import plan_by_id
+
+    from .selectors import conversation_config
+
+    form = conversation_config(plan_by_id(conversation.run.plan_id)).form
+    return {q.slot: q.id for q in form.questions if q.slot} if form is not None else {}
+
+
+def _as_answers(commands: Sequence[Command], questions: Mapping[str, str]) -> tuple[Command, ...]:
+    """The reading with a slot that backs a form question also said as that question's answer."""
+    extra = [replace(c, kind="answer", slot=None, question_id=questions[c.slot]) for c in commands
+             if c.kind in ("set_slot", "correct_slot") and c.slot in questions
+             and not any(a.kind == "answer" and a.question_id == questions[c.slot] for a in commands)]
+    return (*commands, *extra)
 
 
 def evaluate(cases: Sequence[Mapping[str, Any]], user) -> EvalReport:  # noqa: ANN001

@@ -31,7 +31,7 @@ from ._text import (
 )
 from .config import EvidenceRule, HypothesisSpec
 from .intents import DISPUTE, NEW_EVIDENCE
-from .negation import negated
+from .negation import hedge_near, negated
 from .state import (
     ACTIVE,
     CONFIRMED,
@@ -83,6 +83,7 @@ class EvidenceMatch(Serializable):
     type: str
     value: str
     raw: str
+    hedge: str | None = None  # "I think", "可能", "наверное": the person is not sure of it (never recorded as sure)
 
 
 @dataclass(frozen=True)
@@ -117,7 +118,8 @@ def match_evidence(
             hit = first_match(clause, rule.patterns, language)
             if hit is None or first_match(clause, rule.unless, language) or negated(clause, hit[2].start(), hit[2].end()):
                 continue  # a negated observation is never recorded as its positive ("no rattling", "не горит")
-            found[rule.id] = _evidence_match(rule, hit[2], locale)
+            found[rule.id] = replace(_evidence_match(rule, hit[2], locale),
+                                     hedge=hedge_near(clause, hit[2].start(), hit[2].end(), approximate=False))
             spans[rule.id] = (index, hit[2].start(), hit[2].end())
     # "stopped cooling on propane" holds "cooling on propane": a reading inside the words of one it
     # excludes is a piece of that one, not a second thing said

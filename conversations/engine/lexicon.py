@@ -2,10 +2,11 @@
 
 One file per language holds the negation cues (before and after what they negate), the phrases
 that look like a negation and are none ("not sure", "no problem", "won't stay lit"), the words
-and punctuation that end a negation's scope, hedges, correction markers, fillers and the words
-that join two alternatives. A new language or a new cue is a data change, not a pattern patch.
+and punctuation that end a negation's scope, hedges (doubt) and approximators (a rough value),
+correction markers, fillers and the words that join two alternatives. A new language or a new
+cue is a data change, not a pattern patch.
 
-`negation_scope` and `hedge_near` (module `negation`) are what reads them.
+`negation_cue` and `hedge_near` (module `negation`) are what reads them.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ class Lexicon:
     negation_after: re.Pattern[str]
     pseudo_negation: re.Pattern[str]
     boundary: re.Pattern[str]
-    hedges: re.Pattern[str]
+    hedges: re.Pattern[str]  # doubt: "maybe", "I think", "可能", "наверное", "quizás"
+    approximators: re.Pattern[str]  # a rough value, no doubt about what: "about", "左右", "примерно", "unos"
     corrections: re.Pattern[str]
     fillers: re.Pattern[str]
     alternatives: re.Pattern[str]
@@ -69,6 +71,7 @@ def lexicon(language: str) -> Lexicon:
         pseudo_negation=compiled(negation["pseudo"]),
         boundary=compiled(negation["boundary"]),
         hedges=compiled(data["hedges"]),
+        approximators=compiled(data["approximators"]),
         corrections=compiled(data["corrections"]),
         fillers=compiled(data["fillers"]),
         alternatives=compiled(data["alternatives"]),

@@ -93,14 +93,16 @@ def negated(text: str, start: int, end: int) -> bool:
     return negation_cue(text, start, end) is not None
 
 
-def hedge_near(text: str, start: int, end: int) -> str | None:
-    """The hedge that makes the value `text[start:end]` unsure ("maybe", "around", "-ish", "左右"), or None."""
+def hedge_near(text: str, start: int, end: int, *, approximate: bool = True) -> str | None:
+    """The hedge that makes `text[start:end]` unsure ("maybe", "I think", "可能"), or None; with `approximate`,
+    also a word that makes a value rough ("around", "-ish", "左右"): an observation said "about 20 mV" is sure."""
     begin, close = _segment_start(text, start), _segment_end(text, end)
     for lex in lexicons():
-        for hedge in lex.hedges.finditer(text, begin, start):
-            if hedge.end() <= start and _distance(lex, text[hedge.end():start]) <= _HEDGE_BEFORE:
-                return hedge.group(0)
-        for hedge in lex.hedges.finditer(text, end, close):
-            if _distance(lex, text[end:hedge.start()]) <= _HEDGE_AFTER:
-                return hedge.group(0)
+        for words in (lex.hedges, lex.approximators) if approximate else (lex.hedges,):
+            for hedge in words.finditer(text, begin, start):
+                if hedge.end() <= start and _distance(lex, text[hedge.end():start]) <= _HEDGE_BEFORE:
+                    return hedge.group(0)
+            for hedge in words.finditer(text, end, close):
+                if _distance(lex, text[end:hedge.start()]) <= _HEDGE_AFTER:
+                    return hedge.group(0)
     return None

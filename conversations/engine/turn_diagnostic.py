@@ -18,6 +18,8 @@ from ._text import (
     localize,
 )
 from .catalog import marked, say, say_in
+from .certainty import GUESS
+from .commands import Command
 from .config import ConversationConfig, ProcedureSpec
 from .estimate import (
     confirm_estimate,
@@ -514,6 +516,21 @@ def _reading_notice(work: TurnWork, asked_before: int, guard_repeats: int) -> st
     return text
 
 
+def _unsure_aside(work: TurnWork, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
+    """An observation the person is not sure of ("I think it clicks", "可能是保险丝烧了") is never recorded as a
+    finding: it is said back and the check stays open until they have looked (contract 10)."""
+    unsure = [m for m in matches if m.hedge]
+    if not unsure:
+        return matches
+    for match in unsure:
+        work.unsure.append(Command("report_evidence", text=match.rule_id, certainty=GUESS, words=match.raw))
+    work.deferred = True
+    found = say_in(work.language, "list", ", ").join(f"“{m.value}”" for m in unsure)
+    note = say(work.language, "You weren't sure of {found}, so I haven't noted it; tell me once you've checked.", found=found)
+    work.notice = f"{work.notice} {note}" if work.notice else note
+    return [m for m in matches if not m.hedge]
+
+
 def diagnostic_mode(config: ConversationConfig) -> str:
     return "diagnostic" if "diagnostic" in config.modes.enabled else config.modes.initial
 
@@ -543,6 +560,7 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if said:
         rule = next(r for r in rules if r.id == said)
         matches = [EvidenceMatch(rule.id, rule.type, localize(rule.label, work.language), work.text.strip()[:80]), *matches]
+    matches = _unsure_aside(work, matches)
     if matches:
         work.deferred = False  # "not sure, but it reads 0 V": the reading counts
     matches = _own_reading(state, work, config, matches)
