@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from .negation import negated
+from .negation import negated, opens_a_request
 
 LANGUAGES = ("en", "ru", "es", "zh")
 DEFAULT_LOCALE = "en"
@@ -274,10 +274,19 @@ _CANCEL = re.compile(
 _NO_NEED = re.compile(r"\b(?:don'?t|do\s+not|no\s+need|never)\b|不用|不需要|不要|не\s+надо|не\s+нужно|no\s+hace\s+falta|no\s+quiero", re.IGNORECASE)
 
 
+# "someone in HR", "somebody from payroll": a third party of the person's own, not the concierge's staff
+_THIRD_PARTY = re.compile(r"^\s+(?:in|from|at|on|of)\s+(?:the\s+|our\s+|my\s+)?[^\W\d_]", re.IGNORECASE)
+
+
 def asks_for_human(text: str) -> bool:
-    """The person asks for a human being ("talk to a person", "转人工"), not negated ("no need for a human")."""
+    """The person asks for a human being ("talk to a person", "转人工"), not negated ("no need for a human"),
+    not told of ("a customer asked to speak to a manager"), not a third party ("someone in HR")."""
     match = _HUMAN.search(text)
     if match is None or negated_at(text, match.start(), match.end()):
+        return False
+    lead = re.split(r"[,，;；.!?。！？]", text[:match.start()])[-1]
+    third_party = re.search(r"(?:some|any)\s*(?:one|body)$", match.group(0), re.IGNORECASE) and _THIRD_PARTY.match(text[match.end():])
+    if not _CJK.search(match.group(0)) and (not opens_a_request(lead) or third_party):
         return False
     return not _NO_NEED.search(text[max(0, match.start() - 24):match.start()])
 

@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from ._text import localize
 from .catalog import say, say_in, say_n
+from .certainty import CERTAIN, GUESS, time_certainty, unsure_words
+from .commands import Command
 from .config import ActionSpec, ConversationConfig
 from .plain_words import upper_first
 from .state import VALID, ContextState, SlotValue, with_key
@@ -278,6 +280,7 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
         moved = old + timedelta(days=new.weekday() - old.weekday())
         if moved >= now.astimezone(ZoneInfo(timezone)).date():  # never into the past ("Monday" after a Thursday)
             request = ActionRequest(request.wanted, request.declined, moved.isoformat(), request.at)
+    request = _sure_time(request, work)
     changed, corrected = list(work.slots_changed), list(work.slots_corrected)
     for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at), (CALL_MINUTES, request.minutes),
                         (EMPLOYEE_EMAIL, request.address)):
@@ -291,6 +294,23 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
             corrected.append(name)
     work.slots_changed, work.slots_corrected = tuple(changed), tuple(corrected)
     return state.evolve(slots=slots, preferred_action=preferred, declined_actions=declined)
+
+
+def _sure_time(request: ActionRequest, work: TurnWork) -> ActionRequest:
+    """A call's time read from words that do not say it surely ("late in the afternoon", "3 or 4", "at 3am") is
+    never put in the invitation: it is asked (contract 10). A time the generator gave stands as given."""
+    if any(c.slot == CALL_TIME for c in work.commands) or not (request.day or request.at):
+        return request
+    certainty, why = time_certainty(work.text, "", "clock_time", request.at or "")
+    if certainty == CERTAIN:
+        return request
+    work.unsure.append(Command("set_slot", slot=CALL_TIME, value=request.at or "", certainty=certainty, words=work.text))
+    work.trace.append(f"call time read as {certainty} ({why}): {request.at}")
+    if certainty != GUESS:
+        return request  # said back in the line that repeats the call's day and time
+    words = unsure_words(work.text, why) or request.at
+    work.ask(say(work.language, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=words), "slot")
+    return replace(request, at=None)
 
 
 def _on_weekday(lang: str, weekday: int) -> str:

@@ -22,19 +22,20 @@ _DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?|周[一
 _WHEN = rf"(?:\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm))?|{_DAY})"
 # Two times or days offered as one ("6 or 7", "monday or tuesday", "周一还是周二", "六七点", "в 6 или 7")
 _ALTERNATIVE_WHEN = re.compile(
-    rf"(?<![\w:]){_WHEN}\s*(?:,\s*)?(?:or(?:\s+maybe)?|或者?|还是|или|либо|o|u)\s*(?:maybe\s+|perhaps\s+|可能\s*)?{_WHEN}(?![\w:])"
+    rf"(?<![A-Za-z0-9:]){_WHEN}\s*(?:,\s*)?(?:or(?:\s+maybe)?|或者?|还是|или|либо|o|u)\s*(?:maybe\s+|perhaps\s+|可能\s*)?{_WHEN}(?![A-Za-z0-9:])"
     r"|(?<![十一二三四五六七八九])([一二三四五六七八九])(?!\1)[一二三四五六七八九][点點]",
     re.IGNORECASE,
 )
 # A part of the day with no hour ("late afternoon", "傍晚", "вечером", "por la tarde")
 _PART_OF_DAY = re.compile(
-    r"\b(?:(?:early|late|mid)[\s-]+)?(?:morning|afternoon|evening|night|lunch\s*time|after\s+work|after\s+lunch)\b|"
+    r"\b(?:(?:early|late|mid)[\s-]+(?:in\s+the\s+)?)?(?:morning|afternoon|evening|night|lunch\s*time|after\s+work|after\s+lunch)\b|"
     r"凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|午后|"
     r"(?<!\w)(?:утром|днём|днем|вечером|ночью)(?!\w)|por\s+la\s+(?:ma[ñn]ana|tarde|noche)",
     re.IGNORECASE,
 )
 _HOUR_SAID = re.compile(r"(?<![\d:])(\d{1,2})(?=\s*(?:[:：]\d{2}|[点點时時]|o'?clock|h\b)|(?![\d:.,]))")
 _ZH_HOUR = re.compile(r"([一二两三四五六七八九十]{1,3})[点點]")
+_TIME_WORDS = re.compile(rf"\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|[一二两三四五六七八九十]{{1,3}}[点點]|{_DAY}", re.IGNORECASE)
 _LONGEST_STAY_MINUTES = 60 * 24 * 60  # a stay, a call or a slot of more than 60 days is more likely a joke or a slip
 
 
@@ -60,11 +61,26 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
             and not _HOUR_SAID.search(text) and not _ZH_HOUR.search(text):
         # a stay priced "in the morning" takes the period's usual hour, said back; a call's time is asked
         return (GUESS if kind == "clock_time" else LIKELY), "part_of_day"
-    if hedge_near(text, start, end):
+    if kind == "clock_time" and _hour(value) is not None and not 7 <= _hour(value) <= 21:
+        return GUESS, "implausible"  # a call at 03:00 is a slip for 15:00 far more often than meant
+    spans = [(start, end)] if at >= 0 else [m.span() for m in _TIME_WORDS.finditer(text)] or [(start, end)]
+    if any(hedge_near(text, *span) for span in spans):
         return LIKELY, "hedged"
     if kind in ("at_time", "until_time", "clock_time") and not names_period(text) and _either_half(words):
         return LIKELY, "half_of_day"
     return CERTAIN, None
+
+
+def unsure_words(text: str, why: str | None) -> str | None:
+    """The words that made a time unsure, to ask about them ("6 or 7", "late afternoon")."""
+    pattern = {"alternatives": _ALTERNATIVE_WHEN, "part_of_day": _PART_OF_DAY}.get(why or "")
+    found = pattern.search(text) if pattern is not None else None
+    return found.group(0) if found is not None else None
+
+
+def _hour(value: str) -> int | None:
+    found = re.match(r"(\d{1,2})[:：]\d{2}", value or "")
+    return int(found.group(1)) if found else None
 
 
 def _either_half(words: str) -> bool:

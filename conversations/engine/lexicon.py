@@ -3,7 +3,7 @@
 One file per language holds the negation cues (before and after what they negate), the phrases
 that look like a negation and are none ("not sure", "no problem", "won't stay lit"), the words
 and punctuation that end a negation's scope, hedges (doubt) and approximators (a rough value),
-correction markers, fillers and the words that join two alternatives. A new language or a new
+correction markers, fillers, the words that join two alternatives and the words a request opens with. A new language or a new
 cue is a data change, not a pattern patch.
 
 `negation_cue` and `hedge_near` (module `negation`) are what reads them.
@@ -37,6 +37,7 @@ class Lexicon:
     corrections: re.Pattern[str]
     fillers: re.Pattern[str]
     alternatives: re.Pattern[str]
+    request_openers: re.Pattern[str]  # what a request to the concierge opens with ("can I", "我想", "хочу", "quiero")
 
 
 def _phrases(words: list[str], *, spaced: bool) -> re.Pattern[str]:
@@ -75,6 +76,7 @@ def lexicon(language: str) -> Lexicon:
         corrections=compiled(data["corrections"]),
         fillers=compiled(data["fillers"]),
         alternatives=compiled(data["alternatives"]),
+        request_openers=compiled(data["request_openers"]),
     )
 
 

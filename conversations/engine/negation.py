@@ -93,6 +93,15 @@ def negated(text: str, start: int, end: int) -> bool:
     return negation_cue(text, start, end) is not None
 
 
+def opens_a_request(lead: str) -> bool:
+    """Whether the words before a wish only open a request ("can I", "I'd like to", "我想", "хочу", "quiero"):
+    anything more makes it a story of someone else's wish ("a customer asked to speak to a manager")."""
+    rest = lead
+    for lex in lexicons():
+        rest = lex.request_openers.sub(" ", rest)
+    return not _WORD.findall(rest)
+
+
 def hedge_near(text: str, start: int, end: int, *, approximate: bool = True) -> str | None:
     """The hedge that makes `text[start:end]` unsure ("maybe", "I think", "可能"), or None; with `approximate`,
     also a word that makes a value rough ("around", "-ish", "左右"): an observation said "about 20 mV" is sure."""

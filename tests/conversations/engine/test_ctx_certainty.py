@@ -1,0 +1,48 @@
+"""How sure a reading is: times, a call's time, a handoff told of rather than asked for (no database)."""
+
+from __future__ import annotations
+
+import pytest
+
+from conversations.engine._text import asks_for_human
+from conversations.engine.certainty import CERTAIN, GUESS, LIKELY, time_certainty
+
+
+@pytest.mark.parametrize(("text", "kind", "value", "certainty"), [
+    ("leaving at 6 or 7, not sure yet", "until_time", "2026-03-05T18:00:00+08:00", GUESS),
+    ("上周一还是周二来着", "at_time", "2026-02-23T13:00:00+08:00", GUESS),
+    ("六七点走吧", "until_time", "2026-03-05T18:00:00+08:00", GUESS),
+    ("set up a call on Thursday late in the afternoon", "clock_time", "", GUESS),
+    ("put a call in for Monday at 3am", "clock_time", "03:00", GUESS),
+    ("i'll be gone for 400 days lol", "duration_minutes", "576000", GUESS),
+    ("from 3 to 6:15 today", "at_time", "2026-03-04T15:00:00+08:00", LIKELY),
+    ("三点到六点一刻", "at_time", "2026-03-04T15:00:00+08:00", LIKELY),
+    ("around 3pm", "at_time", "2026-03-04T15:00:00+08:00", LIKELY),
+    ("how much in the morning?", "at_time", "2026-03-04T09:00:00+08:00", LIKELY),
+    ("from 15:00 to 18:15", "at_time", "2026-03-04T15:00:00+08:00", CERTAIN),
+    ("下午三点到六点", "at_time", "2026-03-04T15:00:00+08:00", CERTAIN),
+    ("from 9am to 5pm", "at_time", "2026-03-04T09:00:00+08:00", CERTAIN),
+    ("a call on Friday at 14:30", "clock_time", "14:30", CERTAIN),
+    ("two hours", "duration_minutes", "120", CERTAIN),
+])
+def test_a_time_is_as_sure_as_its_words(text: str, kind: str, value: str, certainty: str) -> None:
+    assert time_certainty(text, "", kind, value)[0] == certainty
+
+
+@pytest.mark.parametrize("text", [
+    "can I talk to a real person about this?", "this is confusing, can I talk to a real person?", "I want to speak to a human",
+    "转人工", "quiero hablar con una persona", "хочу поговорить с оператором", "can I get a human on this please",
+])
+def test_a_wish_for_a_person_is_a_handoff(text: str) -> None:
+    assert asks_for_human(text)
+
+
+@pytest.mark.parametrize("text", [
+    "One of my servers, Kayla, refused to come get me when a customer asked to speak to a manager.",
+    "I'll speak to someone in HR about it tomorrow.",
+    "Bea asked to talk to someone in payroll and then never came back from lunch.",
+    "An app where customers can cancel or change their bookings and talk to a real person if needed",
+    "no need to talk to anyone",
+])
+def test_a_wish_told_of_is_no_handoff(text: str) -> None:
+    assert not asks_for_human(text)
