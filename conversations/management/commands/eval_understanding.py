@@ -20,8 +20,11 @@ class Command(BaseCommand):
         parser.add_argument("--show", action="store_true", help="print every case not read right, with its reading")
         parser.add_argument("--max-wrong", type=float, default=None,
                             help="exit non-zero when the confidently wrong share (in %%) is above this")
+        parser.add_argument("--min-right-or-asked", type=float, default=None,
+                            help="exit non-zero when the share read right or asked back (in %%) is below this")
 
-    def handle(self, *args, paths: list[Path], show: bool, max_wrong: float | None, **options) -> None:  # noqa: ANN002, ANN003
+    def handle(self, *args, paths: list[Path], show: bool, max_wrong: float | None,  # noqa: ANN002, ANN003
+               min_right_or_asked: float | None, **options) -> None:
         cases = load_cases(paths or None)
         if not cases:
             raise CommandError("no case found")
@@ -35,6 +38,9 @@ class Command(BaseCommand):
         for line in report.lines():
             self.stdout.write(line)
         total = report.total()
-        wrong = 100 * total["wrong"] / max(1, sum(total.values()))
+        cases = max(1, sum(total.values()))
+        wrong, good = 100 * total["wrong"] / cases, 100 * (total["right"] + total["asked"]) / cases
         if max_wrong is not None and wrong > max_wrong:
             raise CommandError(f"confidently wrong: {wrong:.1f}% > {max_wrong}%")
+        if min_right_or_asked is not None and good < min_right_or_asked:
+            raise CommandError(f"right or asked back: {good:.1f}% < {min_right_or_asked}%")
