@@ -349,6 +349,8 @@ class FormQuestionSpec(Spec):
     # ("It's a duplex" answers the building type and the dwelling type at once)
     fill_from_answers: bool = False
     accumulate: bool = False  # a free-text answer that gathers (constraints): a new value said later adds to it
+    # the numbers a careful clerk expects ([low, high]); one outside is confirmed before it is recorded (900 storeys)
+    plausible: tuple[float, float] | None = None
 
     def __post_init__(self) -> None:
         self._default("question", {"en": self.id})

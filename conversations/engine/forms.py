@@ -29,7 +29,7 @@ from ._text import (
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import FormQuestionSpec, FormSpec
-from .negation import hedge_near
+from .negation import after_correction, hedge_near
 from .plain_words import answer_shown
 from .state import (
     VALID,
@@ -97,8 +97,16 @@ def _number_value(text: str) -> str | None:
     for word, value in NUMBER_WORDS.items():
         if re.search(rf"(?<!\w){word}(?!\w)", lowered):
             return str(value)
-    numeral = _CN_NUMERAL.search(text)
+    numeral = next((m for m in _CN_NUMERAL.finditer(text) if _counts(m)), None)
     return str(_cn_value(numeral.group(0))) if numeral else None
+
+
+# A lone 一 inside a word is no number ("等一下", "一起", "统一"); with a counter or a unit after it, it is ("一层")
+_COUNTER_AFTER = re.compile(r"\s*(?:[个人层楼位名户家口栋幢间套平米尺英方千百万十]|$)")
+
+
+def _counts(numeral: re.Match[str]) -> bool:
+    return numeral.group(0) != "一" or _COUNTER_AFTER.match(numeral.string, numeral.end()) is not None
 
 
 _CN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万]+")
@@ -182,11 +190,15 @@ def evaluate_answer(
         if _counts_something_else(text, spec.unit):
             return FormEvaluation(False, reason="no_number")  # "two families will live there" is no number of storeys
         said = text if _number_value(text) is not None else context
+        if _number_value(meant := after_correction(said)) is not None:
+            said = meant  # "一万二，哦不对，是一千二": the number said after correcting oneself
         value = _number_value(said)
         if value is None:
             return FormEvaluation(False, reason="no_number")
         if (candidates := number_alternatives(said, spec.unit)) is not None:
             return FormEvaluation(False, reason="unsure_number", candidates=candidates)
+        if spec.plausible is not None and not spec.plausible[0] <= float(value) <= spec.plausible[1]:
+            return FormEvaluation(False, reason="implausible_number", candidates=(value,))
         hedged = _hedged_number(said)
         return FormEvaluation(True, number_answer(value, spec.unit), certainty=LIKELY if hedged else CERTAIN)
     if spec.answer_type == "yes_no":

@@ -93,6 +93,13 @@ def negated(text: str, start: int, end: int) -> bool:
     return negation_cue(text, start, end) is not None
 
 
+def after_correction(text: str) -> str:
+    """The words after the last correction marker of a message ("一万二，哦不对，是一千二" -> "是一千二"), or the
+    whole message when it corrects nothing: what a person says after correcting themselves is what they mean."""
+    ends = [m.end() for lex in lexicons() for m in lex.corrections.finditer(text)]
+    return text[max(ends):] if ends else text
+
+
 def opens_a_request(lead: str) -> bool:
     """Whether the words before a wish only open a request ("can I", "I'd like to", "我想", "хочу", "quiero"):
     anything more makes it a story of someone else's wish ("a customer asked to speak to a manager")."""

@@ -151,6 +151,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         return _form_next(state, work, config, current_question(state, form))
     if verdict.reason == "unsure_number":  # "6 or 7", "two and a half storeys": which one is asked, nothing stored
         return _ask_which_number(state, work, spec, verdict.candidates)
+    if verdict.reason == "implausible_number":  # "900" storeys: confirmed before it is recorded
+        return _ask_which_number(state, work, spec, verdict.candidates)
     if (other := _answer_to_another(state, form, work, spec)) is not None:
         # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
         state = finalize_answer(state, other[0], other[1].value, turn=work.turn, locale=work.language, form=form)
@@ -212,7 +214,10 @@ def _ask_which_number(state: ContextState, work: TurnWork, spec: FormQuestionSpe
     shown = [answer_shown(spec, number_answer(c, spec.unit), lang) for c in candidates]
     work.unsure.append(Command("answer", question_id=spec.id, value=candidates[0], candidates=candidates,
                                certainty=GUESS, words=work.text))
-    _ask_clarifying(work, spec, say(lang, "{first} or {second}: which shall I put?", first=shown[0], second=shown[-1]))
+    if len(shown) == 1:  # a value out of the usual range
+        _ask_clarifying(work, spec, say(lang, "{value}: that is unusual. Is it right?", value=shown[0]))
+    else:
+        _ask_clarifying(work, spec, say(lang, "{first} or {second}: which shall I put?", first=shown[0], second=shown[-1]))
     thread = state.active_thread
     return state.evolve(active_thread=replace(thread, candidates=candidates)) if thread is not None else state
 
