@@ -136,6 +136,11 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
     return None
 
 
+def number_value(text: str) -> str | None:
+    """The number a message gives ("1,450 sq ft" -> "1450", "三层" -> "3"), or None."""
+    return _number_value(text)
+
+
 def _plain(value: str) -> float:
     try:
         return float(value.replace(",", "."))

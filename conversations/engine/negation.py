@@ -93,6 +93,12 @@ def negated(text: str, start: int, end: int) -> bool:
     return negation_cue(text, start, end) is not None
 
 
+def doubt(text: str) -> str | None:
+    """The first word of doubt in a message ("I guess", "maybe", "我也说不太清", "наверное"), or None."""
+    found = [m for lex in lexicons() if (m := lex.hedges.search(text))]
+    return min(found, key=lambda m: m.start()).group(0) if found else None
+
+
 def after_correction(text: str) -> str:
     """The words after the last correction marker of a message ("一万二，哦不对，是一千二" -> "是一千二"), or the
     whole message when it corrects nothing: what a person says after correcting themselves is what they mean."""

@@ -570,9 +570,9 @@ def _changed_line(outcome: TurnOutcome, config: ConversationConfig, lang: str) -
 
 def _form_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> list[str]:
     lines = [changed] if (changed := _changed_line(outcome, config, lang)) else []
-    if outcome.form_note:
-        lines.append(outcome.form_note)
     lines += _recorded_lines(outcome, config, lang)
+    if outcome.form_note:  # after what was noted: "You weren't sure, so tell me if it should be different."
+        lines.append(outcome.form_note)
     last_question = not outcome.question and not outcome.next_step_question
     if outcome.form_complete and last_question and config.form is not None and config.form.kind == "form":
         lines.append(say(lang, "That's every question answered. Please review your answers and submit when ready."))
@@ -585,7 +585,9 @@ def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str)
     question's name, a yes or no as a sentence, an account acknowledged by its question's name or a thanks
     (never the person's message back)."""
     form = config.form
-    said_back = {c.question_id for c in outcome.unsure_commands}  # the form note said those, with how sure
+    specs_by_id = {q.id: q for q in form.questions} if form is not None else {}
+    said_back = {c.question_id for c in outcome.unsure_commands  # the form note said those values, with how sure
+                 if c.question_id in specs_by_id and specs_by_id[c.question_id].answer_type != "text"}
     fresh = {a.question_id: a.answer for a in outcome.state.finalized_answers
              if a.turn == outcome.turn_index and a.question_id not in (outcome.form_changed_question, *said_back)}
     if form is None or not fresh:

@@ -9,7 +9,7 @@ from ._serde import FrozenDict
 from ._text import asks_to_restart, chitchat_kind, defers_answer, first_match, is_vacuous, localize
 from .action_prefs import action_slot_types
 from .catalog import marked, say, say_in
-from .certainty import CERTAIN, GUESS
+from .certainty import CERTAIN, GUESS, LIKELY
 from .commands import Command
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
@@ -29,6 +29,7 @@ from .forms import (
     mentions_unit,
     names_question,
     number_answer,
+    number_value,
     open_thread,
     prefill_from_slots,
     text_length,
@@ -37,6 +38,7 @@ from .forms import (
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
+from .negation import doubt
 from .plain_words import answer_shown, choice_label, then, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
@@ -72,6 +74,9 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     state, prefilled = prefill_from_slots(state, form, turn=work.turn, locale=work.language)
     if prefilled:
         work.trace.append("prefilled: " + ", ".join(prefilled))
+        for spec in (form.question(q) for q in prefilled):
+            if spec is not None and spec.answer_type == "text" and doubt(work.text) and (said := state.finalized(spec.id)):
+                _say_back(work, spec, said.answer, LIKELY, slot=spec.slot)  # "budget maybe 5 grand": kept, said back
     if work.meaning == CANCEL_MEANING and asks_to_restart(work.text) and (state.finalized_answers or state.active_thread):
         # "start over" / "重新开始": the person begins again, so the answers they gave are cleared
         names = {q.slot for q in form.questions if q.slot}
@@ -146,7 +151,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
             value = _without_others(value, _other_raws(work, state, config, spec))
         state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form)
         work.form_answer_finalized = state.finalized(spec.id)
-        _say_back(work, spec, value, verdict.certainty)
+        sure = LIKELY if spec.answer_type == "text" and not given and doubt(work.text) else verdict.certainty
+        _say_back(work, spec, value, sure)
         state = _fill_alongside(state, work, form)
         return _form_next(state, work, config, current_question(state, form))
     if verdict.reason == "unsure_number":  # "6 or 7", "two and a half storeys": which one is asked, nothing stored
@@ -189,13 +195,19 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     return _form_reask(state, work, config, spec)
 
 
-def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str) -> None:
-    """An answer recorded as said but not certain ("about 950 sq ft"): said back, so the person can change it."""
+def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str, *, slot: str | None = None) -> None:
+    """An answer recorded as said but not certain ("about 950 sq ft"): said back, so the person can change it.
+    Read as the slot it came through when it answered a question not asked yet."""
     if certainty == CERTAIN:
         return
-    work.unsure.append(Command("answer", question_id=spec.id, value=value, certainty=certainty, words=work.text))
-    work.form_note = say(work.language, "I've put {value}; you weren't sure, so tell me if it should be different.",
-                         value=answer_shown(spec, value, work.language))
+    read = Command("set_slot", slot=slot, value=value) if slot else Command("answer", question_id=spec.id, value=value)
+    work.unsure.append(replace(read, certainty=certainty, words=work.text))
+    if spec.answer_type == "text":  # the person's own words, kept as said (and noted by the question's name)
+        note = say(work.language, "You weren't sure, so tell me if it should be different.")
+    else:
+        note = say(work.language, "I've put {value}; you weren't sure, so tell me if it should be different.",
+                   value=answer_shown(spec, value, work.language))
+    work.form_note = f"{work.form_note} {note}" if work.form_note else note
 
 
 def _candidate_confirmed(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> FormEvaluation | None:
@@ -203,7 +215,9 @@ def _candidate_confirmed(state: ContextState, work: TurnWork, spec: FormQuestion
     thread = state.active_thread
     if thread is None or thread.question_id != spec.id or len(thread.candidates) != 1:
         return None
-    if first_match(work.text, YES_NO["yes"], work.language) is None or first_match(work.text, YES_NO["no"], work.language):
+    repeated = spec.answer_type == "number" and number_value(work.text) == thread.candidates[0]  # said again: meant
+    if not repeated and (first_match(work.text, YES_NO["yes"], work.language) is None
+                         or first_match(work.text, YES_NO["no"], work.language)):
         return None
     return FormEvaluation(True, number_answer(thread.candidates[0], spec.unit) if spec.answer_type == "number" else thread.candidates[0])
 
