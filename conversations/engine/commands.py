@@ -87,6 +87,8 @@ class Command(Serializable):
         shown = [f"{k}={v}" for k, v in args.items() if v]
         if self.value is not None:
             shown.append(f"value={self.value[:60]}")
+        if self.text is not None:
+            shown.append(f"text={self.text[:60]}")
         if self.candidates:
             shown.append("candidates=" + "|".join(self.candidates))
         return f"{self.kind}({', '.join(shown)})" + ("" if self.certain else f" ~{self.certainty}")

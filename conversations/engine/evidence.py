@@ -31,7 +31,7 @@ from ._text import (
 )
 from .config import EvidenceRule, HypothesisSpec
 from .intents import DISPUTE, NEW_EVIDENCE
-from .negation import hedge_near, negated
+from .negation import doubt_over, negated
 from .state import (
     ACTIVE,
     CONFIRMED,
@@ -111,15 +111,18 @@ def match_evidence(
     found: dict[str, EvidenceMatch] = {}
     spans: dict[str, tuple[int, int, int]] = {}  # rule -> (clause, start, end) of its words
     parts = clauses(text)
+    cursor = 0
     for index, clause in enumerate(parts):
+        offset = max(0, text.find(clause, cursor))  # where the clause stands in the message (doubt may be said after it)
+        cursor = offset + len(clause)
         for rule in rules:
             if rule.id in found:
                 continue
             hit = first_match(clause, rule.patterns, language)
-            if hit is None or first_match(clause, rule.unless, language) or negated(clause, hit[2].start(), hit[2].end()):
+            if hit is None or first_match(clause, rule.unless, language) or negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
                 continue  # a negated observation is never recorded as its positive ("no rattling", "не горит")
             found[rule.id] = replace(_evidence_match(rule, hit[2], locale),
-                                     hedge=hedge_near(clause, hit[2].start(), hit[2].end(), approximate=False))
+                                     hedge=doubt_over(text, offset + hit[2].start(), offset + hit[2].end()))
             spans[rule.id] = (index, hit[2].start(), hit[2].end())
     # "stopped cooling on propane" holds "cooling on propane": a reading inside the words of one it
     # excludes is a piece of that one, not a second thing said
@@ -130,7 +133,7 @@ def match_evidence(
         for rule in rules:
             if rule.id in spans or (hit := first_match(text, rule.patterns, language)) is None:
                 continue  # read in a clause already (taken, or a piece of a longer reading)
-            if not negated(text, hit[2].start(), hit[2].end()) and not first_match(text, rule.unless, language):
+            if not negated(text, hit[2].start(), hit[2].end(), pattern=hit[1]) and not first_match(text, rule.unless, language):
                 found[rule.id] = _evidence_match(rule, hit[2], locale)
     return list(found.values())
 

@@ -15,6 +15,7 @@ Both read every language's lexicon: a message may mix them.
 from __future__ import annotations
 
 import re
+from functools import cache
 
 from .lexicon import Lexicon, lexicons
 
@@ -78,10 +79,22 @@ def _only_fillers(lex: Lexicon, words: str) -> bool:
     return not _WORD.findall(lex.fillers.sub(" ", words))
 
 
-def negation_cue(text: str, start: int, end: int) -> str | None:
-    """The words that negate `text[start:end]` ("no", "doesn't", "没", "не"), or None when nothing does."""
-    if any(lex.negation_before.search(text, start, end) for lex in lexicons()):
-        return None  # the words carry their own negation ("no cooling in any mode", "ни на газу ни от сети")
+def negation_cue(text: str, start: int, end: int, *, pattern: str | None = None) -> str | None:
+    r"""The words that negate `text[start:end]` ("no", "doesn't", "没", "не"), or None when nothing does.
+
+    With the `pattern` the words matched: one that says a negation itself (`не\s+гор`, `ning[uú]n modo`) is read
+    as said, whatever stands before it (Russian and Spanish negative concord: "no enfría en ningún modo"); one
+    that does not is negated by a cue inside its words too ("плита тоже не зажигается" is no stove lighting).
+    Without it, words holding a cue are taken to carry their own negation."""
+    own = says_negation(pattern) if pattern is not None else None
+    if own:
+        return None
+    for lex in lexicons():
+        inside = lex.negation_before.search(text, start, end)
+        if inside is not None and own is None:
+            return None  # the words carry their own negation ("no cooling in any mode", "ни на газу ни от сети")
+        if inside is not None and not _pseudo(lex, text, inside, (start, end)):
+            return inside.group(0)
     for lex in lexicons():
         cue = _cue_before(lex, text, start, end) or _cue_after(lex, text, end)
         if cue is not None:
@@ -89,8 +102,29 @@ def negation_cue(text: str, start: int, end: int) -> str | None:
     return None
 
 
-def negated(text: str, start: int, end: int) -> bool:
-    return negation_cue(text, start, end) is not None
+def negated(text: str, start: int, end: int, *, pattern: str | None = None) -> bool:
+    return negation_cue(text, start, end, pattern=pattern) is not None
+
+
+# A pattern read as words: lookarounds dropped (a guard such as `(?<!no )` says nothing), a character class
+# as its first character (`ning[uú]n` -> "ningun"), escapes as what they stand for, the rest of the syntax as spaces
+_PATTERN_AS_WORDS = (
+    (re.compile(r"\(\?<?[=!](?:[^()]|\([^()]*\))*\)"), " "),
+    (re.compile(r"\\[sbwdSBWD]"), " "),
+    (re.compile(r"\[\^?\\?(.)[^\]]*\]"), r"\1"),
+    (re.compile(r"\\(.)"), r"\1"),
+    (re.compile(r"\{\d*,?\d*\}|[?*+]"), ""),
+    (re.compile(r"\(\?:|[()|^$.]"), " "),
+)
+
+
+@cache
+def says_negation(pattern: str) -> bool:
+    r"""Whether a pattern's own words say a negation (`doesn'?t\s+light`, `не\s+гор`, `没有?火`)."""
+    words = pattern
+    for syntax, replacement in _PATTERN_AS_WORDS:
+        words = syntax.sub(replacement, words)
+    return any(lex.negation_before.search(words) for lex in lexicons())
 
 
 def doubt(text: str) -> str | None:
@@ -113,6 +147,30 @@ def opens_a_request(lead: str) -> bool:
     for lex in lexicons():
         rest = lex.request_openers.sub(" ", rest)
     return not _WORD.findall(rest)
+
+
+_SENTENCE_MARK = re.compile(r"[.!?\n。！？]+(?=\s|$)|[。！？\n]")
+_DOUBT_SCOPE = 8  # words (twelve characters in Chinese) a doubt said first reaches over
+
+
+def doubt_over(text: str, start: int, end: int) -> str | None:
+    """The doubt that holds over an observation `text[start:end]`: a hedge before it in its sentence, up to a
+    boundary word ("I think it clicks", "может, предохранитель сгорел"; not "not sure, but it reads 0 V"), or
+    one after it that closes its clause ("…сгорел, не уверен", "可能烧了，不确定", "zumba, pero no estoy seguro")."""
+    marks = [m.end() for m in _SENTENCE_MARK.finditer(text, 0, start)]
+    begin = marks[-1] if marks else 0
+    stop = _SENTENCE_MARK.search(text, end)
+    close = stop.start() if stop is not None else len(text)
+    for lex in lexicons():
+        for hedge in lex.hedges.finditer(text, begin, start):
+            between = text[hedge.end():start]
+            reach = _DOUBT_SCOPE if lex.spaced else _DOUBT_SCOPE + 4
+            if hedge.end() <= start and not lex.boundary.search(between) and _distance(lex, between) <= reach:
+                return hedge.group(0)
+        for hedge in lex.hedges.finditer(text, end, close):
+            if _only_fillers(lex, text[hedge.end():_segment_end(text, hedge.end())]):
+                return hedge.group(0)
+    return None
 
 
 def hedge_near(text: str, start: int, end: int, *, approximate: bool = True) -> str | None:

@@ -71,10 +71,10 @@ FLOORS = {
     "permit_form_zh.json": (6.5, 53.1),
     "project_intake_en.json": (22.3, 73.2),
     "project_intake_zh.json": (24.5, 57.7),
-    "rv_diagnostic_en.json": (1.6, 74.5),
-    "rv_diagnostic_es.json": (1.9, 59.5),
-    "rv_diagnostic_ru.json": (10.6, 50.8),
-    "rv_diagnostic_zh.json": (1.9, 78.5),
+    "rv_diagnostic_en.json": (0.1, 76.0),
+    "rv_diagnostic_es.json": (0.1, 59.5),
+    "rv_diagnostic_ru.json": (5.4, 54.3),
+    "rv_diagnostic_zh.json": (1.9, 76.7),
 }
 
 

@@ -114,3 +114,39 @@ def test_one_number_is_one_answer(text: str, unit: str) -> None:
     from conversations.engine.forms import number_alternatives
 
     assert number_alternatives(text, unit) is None
+
+
+# -- a pattern that says its own negation, a negation inside a positive pattern's words, doubt ---------------
+def test_a_negation_inside_a_positive_reading_negates_it() -> None:
+    from conversations.engine.config import EvidenceRule
+
+    lights = EvidenceRule(id="stove_lights", patterns={"ru": [r"плит\w*.{0,20}зажига\w*"]})
+    assert match_evidence("плита тоже не зажигается, газа нет", [lights], "ru") == []
+    assert [m.rule_id for m in match_evidence("плита зажигается", [lights], "ru")] == ["stove_lights"]
+
+
+def test_a_reading_that_says_its_own_negation_is_read_as_said() -> None:
+    from conversations.engine.config import EvidenceRule
+    from conversations.engine.negation import says_negation
+
+    never = EvidenceRule(id="no_cooling", patterns={"es": [r"ning[uú]n\s+modo"]})
+    assert [m.rule_id for m in match_evidence("la nevera no enfría en ningún modo", [never], "es")] == ["no_cooling"]
+    assert says_negation(r"doesn'?t\s+light") and says_negation(r"не\s+гор\w*") and says_negation(r"没有?火")
+    assert not says_negation(r"(?<!no )enciende") and not says_negation(r"rattl\w*")
+
+
+@pytest.mark.parametrize(("text", "doubted"), [
+    ("кажется, щёлкает", True),
+    ("может, предохранитель сгорел, он какой-то тёмный, не уверен", True),
+    ("转换器那个大保险丝可能烧了，看着有点发黑，不确定", True),
+    ("not sure if the big converter fuse is blown", True),
+    ("creo que zumba, pero no estoy seguro, hay mucho ruido arriba", True),
+    ("not sure, but the fuse is blown", False),
+    ("the fuse is blown", False),
+])
+def test_doubt_holds_over_an_observation_in_its_sentence(text: str, doubted: bool) -> None:
+    from conversations.engine.negation import doubt_over
+
+    word = next(w for w in ("щёлкает", "предохранитель", "保险丝", "fuse", "zumba") if w in text)
+    start = text.index(word)
+    assert (doubt_over(text, start, start + len(word)) is not None) is doubted
