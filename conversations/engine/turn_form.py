@@ -467,7 +467,7 @@ def _answers_beyond(work: TurnWork, state: ContextState, config: ConversationCon
 
 
 _LEAD_IN = re.compile(r"^(?:\s*(?:actually|also|and|oh|ok(?:ay)?|sorry|so|well|no|不对|对了|另外|还有|其实|哦|嗯)[\s,，.。!！:：]*)+", re.IGNORECASE)
-_CLAUSE_LEAD = re.compile(r"(?:(?:and|also|so|but|plus|then|the|our|my|its|their|而且|并且|另外|还有|其中|我们的|我们)\s*)*", re.IGNORECASE)
+_CLAUSE_LEAD = re.compile(r"(?:(?:and|also|so|but|plus|then|oh|ah|the|our|my|its|their|而且|并且|另外|还有|其中|我们的|我们)\s*)*", re.IGNORECASE)
 _BOUNDARY = re.compile(r"[.!?;,。！？；，、\n]")
 
 
