@@ -158,6 +158,7 @@ class SlotSpec(Spec):
     question: Localized = field(default_factory=FrozenDict)
     invalid_question: Localized = field(default_factory=FrozenDict)
     example: str | None = None
+    recognizer: Literal["person_name"] | None = None  # reads the value the patterns found whole, or refuses it
 
     def __post_init__(self) -> None:
         self._default("extractor", self.name)

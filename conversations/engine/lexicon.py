@@ -80,6 +80,13 @@ def lexicon(language: str) -> Lexicon:
     )
 
 
+@cache
+def word_list(language: str, key: str) -> tuple[str, ...]:
+    """Another list a language's file keeps for a recognizer (the Chinese surnames), empty when it has none."""
+    data = json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))
+    return tuple(data.get(key, ()))
+
+
 def lexicons() -> tuple[Lexicon, ...]:
     """Every language's lexicon (a message may mix languages: each reads its own words)."""
     return tuple(lexicon(language) for language in LANGUAGES)

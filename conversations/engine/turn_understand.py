@@ -41,6 +41,7 @@ from .intents import (
 )
 from .loop_guard import ProposedAction
 from .named_values import Finder, find_named_values
+from .names import read_person_name
 from .slots import (
     AMOUNTS,
     ExtractContext,
@@ -309,6 +310,7 @@ def fill_slots(
     _drop_pieces_of_identifiers(work, found, _identifier_spans(work.text, found, config), config, whole=False)
     _one_token_two_things(state, work, config, found, lookups or {})
     state = _the_other_one(state, work, config, found)
+    _recognized(work, config, found)
     asked_about = _judge_certainty(work, config, found)
     state = state.evolve(time_asked_about=asked_about)
     end_kept = _keep_stay_length(state, found, work.text)
@@ -325,6 +327,22 @@ def fill_slots(
 
 
 _TIME_KINDS = ("at_time", "until_time", "clock_time", "duration_minutes")
+
+
+def _recognized(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> None:
+    """A slot's recognizer reads the value its patterns found: a person's whole name ("Wang Lei", not "Wang"),
+    or nothing when the words are no name (老是, 新来)."""
+    commanded = {c.slot for c in work.commands if c.kind in ("set_slot", "correct_slot")}
+    for name, extraction in list(found.items()):
+        if config.slot_spec(name).recognizer != "person_name" or name in commanded or extraction.raw == "reference":
+            continue
+        value = read_person_name(work.text, extraction.value)
+        if value is None:
+            del found[name]
+            work.trace.append(f"slot {name}: “{extraction.value}” is no name")
+        elif value != extraction.value:
+            found[name] = Extraction(value=value, raw=value if value in work.text else extraction.raw)
+            work.trace.append(f"slot {name} read whole: {value}")
 
 
 def _time_completed(state: ContextState, work: TurnWork, config: ConversationConfig, names: Iterable[str],

@@ -63,14 +63,14 @@ def test_the_set_is_large_varied_and_well_formed() -> None:
 # The shares the rules reach today, file by file: they may only get better (confidently wrong at most,
 # right or asked back at least, in %). The targets are 0-1 % and 97 %.
 FLOORS = {
-    "manager_assistant_en.json": (13.2, 60.5),
-    "manager_assistant_zh.json": (13.9, 58.5),
+    "manager_assistant_en.json": (8.3, 63.8),
+    "manager_assistant_zh.json": (8.7, 63.7),
     "parking_help_desk_en.json": (4.3, 69.4),
     "parking_help_desk_zh.json": (8.4, 63.8),
     "permit_form_en.json": (2.2, 59.4),
     "permit_form_zh.json": (6.5, 53.1),
-    "project_intake_en.json": (22.3, 73.2),
-    "project_intake_zh.json": (24.5, 57.7),
+    "project_intake_en.json": (17.9, 77.7),
+    "project_intake_zh.json": (17.9, 62.1),
     "rv_diagnostic_en.json": (0.1, 76.0),
     "rv_diagnostic_es.json": (0.1, 59.5),
     "rv_diagnostic_ru.json": (5.4, 54.3),
