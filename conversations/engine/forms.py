@@ -29,7 +29,7 @@ from ._text import (
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import FormQuestionSpec, FormSpec
-from .negation import after_correction, hedge_near
+from .negation import after_correction, hedge_near, negated
 from .plain_words import answer_shown
 from .state import (
     VALID,
@@ -209,8 +209,9 @@ def evaluate_answer(
     if spec.answer_type == "yes_no":
         # a question's own ways of saying yes or no come first, in the plan's order ("straight to voicemail"
         # is yes to "have you tried to reach him?", "还没找他聊过" is no)
-        for choice in spec.choices:
-            if any(compile_pattern(p).search(text) for _, p in iter_patterns(choice.patterns, language)):
+        for choice in spec.choices:  # a way of saying it that is negated ("这件事先不聊了") says nothing
+            if any(not negated(text, m.start(), m.end(), pattern=p)
+                   for _, p in iter_patterns(choice.patterns, language) for m in compile_pattern(p).finditer(text)):
                 return FormEvaluation(True, choice.value)
         for value, patterns in YES_NO.items():
             if first_match(text, patterns, language):

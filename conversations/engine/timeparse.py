@@ -210,7 +210,14 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
         found.append((m.start(), time(0, 0), m.group(0)))
     if not found:
         return None
-    _, value, raw = min(found, key=lambda item: item[0])
+    first = min(found, key=lambda item: item[0])
+    if first[1] in (time(12, 0), time(0, 0)) and (_NOON.fullmatch(first[2]) or _MIDNIGHT.fullmatch(first[2])):
+        # "中午12:10", "noon, 12:30": the clock said right after the part of the day is the time
+        end = first[0] + len(first[2])
+        clock = [item for item in found if item is not first and 0 <= item[0] - end <= 2]
+        if clock:
+            first = clock[0]
+    _, value, raw = first
     return value, raw
 
 

@@ -42,6 +42,7 @@ from .intents import (
 from .loop_guard import ProposedAction
 from .named_values import Finder, find_named_values
 from .names import read_person_name
+from .negation import negation_cue
 from .slots import (
     AMOUNTS,
     ExtractContext,
@@ -311,9 +312,11 @@ def fill_slots(
     _one_token_two_things(state, work, config, found, lookups or {})
     state = _the_other_one(state, work, config, found)
     _recognized(work, config, found)
+    _negated_values(work, config, found)
     asked_about = _judge_certainty(work, config, found)
     state = state.evolve(time_asked_about=asked_about)
     end_kept = _keep_stay_length(state, found, work.text)
+    _end_as_sure_as_start(work, found)
     merged, changed = merge_slots(state.slots, found, work.turn)
     if end_kept:  # the end said before is the end of the stay with this start, as if said with it
         merged = FrozenDict({**merged, "until_time": replace(merged["until_time"], source_turn=work.turn)})
@@ -327,6 +330,30 @@ def fill_slots(
 
 
 _TIME_KINDS = ("at_time", "until_time", "clock_time", "duration_minutes")
+
+
+def _negated_values(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> None:
+    """A value said not to be so ("I didn't park overnight", "not the airport lot") is never stored (free text
+    keeps its own words: "no budget limit" is a constraint)."""
+    for name, extraction in list(found.items()):
+        if config.slot_spec(name).extractor == "text" or extraction.raw in ("reference", ""):
+            continue
+        at = work.text.find(extraction.raw)
+        cue = negation_cue(work.text, at, at + len(extraction.raw)) if at >= 0 else None
+        if cue is not None and not _OPENING_NO.match(work.text[:at]):  # "no 2 hours" corrects: the 2 hours stand
+            del found[name]
+            work.trace.append(f"slot {name}: “{extraction.raw}” is negated")
+
+
+_OPENING_NO = re.compile(r"^\W*(?:no|nope|nah|нет|не-а)\W*$", re.IGNORECASE)
+
+
+def _end_as_sure_as_start(work: TurnWork, found: dict[str, Extraction]) -> None:
+    """An end moved with its start (the stay keeps its length) is as sure as the start it follows."""
+    start = next((c for c in work.unsure if c.slot == "at_time"), None)
+    if start is None or "until_time" not in found or any(c.slot == "until_time" for c in work.unsure):
+        return
+    work.unsure.append(replace(start, slot="until_time", value=found["until_time"].value))
 
 
 def _recognized(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> None:

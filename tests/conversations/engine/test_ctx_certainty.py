@@ -46,3 +46,13 @@ def test_a_wish_for_a_person_is_a_handoff(text: str) -> None:
 ])
 def test_a_wish_told_of_is_no_handoff(text: str) -> None:
     assert not asks_for_human(text)
+
+
+def test_a_clock_said_after_noon_is_the_time() -> None:
+    from datetime import time
+
+    from conversations.engine.timeparse import _time_of_day
+
+    assert _time_of_day("上周五上午9:40到中午12:10")[0] == time(9, 40)
+    assert _time_of_day("中午12:10")[0] == time(12, 10)
+    assert _time_of_day("中午到")[0] == time(12, 0)
