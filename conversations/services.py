@@ -455,8 +455,11 @@ def _apply_turn(conversation: Conversation, user, text: str, pending: Message | 
     if state.handed_off:
         return _held_turn(conversation, user, text, state, turn_index, pending)
     commands = _commands_for(conversation, understood)
+    # the model's reading is the reading, unless it failed or every command it gave was refused (then the rules')
+    model_read = (understood is not None and understood.failure is None and understood.version == conversation.version
+                  and not (understood.refused and not understood.accepted))
     outcome = advance_context(state, text, now=_now(), timezone=settings.CONCIERGE_TIMEZONE, config=config, lookups=LOOKUPS,
-                              commands=commands, finders=FINDERS)
+                              commands=commands, finders=FINDERS, model_read=model_read)
     lang = lang_of(outcome, conversation.locale)
     state = outcome.state
     if outcome.handoff_requested:

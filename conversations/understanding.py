@@ -50,6 +50,7 @@ Use only the names the schema allows. Commands:
 - report_evidence(text): a new observation or measurement.
 - confirm / deny: yes or no to what was just asked or proposed.
 - choose_option(option_id): the person explicitly picks one of the listed options.
+- decline_action(action_id): the person does not want that action ("no email, a call instead").
 - request_action(action_id): the person asks for an action (drafting an email, scheduling a call);
   a call's day and time, when said, are set_slot(call_day, YYYY-MM-DD) and set_slot(call_time, HH:MM).
 - cancel, human_handoff (the person asks for a human), chitchat, clarify(candidates), cannot_handle.

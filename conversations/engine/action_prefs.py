@@ -239,10 +239,12 @@ def _from_commands(request: ActionRequest, work: TurnWork) -> ActionRequest:
     asked = work.command("request_action")
     given = {c.slot: c.value for c in work.commands
              if c.kind in ("set_slot", "correct_slot") and c.slot in (CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL)}
-    if asked is None and not given:
+    refused = tuple(c.action_id for c in work.commands if c.kind == "decline_action" and c.action_id)
+    if asked is None and not given and not refused:
         return request
     wanted = asked.action_id if asked is not None else request.wanted
-    return ActionRequest(wanted=wanted, declined=tuple(a for a in request.declined if a != wanted),
+    declined = tuple(dict.fromkeys((*request.declined, *refused)))
+    return ActionRequest(wanted=wanted, declined=tuple(a for a in declined if a != wanted),
                          day=given.get(CALL_DAY, request.day), at=given.get(CALL_TIME, request.at),
                          minutes=given.get(CALL_MINUTES, request.minutes), address=given.get(EMPLOYEE_EMAIL, request.address))
 
@@ -255,8 +257,11 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
         return state
     calendar = {a.id for a in config.actions if a.flow == "calendar"}
     talked_about = state.preferred_action in calendar or CALL_DAY in state.slots or CALL_TIME in state.slots
-    request = _from_commands(read_action_request(work.text, work.language, config.actions, now=now, timezone=timezone,
-                                                 call_talked_about=talked_about), work)
+    read = read_action_request(work.text, work.language, config.actions, now=now, timezone=timezone,
+                               call_talked_about=talked_about)
+    if work.model_read:  # the model's reading is the reading: a refusal only when it said no, no wish it did not give
+        read = ActionRequest(declined=read.declined if work.command("deny") is not None else ())
+    request = _from_commands(read, work)
     if request.empty:
         return state
     declined = tuple(a for a in state.declined_actions if a != request.wanted)

@@ -40,6 +40,7 @@ ARGUMENTS: Mapping[str, tuple[str, ...]] = FrozenDict({
     "deny": (),
     "choose_option": ("option_id",),
     "request_action": ("action_id",),
+    "decline_action": ("action_id",),
     "cancel": (),
     "clarify": ("candidates",),
     "human_handoff": (),
@@ -282,6 +283,10 @@ def _request_action(command: Command, ctx: CommandContext) -> Command | str:
     return command
 
 
+def _decline_action(command: Command, ctx: CommandContext) -> Command | str:
+    return command if command.action_id in ctx.known_actions else f"unknown_action:{command.action_id}"
+
+
 def _clarify(command: Command, ctx: CommandContext) -> Command | str:
     return command if len(set(command.candidates)) >= 2 else "clarify_needs_two_candidates"
 
@@ -294,6 +299,7 @@ _CHECKS: Mapping[str, Callable[[Command, CommandContext], Command | str]] = Froz
     "side_question": _side_question,
     "choose_option": _choose_option,
     "request_action": _request_action,
+    "decline_action": _decline_action,
     "clarify": _clarify,
 })
 

@@ -195,18 +195,21 @@ def advance_context(
     lookups: Lookups | None = None,
     commands: Sequence[Command] = (),
     finders: Sequence[Finder] = (),
+    model_read: bool = False,
 ) -> TurnOutcome:
     """Run the deterministic pipeline for one user turn.
 
     `commands` are what a command generator (the model) understood, already validated
     (`commands.validate_commands`): they take precedence over the rules' own reading where
     they speak (the intent, a slot's value, the answer to the pending form question, a side
-    question, evidence, cancelling); the rules fill in the rest.
+    question, evidence, cancelling). With `model_read` (the model answered), its reading is the
+    reading: the rules add no cancel, handoff, action request or form answer it did not give.
     """
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     routed = route_intent(text, domain_intents=config.intents, default_language=state.locale)
-    work = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language, commands=tuple(commands))
+    work = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language, commands=tuple(commands),
+                    model_read=model_read)
     work.routed = routed_by_commands(work, config)
     work.trace.extend(f"command {c.describe()}" for c in work.commands)
     state = start_turn(state, work, config)
@@ -441,6 +444,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         commands.append(Command("confirm"))
     if outcome.action_requested:
         commands.append(Command("request_action", action_id=outcome.action_requested))
+    commands += [Command("decline_action", action_id=a) for a in outcome.actions_declined]
     if outcome.meaning == DISPUTE_MEANING or (outcome.actions_declined and not outcome.action_requested):
         commands.append(Command("deny"))
     pending = state.pending_clarification

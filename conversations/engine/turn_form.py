@@ -120,7 +120,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     state, moved = _follow_slot_corrections(state, work, config)
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
         return _form_next(state, work, config, current_question(state, form))
-    if (corrected := _command_correction(state, work, form) or find_correction(state, form, work.text, work.language)) is not None:
+    if (corrected := _command_correction(state, work, form)
+            or (None if work.model_read else find_correction(state, form, work.text, work.language))) is not None:
         target, value = corrected
         before = state.finalized(target.id).answer
         state = finalize_answer(state, target, value, turn=work.turn, locale=work.language, form=form)
@@ -145,6 +146,10 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         given = None  # a generator's "answer" of "whatever" / "随便" answers nothing
     verdict = FormEvaluation(True, given) if given else (
         _candidate_confirmed(state, work, spec) or evaluate_answer(work.text, spec, work.language, state.active_thread))
+    if work.model_read and not given and verdict.accepted and _candidate_confirmed(state, work, spec) is None:
+        # the model left the question open (it may have asked back): the rules record no answer of their own
+        work.trace.append(f"the model gave no answer to {spec.id}: it stays open")
+        return _form_next(state, work, config, spec)
     if verdict.accepted:
         value = verdict.value or work.text
         if spec.answer_type == "text" and not given:

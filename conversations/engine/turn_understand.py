@@ -101,7 +101,7 @@ def routed_by_commands(work: TurnWork, config: ConversationConfig) -> IntentResu
 def cancel_request(state: ContextState, work: TurnWork) -> ContextState:
     """`cancel` (the model's, or the whole message says so): drop the request in progress and its
     open clarification (facts and answers stay)."""
-    if work.command("cancel") is None and not asks_to_cancel(work.text) and not asks_to_restart(work.text):
+    if work.command("cancel") is None and (work.model_read or not asks_to_cancel(work.text) and not asks_to_restart(work.text)):
         return state
     work.trace.append("cancelled: active intent and pending clarification dropped")
     work.cancelled = True
@@ -131,7 +131,7 @@ def read_meaning(state: ContextState, work: TurnWork, config: ConversationConfig
     """What the message is, in the conversation's terms."""
     if work.cancelled:
         return CANCEL_MEANING
-    if work.command("human_handoff") is not None or asks_for_human(work.text):
+    if work.command("human_handoff") is not None or not work.model_read and asks_for_human(work.text):
         work.handoff_requested = True
         work.trace.append("the person asks for a human")
         return HANDOFF_MEANING

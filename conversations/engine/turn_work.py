@@ -98,6 +98,8 @@ class TurnWork:
     routed: IntentResult
     language: str
     commands: tuple[Command, ...] = ()  # validated commands from a generator (the model)
+    # the model read the message: its reading is the reading; the rules add no intent, dialogue act or answer
+    model_read: bool = False
     meaning: str = ANSWER
     decision: str = CONTINUE
     reply_action: str = "acknowledge"

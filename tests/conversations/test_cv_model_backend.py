@@ -70,7 +70,16 @@ def test_contract_breaking_answers_change_nothing(chat, fake, answer, violation)
 def test_asking_while_acting_and_consent_options_are_refused(chat, fake) -> None:  # noqa: ANN001
     c = chat("manager_assistant")
     fake.default = Scripted({"bad": "json shape"})
-    for text in ("My employee Sam didn't show up for two shifts", "Yes, I called him twice, no answer", "No, first time, nothing documented yet"):
+    said = {  # what the model read of each message: its reading is the reading (the rules add no answer)
+        "My employee Sam didn't show up for two shifts": [{"command": "answer", "question_id": "situation",
+                                                          "value": "My employee Sam didn't show up for two shifts"},
+                                                         {"command": "set_slot", "slot": "employee_name", "value": "Sam"}],
+        "Yes, I called him twice, no answer": [{"command": "answer", "question_id": "contacted", "value": "yes"}],
+        "No, first time, nothing documented yet": [{"command": "answer", "question_id": "history",
+                                                    "value": "No, first time, nothing documented yet"}],
+    }
+    for text, commands in said.items():
+        fake.script_commands({"commands": commands, "reply": None})
         c.say(text)
     assert "draft_email" in c.option_ids()
     fake.script(ok("Shall I send it now?", option_id="draft_email", asks=True))
@@ -128,3 +137,30 @@ def test_with_wording_off_the_model_only_reads_and_the_rules_word_the_reply(chat
     r = chat("parking_help_desk").say("Does plate 沪B88888 have unpaid parking?")
     assert r["reply"]["backend"] == "rules" and "13.00" in r["reply"]["text"]
     assert [request["kind"] for request in fake.requests] == ["commands"]  # understood by the model, not worded by it
+
+
+def test_the_models_reading_is_the_reading_the_rules_add_no_command(chat, fake, settings) -> None:  # noqa: ANN001
+    """Contract 7: with a model configured, the rules add no handoff, answer or action the model did not give."""
+    settings.CONCIERGE_LLM_WORDING = False
+    c = chat("permit_form")
+    fake.script_commands({"commands": [], "reply": "Residential as in homes, or a mix?"})  # the model left it open
+    r = c.say("residential")
+    assert r["form"]["finalized_answers"] == [] and r["execution_path"]["commands"]["generator"] != "rules"
+    fake.script_commands({"commands": [{"command": "answer", "question_id": "3.1.1", "value": "residential"}], "reply": None})
+    r = c.say("residential, homes only")
+    assert [a["question_id"] for a in r["form"]["finalized_answers"]] == ["3.1.1"]
+    fake.script_commands({"commands": [], "reply": None})  # words the rules read as a wish for a person
+    r = c.say("can I talk to a real person?")
+    assert r["handoff"] is None or r["handoff"].get("status") != "open"
+    m = chat("manager_assistant")
+    fake.script_commands({"commands": [{"command": "decline_action", "action_id": "draft_email"},
+                                       {"command": "request_action", "action_id": "schedule_call"}], "reply": None})
+    m.say("My employee Sam didn't show up for two shifts; no email please, I'd rather call him")
+    assert "human_handoff()" not in str(m.last["execution_path"]["commands"])
+
+
+def test_when_the_model_is_down_the_rules_reading_is_used(chat, fake) -> None:  # noqa: ANN001
+    c = chat("permit_form")
+    fake.script_commands(Scripted(status=500), Scripted(status=500), Scripted(status=500))
+    r = c.say("residential")
+    assert [a["question_id"] for a in r["form"]["finalized_answers"]] == ["3.1.1"]
