@@ -54,6 +54,9 @@ Use only the names the schema allows. Commands:
 - request_action(action_id): the person asks for an action (drafting an email, scheduling a call);
   a call's day and time, when said, are set_slot(call_day, YYYY-MM-DD) and set_slot(call_time, HH:MM).
 - cancel, human_handoff (the person asks for a human), chitchat, clarify(candidates), cannot_handle.
+Every command says how sure the reading is: "certain" when the words say it plainly; "likely" when one
+reading fits best but the words leave room (an hour with no am/pm, "about 950"); "guess" when two readings
+fit or the person is unsure ("maybe 6 or 7", "I think it clicks"). A guess is asked, never stored.
 Give no command for what the message does not say. An empty list is a valid answer."""
 
 

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any
 
 from ._serde import FrozenDict, Serializable
-from .certainty import CERTAIN
+from .certainty import CERTAIN, CERTAINTIES
 from .forms import without_own_unit
 from .slots import lookup_identifier
 
@@ -161,7 +161,10 @@ def command_from_dict(data: Any) -> Command | str:
         if len(text) > MAX_VALUE_CHARS:
             return f"argument_too_long:{name}"
         values[name] = text
-    return Command(kind=kind, **values)
+    certainty = data.get("certainty", CERTAIN)  # a generator says how sure it is (contract 10); unsaid: certain
+    if certainty not in CERTAINTIES:
+        return f"unknown_certainty:{str(certainty)[:20]}"
+    return Command(kind=kind, certainty=certainty, **values)
 
 
 def commands_from_json(data: Any) -> tuple[list[Command], list[Refusal]]:
@@ -186,6 +189,8 @@ def command_to_dict(command: Command) -> dict[str, Any]:
     out: dict[str, Any] = {"command": command.kind}
     for name in ARGUMENTS.get(command.kind, ()):
         out[name] = list(command.candidates) if name == "candidates" else getattr(command, name)
+    if not command.certain:
+        out["certainty"] = command.certainty
     return out
 
 
@@ -395,7 +400,8 @@ def _variant(kind: str, ctx: CommandContext) -> dict[str, Any] | None:
         "action_id": sorted(ctx.known_actions),
         "side_kind": list(SIDE_KINDS),
     }
-    properties: dict[str, Any] = {"command": {"type": "string", "enum": [kind]}}
+    properties: dict[str, Any] = {"command": {"type": "string", "enum": [kind]},
+                                  "certainty": {"type": "string", "enum": list(CERTAINTIES)}}
     for name in ARGUMENTS[kind]:
         if name == "candidates":
             properties[name] = {"type": "array", "items": {"type": "string"}}

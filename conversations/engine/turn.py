@@ -27,6 +27,8 @@ from ._serde import FrozenDict, Serializable, to_jsonable
 from ._text import asks_question as text_asks_question
 from ._text import chitchat_kind, localize
 from .action_prefs import apply_action_request
+from .catalog import say
+from .certainty import GUESS
 from .commands import Command
 from .config import ConversationConfig
 from .estimate import FinalReport, build_final_report
@@ -208,8 +210,10 @@ def advance_context(
     if now.tzinfo is None:
         raise ValueError("now must be timezone-aware")
     routed = route_intent(text, domain_intents=config.intents, default_language=state.locale)
-    work = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language, commands=tuple(commands),
-                    model_read=model_read)
+    guessed = tuple(c for c in commands if c.certainty == GUESS)  # a generator's guess is asked, never applied
+    work = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language,
+                    commands=tuple(c for c in commands if c.certainty != GUESS), model_read=model_read)
+    work.unsure.extend(guessed)
     work.routed = routed_by_commands(work, config)
     work.trace.extend(f"command {c.describe()}" for c in work.commands)
     state = start_turn(state, work, config)
@@ -228,8 +232,16 @@ def advance_context(
         state = fill_form(state, work, config)
     state = clarify_slots(state, work, config)
     state = finish_mode(state, work, config)
+    _ask_about_guesses(work, guessed)
     state = _count_repeats(state, work)
     return _outcome(state, work, config)
+
+
+def _ask_about_guesses(work: TurnWork, guessed: Sequence[Command]) -> None:
+    """A value the generator only guessed is put to the person, when the turn asks nothing else."""
+    values = [c.value for c in guessed if c.kind in ("set_slot", "correct_slot", "answer") and c.value]
+    if values and work.decision != "ask":
+        work.ask(say(work.language, "Just to be sure: did you mean {value}?", value=values[0]), "clarify")
 
 
 def _count_repeats(state: ContextState, work: TurnWork) -> ContextState:

@@ -56,3 +56,32 @@ def test_a_clock_said_after_noon_is_the_time() -> None:
     assert _time_of_day("上周五上午9:40到中午12:10")[0] == time(9, 40)
     assert _time_of_day("中午12:10")[0] == time(12, 10)
     assert _time_of_day("中午到")[0] == time(12, 0)
+
+
+def test_a_generator_says_how_sure_each_command_is() -> None:
+    from conversations.engine.commands import CommandContext, command_from_dict, command_schema, command_to_dict
+
+    guess = command_from_dict({"command": "answer", "question_id": "3.1.2", "value": "6", "certainty": "guess"})
+    assert guess.certainty == GUESS and command_to_dict(guess)["certainty"] == GUESS
+    assert command_from_dict({"command": "cancel"}).certainty == CERTAIN  # unsaid: certain
+    assert command_from_dict({"command": "cancel", "certainty": "sure-ish"}) == "unknown_certainty:sure-ish"
+    variants = command_schema(CommandContext())["properties"]["commands"]["items"]["anyOf"]
+    assert all(v["properties"]["certainty"]["enum"] == ["certain", "likely", "guess"] and "certainty" in v["required"]
+               for v in variants)
+
+
+def test_a_guessed_answer_from_a_generator_is_asked_never_recorded() -> None:
+    from datetime import UTC, datetime
+
+    from conversations.engine.commands import Command
+    from conversations.engine.config import ConversationConfig
+    from conversations.engine.turn import advance_context, initial_state
+    from tests.support.helpers import plan_document
+
+    config = ConversationConfig.from_dict(plan_document("permit_form")["conversation"])
+    state = initial_state(config)
+    state = advance_context(state, "residential", now=datetime.now(UTC), timezone="Asia/Shanghai", config=config).state
+    outcome = advance_context(state, "maybe six", now=datetime.now(UTC), timezone="Asia/Shanghai", config=config,
+                              commands=[Command("answer", question_id="3.1.2", value="6", certainty=GUESS)], model_read=True)
+    assert outcome.state.finalized("3.1.2") is None and outcome.decision == "ask"
+    assert any(c.certainty == GUESS and c.question_id == "3.1.2" for c in outcome.unsure_commands)
