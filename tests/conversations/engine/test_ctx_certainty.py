@@ -59,7 +59,12 @@ def test_a_clock_said_after_noon_is_the_time() -> None:
 
 
 def test_a_generator_says_how_sure_each_command_is() -> None:
-    from conversations.engine.commands import CommandContext, command_from_dict, command_schema, command_to_dict
+    from conversations.engine.commands import (
+        CommandContext,
+        command_from_dict,
+        command_schema,
+        command_to_dict,
+    )
 
     guess = command_from_dict({"command": "answer", "question_id": "3.1.2", "value": "6", "certainty": "guess"})
     assert guess.certainty == GUESS and command_to_dict(guess)["certainty"] == GUESS
