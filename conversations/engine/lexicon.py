@@ -87,6 +87,7 @@ def word_list(language: str, key: str) -> tuple[str, ...]:
     return tuple(data.get(key, ()))
 
 
+@cache
 def lexicons() -> tuple[Lexicon, ...]:
     """Every language's lexicon (a message may mix languages: each reads its own words)."""
     return tuple(lexicon(language) for language in LANGUAGES)
