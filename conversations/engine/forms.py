@@ -30,7 +30,7 @@ from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import FormQuestionSpec, FormSpec
 from .negation import after_correction, hedge_near, negated
-from .plain_words import answer_shown
+from .plain_words import answer_shown, unit_measure
 from .state import (
     VALID,
     ClarifyingQA,
@@ -302,8 +302,32 @@ def is_correction(text: str) -> bool:
 _STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have", "from", "with", "your", "many", "much", "does", "building"])
 
 
+# Where a message giving several changes splits: "change the storeys to 3, and the area is 1800 now", "层数改成3，面积1800"
+_CHANGES_APART = re.compile(r"\s*(?:[;；]|,?\s+and\s+(?:also\s+)?|,\s*(?:also\s+|plus\s+)?|，\s*(?:还有|另外|而且)?|、|还有|另外|а\s+также|y\s+además)\s*",
+                            re.IGNORECASE)
+
+
+def find_corrections(state: ContextState, form: FormSpec, text: str, language: str) -> list[tuple[FormQuestionSpec, str]]:
+    """Every answer a message corrects, each read from its own part of the message ("change X to A, and also
+    Y is B now": two changes, each checked by its own question's type); one change read from the whole
+    message otherwise."""
+    if _CORRECTION.search(text) is None:
+        return []
+    parts = [p for p in _CHANGES_APART.split(text) if p and p.strip()]
+    if len(parts) >= 2:
+        found: dict[str, tuple[FormQuestionSpec, str]] = {}
+        for part in parts:
+            change = find_correction(state, form, part, language, prefer="?", marked=True)
+            if change is not None and change[0].id not in found:
+                found[change[0].id] = change
+        if len(found) >= 2:
+            return list(found.values())
+    single = find_correction(state, form, text, language)
+    return [single] if single is not None else []
+
+
 def find_correction(
-    state: ContextState, form: FormSpec, text: str, language: str, prefer: str | None = None
+    state: ContextState, form: FormSpec, text: str, language: str, prefer: str | None = None, *, marked: bool = False
 ) -> tuple[FormQuestionSpec, str] | None:
     """A correction of an answer already final, and the new value, or None.
 
@@ -312,9 +336,9 @@ def find_correction(
     counts) or the last one finalized; the new value must fit that question's type.
     """
     marker = _CORRECTION.search(text)
-    if marker is None or not state.finalized_answers:
-        return None
-    rest = (text[: marker.start()] + " " + text[marker.end():]).strip(" ,，:：")
+    if (marker is None and not marked) or not state.finalized_answers:
+        return None  # (`marked`: a part of a message whose marker stands in another part)
+    rest = (text[: marker.start()] + " " + text[marker.end():]).strip(" ,，:：") if marker is not None else text.strip(" ,，:：")
     final = {a.question_id for a in state.finalized_answers}
     specs = [q for q in form.questions if q.id in final]
     pending = current_question(state, form)
@@ -330,7 +354,7 @@ def find_correction(
     last = None if prefer == "?" else next((q for q in specs if q.id == prefer), last)  # "?": only one pointed at
     # "actually" alone is too common in plain answers to redo the last one without pointing at it, and
     # a message it opens that answers the pending question is that answer ("actually, it's offices, Group D")
-    weak = marker.group(0).lower() == "actually"
+    weak = marker is not None and marker.group(0).lower() == "actually"
     if weak and pending is not None and evaluate_answer(rest or text, pending, language).accepted:
         return None
     # a free-text answer is corrected only when the message points at it: "no wait, make it 11:30" or
@@ -397,8 +421,10 @@ def shared_words(text: str, spec: FormQuestionSpec) -> int:
     question = localize(spec.question, "zh")
     pairs = {question[i:i + 2] for i in range(len(question) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", question[i:i + 2])}
     count += sum(1 for p in pairs - {"什么", "多少", "是否", "哪些", "请问"} if p in text)
-    # the question's own short name ("users", "用户", "constraints") points at it as much as its words
-    names = {w for name in spec.label.values() for w in re.findall(r"[a-z]{4,}|[\u4e00-\u9fff]{2,}", name.lower())}
+    # the question's own short name ("users", "用户", "constraints"), or what its unit measures ("层数", "floor area"),
+    # points at it as much as its words
+    labels = [*spec.label.values(), *(unit_measure(spec.unit, lang) for lang in ("en", "zh"))]
+    names = {w for name in labels for w in re.findall(r"[a-z]{4,}|[\u4e00-\u9fff]{2,}", name.lower())} - _STOPWORDS
     return count + sum(2 for name in names if (re.search(rf"\b{name}", lowered) if name.isascii() else name in text))
 
 

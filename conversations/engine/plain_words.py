@@ -119,6 +119,11 @@ def question_label(spec: FormQuestionSpec, lang: str) -> str:
     return ""
 
 
+def unit_measure(unit: str | None, lang: str) -> str:
+    """What a unit measures, in words ("floor area", "层数"); "" for a unit the catalog has no word for."""
+    return say(lang, _UNIT_MEASURES[unit]) if unit in _UNIT_MEASURES else ""
+
+
 def unit_said(unit: str | None, lang: str) -> str:
     """A unit named in a hint ("(sq ft)" / "（平方英尺）"); "" without one."""
     return aside(_unit_word(unit, lang), lang) if unit else ""

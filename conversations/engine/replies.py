@@ -589,7 +589,8 @@ def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str)
     said_back = {c.question_id for c in outcome.unsure_commands  # the form note said those values, with how sure
                  if c.question_id in specs_by_id and specs_by_id[c.question_id].answer_type != "text"}
     fresh = {a.question_id: a.answer for a in outcome.state.finalized_answers
-             if a.turn == outcome.turn_index and a.question_id not in (outcome.form_changed_question, *said_back)}
+             if a.turn == outcome.turn_index
+             and a.question_id not in (outcome.form_changed_question, *said_back, *(q for q, _ in outcome.form_also_changed))}
     if form is None or not fresh:
         return []
     specs = [q for q in form.questions if q.id in fresh]

@@ -167,6 +167,7 @@ class TurnOutcome(Serializable):
     actions_declined: tuple[str, ...] = ()  # the actions the person refused in this message
     unsure_commands: tuple[Command, ...] = ()  # read, but not certain: said back or asked
     system_chosen: str | None = None  # the diagnostic's system the message named
+    form_also_changed: tuple[tuple[str, str], ...] = ()  # answers corrected besides form_changed_question
     trace: tuple[str, ...] = ()
 
     @property
@@ -420,6 +421,7 @@ def _outcome(state: ContextState, work: TurnWork, config: ConversationConfig) ->
         actions_declined=work.actions_declined,
         unsure_commands=tuple(work.unsure),
         system_chosen=work.system_chosen,
+        form_also_changed=tuple(work.form_also_changed),
         trace=tuple(work.trace),
     )
 
@@ -440,6 +442,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
             commands.append(Command(kind, slot=name, value=slot.value))
     if outcome.form_changed_question:  # a final answer given again, corrected
         commands.append(Command("answer", question_id=outcome.form_changed_question, value=outcome.form_changed_to))
+    commands += [Command("answer", question_id=q, value=v) for q, v in outcome.form_also_changed]
     if outcome.form_answer_finalized is not None:
         answer = outcome.form_answer_finalized
         commands.append(Command("answer", question_id=answer.question_id, value=answer.answer))

@@ -24,6 +24,7 @@ from .forms import (
     evaluate_answer,
     finalize_answer,
     find_correction,
+    find_corrections,
     form_complete,
     is_correction,
     mentions_unit,
@@ -120,15 +121,21 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     state, moved = _follow_slot_corrections(state, work, config)
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
         return _form_next(state, work, config, current_question(state, form))
-    if (corrected := _command_correction(state, work, form)
-            or (None if work.model_read else find_correction(state, form, work.text, work.language))) is not None:
-        target, value = corrected
-        before = state.finalized(target.id).answer
-        state = finalize_answer(state, target, value, turn=work.turn, locale=work.language, form=form)
-        work.form_changed_question = target.id
-        work.form_changed_from = before
-        work.form_changed_to = value
-        work.trace.append(f"form answer {target.id} corrected: {before} -> {value}")
+    commanded = _command_correction(state, work, form)
+    changes = [commanded] if commanded else [] if work.model_read else find_corrections(state, form, work.text, work.language)
+    if changes:
+        for number, (target, value) in enumerate(changes):  # each change to its own question, said one by one
+            before = state.finalized(target.id).answer
+            state = finalize_answer(state, target, value, turn=work.turn, locale=work.language, form=form)
+            work.trace.append(f"form answer {target.id} corrected: {before} -> {value}")
+            if number == 0:
+                work.form_changed_question, work.form_changed_from, work.form_changed_to = target.id, before, value
+            else:
+                work.form_also_changed.append((target.id, value))
+                line = say(work.language, "Changed “{question}” from {before} to {after}.",
+                           question=localize(target.question, work.language).rstrip("?？"),
+                           before=answer_shown(target, before, work.language), after=answer_shown(target, value, work.language))
+                work.form_note = f"{work.form_note} {line}" if work.form_note else line
         return _form_next(state, work, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
     if asked is None and form.kind == "interview" and has_content(work.text):

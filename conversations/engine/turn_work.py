@@ -165,6 +165,7 @@ class TurnWork:
     # what was read without being sure (contract 10): said back (likely) or asked (guess), never stored silently
     unsure: list[Command] = field(default_factory=list)
     system_chosen: str | None = None  # the diagnostic's system this message named (or switched to)
+    form_also_changed: list[tuple[str, str]] = field(default_factory=list)  # more answers corrected: (question, value)
 
     def command(self, *kinds: str) -> Command | None:
         """The first given command of one of these kinds."""

@@ -90,3 +90,20 @@ def test_a_guessed_answer_from_a_generator_is_asked_never_recorded() -> None:
                               commands=[Command("answer", question_id="3.1.2", value="6", certainty=GUESS)], model_read=True)
     assert outcome.state.finalized("3.1.2") is None and outcome.decision == "ask"
     assert any(c.certainty == GUESS and c.question_id == "3.1.2" for c in outcome.unsure_commands)
+
+
+@pytest.mark.parametrize("text", ["change the storeys to 3, and the floor area is 1800 now", "层数改成3，面积现在是1800"])
+def test_a_message_with_two_changes_changes_each_question_it_names(text: str) -> None:
+    from datetime import UTC, datetime
+
+    from conversations.engine.config import ConversationConfig
+    from conversations.engine.turn import advance_context, commands_understood, initial_state
+    from tests.support.helpers import plan_document
+
+    config = ConversationConfig.from_dict(plan_document("permit_form")["conversation"])
+    state = initial_state(config)
+    for said in ("residential", "2", "1500"):
+        state = advance_context(state, said, now=datetime.now(UTC), timezone="Asia/Shanghai", config=config).state
+    outcome = advance_context(state, text, now=datetime.now(UTC), timezone="Asia/Shanghai", config=config)
+    assert outcome.state.finalized("3.1.2").answer == "3 storeys" and outcome.state.finalized("3.1.3").answer == "1800 sq ft"
+    assert {(c.question_id, c.value) for c in commands_understood(outcome)} >= {("3.1.2", "3 storeys"), ("3.1.3", "1800 sq ft")}
