@@ -92,18 +92,30 @@ def test_a_guessed_answer_from_a_generator_is_asked_never_recorded() -> None:
     assert any(c.certainty == GUESS and c.question_id == "3.1.2" for c in outcome.unsure_commands)
 
 
-@pytest.mark.parametrize("text", ["change the storeys to 3, and the floor area is 1800 now", "层数改成3，面积现在是1800"])
-def test_a_message_with_two_changes_changes_each_question_it_names(text: str) -> None:
+@pytest.mark.parametrize(("answers", "text"), [
+    (("residential", "2", "1500"), "change the storeys to 3, and the floor area is 1800 now"),
+    (("住宅", "2层", "1500平方英尺"), "层数改成3，面积现在是1800"),
+])
+def test_a_message_with_two_changes_changes_each_question_it_names(answers: tuple[str, ...], text: str) -> None:
     from datetime import UTC, datetime
 
     from conversations.engine.config import ConversationConfig
-    from conversations.engine.turn import advance_context, commands_understood, initial_state
+    from conversations.engine.turn import (
+        advance_context,
+        commands_understood,
+        initial_state,
+        opening_question,
+        record_reply,
+    )
     from tests.support.helpers import plan_document
 
     config = ConversationConfig.from_dict(plan_document("permit_form")["conversation"])
     state = initial_state(config)
-    for said in ("residential", "2", "1500"):
-        state = advance_context(state, said, now=datetime.now(UTC), timezone="Asia/Shanghai", config=config).state
+    question, action = opening_question(state, config)
+    state = record_reply(state, text=question, action=action)
+    for said in answers:  # each answer to the question put, as the conversation puts them
+        turn = advance_context(state, said, now=datetime.now(UTC), timezone="Asia/Shanghai", config=config)
+        state = record_reply(turn.state, text=turn.next_step_question or "", action=turn.proposed_action)
     outcome = advance_context(state, text, now=datetime.now(UTC), timezone="Asia/Shanghai", config=config)
     assert outcome.state.finalized("3.1.2").answer == "3 storeys" and outcome.state.finalized("3.1.3").answer == "1800 sq ft"
     assert {(c.question_id, c.value) for c in commands_understood(outcome)} >= {("3.1.2", "3 storeys"), ("3.1.3", "1800 sq ft")}
