@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
 from django.core.management.base import CommandError
 
 from . import roles
+from .engine.plan_files import plan_path, read_plan
 from .services.plans import PlanInvalid, plan_upload
 
 PLANS_DIR = Path(__file__).resolve().parent / "plans"
@@ -27,9 +27,9 @@ def load_shipped_plans() -> list[tuple[str, int, bool]]:
     """Upload every plan file; unchanged files change nothing."""
     loaded = []
     for workflow_id in SHIPPED_WORKFLOWS:
-        path = PLANS_DIR / f"{workflow_id}.json"
+        path = plan_path(PLANS_DIR, workflow_id)
         try:
-            row, created = plan_upload(document=json.loads(path.read_text(encoding="utf-8")))
+            row, created = plan_upload(document=read_plan(path))
         except PlanInvalid as error:
             problems = "; ".join(f"{p['path']}: {p['message']}" for p in error.details["problems"])
             raise CommandError(f"{path.name} is not a valid plan: {problems}") from error

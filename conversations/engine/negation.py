@@ -112,19 +112,26 @@ _PATTERN_AS_WORDS = (
     (re.compile(r"\(\?<?[=!](?:[^()]|\([^()]*\))*\)"), " "),
     (re.compile(r"\\[sbwdSBWD]"), " "),
     (re.compile(r"\[\^?\\?(.)[^\]]*\]"), r"\1"),
+    (re.compile(r"\(\?(?::|P<\w+>|[imsx-]+:?)"), " "),
     (re.compile(r"\\(.)"), r"\1"),
     (re.compile(r"\{\d*,?\d*\}|[?*+]"), ""),
-    (re.compile(r"\(\?:|[()|^$.]"), " "),
+    (re.compile(r"[()|^$.]"), " "),
 )
+
+
+@cache
+def pattern_as_words(pattern: str) -> str:
+    r"""The words a pattern reads, its syntax dropped (`doesn'?t\s+light` -> "doesn't light")."""
+    words = pattern
+    for syntax, replacement in _PATTERN_AS_WORDS:
+        words = syntax.sub(replacement, words)
+    return re.sub(r"\s+", " ", words).strip()
 
 
 @cache
 def says_negation(pattern: str) -> bool:
     r"""Whether a pattern's own words say a negation (`doesn'?t\s+light`, `не\s+гор`, `没有?火`)."""
-    words = pattern
-    for syntax, replacement in _PATTERN_AS_WORDS:
-        words = syntax.sub(replacement, words)
-    return any(lex.negation_before.search(words) for lex in lexicons())
+    return any(lex.negation_before.search(pattern_as_words(pattern)) for lex in lexicons())
 
 
 def doubt(text: str) -> str | None:

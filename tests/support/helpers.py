@@ -2,14 +2,16 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 PLANS_DIR = Path(__file__).resolve().parents[2] / "workflows" / "plans"
 
 
 def plan_document(workflow_id: str) -> dict:
-    return json.loads((PLANS_DIR / f"{workflow_id}.json").read_text(encoding="utf-8"))
+    """A shipped plan as uploaded (a plan folder assembled)."""
+    from workflows.engine.plan_files import plan_path, read_plan
+
+    return read_plan(plan_path(PLANS_DIR, workflow_id))
 
 
 def client_for(user):  # noqa: ANN001, ANN201

@@ -17,6 +17,7 @@ from workflows.engine import (
     parse_plan,
     validate_plan,
 )
+from workflows.engine.plan_files import plan_path, read_plan
 
 PLANS = Path(__file__).resolve().parents[2] / "workflows" / "plans"
 SHIPPED = ["parking_help_desk", "rv_diagnostic", "manager_assistant", "permit_form", "project_intake"]
@@ -24,7 +25,7 @@ GOOD_SIGNALS = {"qa_pass": True, "confidence": 0.91, "missing_critical": False, 
 
 
 def load(workflow_id: str) -> dict:
-    return json.loads((PLANS / f"{workflow_id}.json").read_text(encoding="utf-8"))
+    return read_plan(plan_path(PLANS, workflow_id))
 
 
 def at(plan, step: str, **signals) -> RunState:  # noqa: ANN001

@@ -2,26 +2,26 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
+from workflows.engine.plan_files import PlanFileError, read_plan
 from workflows.services.plans import PlanInvalid, plan_upload
 
 
 class Command(BaseCommand):
-    help = "Validate a workflow plan JSON file and store it as a new version."
+    help = "Validate a workflow plan (a JSON file, or a plan folder: plan.json and systems/) and store it as a new version."
 
     def add_arguments(self, parser) -> None:  # noqa: ANN001
-        parser.add_argument("path", nargs="+", help="plan JSON file(s)")
+        parser.add_argument("path", nargs="+", help="plan JSON file(s) or plan folder(s)")
 
     def handle(self, *args, path: list[str], **options) -> None:  # noqa: ANN002, ANN003
         for name in path:
             try:
-                document = json.loads(Path(name).read_text(encoding="utf-8"))
-            except (OSError, json.JSONDecodeError) as error:
-                raise CommandError(f"{name}: {error}") from error
+                document = read_plan(Path(name))
+            except PlanFileError as error:
+                raise CommandError(str(error)) from error
             try:
                 row, created = plan_upload(document=document)
             except PlanInvalid as error:
