@@ -121,7 +121,7 @@ class EvalReport:
         self.counts[(case["workflow"], case.get("locale", "en"))][judgement.verdict] += 1
         self.by_kind[case.get("kind", "plain")][judgement.verdict] += 1
         if judgement.verdict != "right":
-            reading = ", ".join(f"{c.describe()}~{c.certainty}" for c in produced) or "(nothing)"
+            reading = ", ".join(c.describe() for c in produced) or "(nothing)"  # an unsure one ends "~likely"
             self.notes.append(f"{judgement.verdict.upper()} {case['file']}:{case['id']}: {case['message']!r}\n"
                               f"    read: {reading}\n    " + "\n    ".join(judgement.problems))
 
