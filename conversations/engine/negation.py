@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .lexicon import Lexicon, lexicons
+from .lexicon import Lexicon, lexicons_for
 
 _PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）]|(?<!\w)-(?!\w)|—")
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
@@ -89,13 +89,13 @@ def negation_cue(text: str, start: int, end: int, *, pattern: str | None = None)
     own = says_negation(pattern) if pattern is not None else None
     if own:
         return None
-    for lex in lexicons():
+    for lex in lexicons_for(text):
         inside = lex.negation_before.search(text, start, end)
         if inside is not None and own is None:
             return None  # the words carry their own negation ("no cooling in any mode", "ни на газу ни от сети")
         if inside is not None and not _pseudo(lex, text, inside, (start, end)):
             return inside.group(0)
-    for lex in lexicons():
+    for lex in lexicons_for(text):
         cue = _cue_before(lex, text, start, end) or _cue_after(lex, text, end)
         if cue is not None:
             return cue.group(0)
@@ -131,19 +131,20 @@ def pattern_as_words(pattern: str) -> str:
 @cache
 def says_negation(pattern: str) -> bool:
     r"""Whether a pattern's own words say a negation (`doesn'?t\s+light`, `не\s+гор`, `没有?火`)."""
-    return any(lex.negation_before.search(pattern_as_words(pattern)) for lex in lexicons())
+    words = pattern_as_words(pattern)
+    return any(lex.negation_before.search(words) for lex in lexicons_for(words))
 
 
 def doubt(text: str) -> str | None:
     """The first word of doubt in a message ("I guess", "maybe", "我也说不太清", "наверное"), or None."""
-    found = [m for lex in lexicons() if (m := lex.hedges.search(text))]
+    found = [m for lex in lexicons_for(text) if (m := lex.hedges.search(text))]
     return min(found, key=lambda m: m.start()).group(0) if found else None
 
 
 def after_correction(text: str) -> str:
     """The words after the last correction marker of a message ("一万二，哦不对，是一千二" -> "是一千二"), or the
     whole message when it corrects nothing: what a person says after correcting themselves is what they mean."""
-    ends = [m.end() for lex in lexicons() for m in lex.corrections.finditer(text)]
+    ends = [m.end() for lex in lexicons_for(text) for m in lex.corrections.finditer(text)]
     return text[max(ends):] if ends else text
 
 
@@ -151,7 +152,7 @@ def opens_a_request(lead: str) -> bool:
     """Whether the words before a wish only open a request ("can I", "I'd like to", "我想", "хочу", "quiero"):
     anything more makes it a story of someone else's wish ("a customer asked to speak to a manager")."""
     rest = lead
-    for lex in lexicons():
+    for lex in lexicons_for(lead):
         rest = lex.request_openers.sub(" ", rest)
     return not _WORD.findall(rest)
 
@@ -168,7 +169,7 @@ def doubt_over(text: str, start: int, end: int) -> str | None:
     begin = marks[-1] if marks else 0
     stop = _SENTENCE_MARK.search(text, end)
     close = stop.start() if stop is not None else len(text)
-    for lex in lexicons():
+    for lex in lexicons_for(text):
         for hedge in lex.hedges.finditer(text, begin, start):
             between = text[hedge.end():start]
             reach = _DOUBT_SCOPE if lex.spaced else _DOUBT_SCOPE + 4
@@ -184,7 +185,7 @@ def hedge_near(text: str, start: int, end: int, *, approximate: bool = True) -> 
     """The hedge that makes `text[start:end]` unsure ("maybe", "I think", "可能"), or None; with `approximate`,
     also a word that makes a value rough ("around", "-ish", "左右"): an observation said "about 20 mV" is sure."""
     begin, close = _segment_start(text, start), _segment_end(text, end)
-    for lex in lexicons():
+    for lex in lexicons_for(text):
         for words in (lex.hedges, lex.approximators) if approximate else (lex.hedges,):
             for hedge in words.finditer(text, begin, start):
                 if hedge.end() <= start and _distance(lex, text[hedge.end():start]) <= _HEDGE_BEFORE:
