@@ -93,12 +93,19 @@ def _number_value(text: str) -> str | None:
         if re.fullmatch(r"\d+,\d{4,}", raw):
             return None  # "1,2000": neither thousands nor a decimal comma; a typo to ask about, not 1.2
         return raw.replace(",", ".")
-    lowered = text.lower()
-    for word, value in NUMBER_WORDS.items():
-        if re.search(rf"(?<!\w){word}(?!\w)", lowered):
-            return str(value)
+    words = [m for m in _NUMBER_WORD.finditer(text) if m.group(0).lower() != "one" or not _PRONOUN_ONE.search(text[:m.start()])
+             or _COUNTED_AFTER.match(text, m.end())]  # the earliest said; "the higher one" counts nothing, "the one floor" does
+    if words:
+        return str(NUMBER_WORDS[words[0].group(0).lower()])
     numeral = next((m for m in _CN_NUMERAL.finditer(text) if _counts(m)), None)
     return str(_cn_value(numeral.group(0))) if numeral else None
+
+
+_NUMBER_WORD = re.compile(r"(?<!\w)(?:" + "|".join(NUMBER_WORDS) + r")(?!\w)", re.IGNORECASE)
+# "one" as a pronoun: "the top one", "the higher one", "which one", "that one"
+_COUNTED_AFTER = re.compile(r"\s+(?!(?:is|was|that|which|please|i|you|we|it|for|then|so|and|or|but|of|with|under|on|in)\b)[a-z]{3,}",
+                            re.IGNORECASE)
+_PRONOUN_ONE = re.compile(r"\b(?:the|this|that|which|each|every|any|another|other|no)(?:\s+[a-z]+)?\s*$", re.IGNORECASE)
 
 
 # A lone 一 inside a word is no number ("等一下", "一起", "统一"); with a counter or a unit after it, it is ("一层")
@@ -112,7 +119,8 @@ def _counts(numeral: re.Match[str]) -> bool:
 _CN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万]+")
 # Two numbers offered as one answer: "6 or 7", "6-7", "6 to 7 people", "6 или 7", "6 o 7", "六七个", "六到七层"
 _TWO_NUMBERS = re.compile(
-    r"(?<![\d.,])(\d+(?:[.,]\d+)?)\s*(?:or|-|–|~|/|to|或者?|还是|到|至|или|либо|o|u|a)\s*(\d+(?:[.,]\d+)?)(?![\d.,:])"
+    r"(?<![\d.,])(\d+(?:[.,]\d+)?)\s*(?:,?\s*(?:or(?:\s+maybe)?|possibly|maybe|perhaps|probably|may\s+be|could\s+be)\b|-|–|~|/|to|或者?|还是|到|至|"
+    r"或许|也可能是?|可能|или|либо|может|o|u|a|quizás?)\s*(\d+(?:[.,]\d+)?)(?![\d.,:])"
     r"|(?<![零〇一二两三四五六七八九十百千万])([一二两三四五六七八九])\s*(?:或者?|还是|到|至)?\s*([一二两三四五六七八九])(?![十百千万])",
     re.IGNORECASE,
 )
@@ -303,15 +311,17 @@ _STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have"
 
 
 # Where a message giving several changes splits: "change the storeys to 3, and the area is 1800 now", "层数改成3，面积1800"
-_CHANGES_APART = re.compile(r"\s*(?:[;；]|,?\s+and\s+(?:also\s+)?|,\s*(?:also\s+|plus\s+)?|，\s*(?:还有|另外|而且)?|、|还有|另外|а\s+также|y\s+además)\s*",
-                            re.IGNORECASE)
+_CHANGES_APART = re.compile(r"\s*(?:[;；:：]|,?\s+and\s+(?:also\s+)?|,(?!\d)\s*(?:also\s+|plus\s+)?|，\s*(?:还有|另外|而且)?|、|还有|另外|"
+                            r"а\s+также|y\s+además)\s*", re.IGNORECASE)
 
 
-def find_corrections(state: ContextState, form: FormSpec, text: str, language: str) -> list[tuple[FormQuestionSpec, str]]:
+def find_corrections(state: ContextState, form: FormSpec, text: str, language: str, *,
+                     at_review: bool = False) -> list[tuple[FormQuestionSpec, str]]:
     """Every answer a message corrects, each read from its own part of the message ("change X to A, and also
     Y is B now": two changes, each checked by its own question's type); one change read from the whole
-    message otherwise."""
-    if _CORRECTION.search(text) is None:
+    message otherwise. `at_review` (every question was answered before this message): a value named is a
+    change, without a word of correction ("the occupant load is 15")."""
+    if _CORRECTION.search(text) is None and not at_review:
         return []
     parts = [p for p in _CHANGES_APART.split(text) if p and p.strip()]
     if len(parts) >= 2:
@@ -322,7 +332,7 @@ def find_corrections(state: ContextState, form: FormSpec, text: str, language: s
                 found[change[0].id] = change
         if len(found) >= 2:
             return list(found.values())
-    single = find_correction(state, form, text, language)
+    single = find_correction(state, form, text, language, prefer="?" if at_review else None, marked=at_review)
     return [single] if single is not None else []
 
 

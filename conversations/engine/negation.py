@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .lexicon import Lexicon, lexicons_for
+from .lexicon import Lexicon, lexicons_for, word_list
 
 _PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）]|(?<!\w)-(?!\w)|—")
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
@@ -146,6 +146,23 @@ def after_correction(text: str) -> str:
     whole message when it corrects nothing: what a person says after correcting themselves is what they mean."""
     ends = [m.end() for lex in lexicons_for(text) for m in lex.corrections.finditer(text)]
     return text[max(ends):] if ends else text
+
+
+def picks_between(text: str) -> str | None:
+    """Which of two values offered back a message picks by its words: "higher" ("the higher one", "第二个",
+    "больше", "el mayor"), "lower", or None."""
+    for lex in lexicons_for(text):
+        for side in ("higher", "lower"):
+            words = word_list(lex.language, f"pick_{side}")
+            if words and re.search(_words_pattern(words, spaced=lex.spaced), text, re.IGNORECASE):
+                return side
+    return None
+
+
+@cache
+def _words_pattern(words: tuple[str, ...], *, spaced: bool) -> str:
+    alternatives = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return rf"(?<!\w)(?:{alternatives})(?!\w)" if spaced else f"(?:{alternatives})"
 
 
 def opens_a_request(lead: str) -> bool:

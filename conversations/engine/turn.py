@@ -451,7 +451,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         commands.append(Command("side_question", side_kind=kind, topic=outcome.side_question.topic))
     if outcome.system_chosen:
         commands.append(Command("answer", question_id="system", value=outcome.system_chosen))
-    if outcome.facts_added or (outcome.meaning == EVIDENCE and outcome.reply_action != "no_procedure"):
+    if outcome.facts_added or (outcome.meaning == EVIDENCE and outcome.reply_action != "no_procedure" and state.primary_system):
         added = set(outcome.facts_added)  # said by what they are (the plan's evidence ids), not by their numbers
         keys = [f.key for f in state.facts if f.id in added]
         commands.append(Command("report_evidence", text=", ".join(keys) or state.latest_user_text))

@@ -39,7 +39,7 @@ from .forms import (
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
-from .negation import doubt
+from .negation import doubt, picks_between
 from .plain_words import answer_shown, choice_label, then, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
@@ -56,15 +56,16 @@ def _command_answer(work: TurnWork, spec: FormQuestionSpec) -> str | None:
     return answer.value
 
 
-def _command_correction(state: ContextState, work: TurnWork, form: FormSpec) -> tuple[FormQuestionSpec, str] | None:
-    """An `answer` command to a question already answered, with another value: a correction."""
+def _command_corrections(state: ContextState, work: TurnWork, form: FormSpec) -> list[tuple[FormQuestionSpec, str]]:
+    """The `answer` commands to questions already answered, with another value: corrections, each its own."""
+    changes = []
     for command in work.commands:
         spec = form.question(command.question_id) if command.kind == "answer" else None
         final = state.finalized(spec.id) if spec is not None else None
         value = _command_answer(work, spec) if final is not None else None
-        if value is not None and value != final.answer:
-            return spec, value
-    return None
+        if value is not None and value != final.answer and all(spec.id != s.id for s, _ in changes):
+            changes.append((spec, value))
+    return changes
 
 
 def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
@@ -72,6 +73,7 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     form = config.form
     assert form is not None
     asked = form.question(state.current_step_id)  # the question put to the person before this turn
+    reviewing = bool(state.finalized_answers) and current_question(state, form) is None  # before this message's answers
     state, prefilled = prefill_from_slots(state, form, turn=work.turn, locale=work.language)
     if prefilled:
         work.trace.append("prefilled: " + ", ".join(prefilled))
@@ -121,8 +123,9 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     state, moved = _follow_slot_corrections(state, work, config)
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
         return _form_next(state, work, config, current_question(state, form))
-    commanded = _command_correction(state, work, form)
-    changes = [commanded] if commanded else [] if work.model_read else find_corrections(state, form, work.text, work.language)
+    commanded = _command_corrections(state, work, form)
+    changes = commanded if commanded else [] if work.model_read else find_corrections(
+        state, form, work.text, work.language, at_review=reviewing)
     if changes:
         for number, (target, value) in enumerate(changes):  # each change to its own question, said one by one
             before = state.finalized(target.id).answer
@@ -225,8 +228,14 @@ def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str
 def _candidate_confirmed(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> FormEvaluation | None:
     """A yes to the one value put back to the person ("shall I put 3?" "yes"): that value, now certain."""
     thread = state.active_thread
-    if thread is None or thread.question_id != spec.id or len(thread.candidates) != 1:
+    if thread is None or thread.question_id != spec.id or not thread.candidates:
         return None
+    if len(thread.candidates) >= 2:  # "the higher one", "第二个", "el mayor": one of the values put back
+        side = picks_between(work.text) if number_value(work.text) is None else None
+        if side is None:
+            return None
+        chosen = max(thread.candidates, key=float) if side == "higher" else min(thread.candidates, key=float)
+        return FormEvaluation(True, number_answer(chosen, spec.unit) if spec.answer_type == "number" else chosen)
     repeated = spec.answer_type == "number" and number_value(work.text) == thread.candidates[0]  # said again: meant
     if not repeated and (first_match(work.text, YES_NO["yes"], work.language) is None
                          or first_match(work.text, YES_NO["no"], work.language)):

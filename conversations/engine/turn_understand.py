@@ -405,7 +405,8 @@ def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str
     if guessed:  # asked now; the other stages may still put their own question after it
         work.ask(say(lang, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=guessed[0]), "slot")
         return _words_of(work.text, guessed[0])
-    likely = [c for c in work.unsure if c.certainty == LIKELY and c.slot in found and c.slot in ("at_time", "until_time")]
+    likely = [c for c in (*work.unsure, *work.commands)  # the rules' likely reading, or the generator's, said back
+              if c.certainty == LIKELY and c.slot in found and c.slot in ("at_time", "until_time")]
     if likely:
         times = "–".join(_hhmm(c.value or "") for c in likely)
         _add_notice(work, say(lang, "I've taken the time as {times}; tell me if you meant another.", times=times))
