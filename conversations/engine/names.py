@@ -13,7 +13,8 @@ import re
 from .lexicon import word_list
 
 _CJK = re.compile(r"[\u3400-\u9fff]")
-_TITLE_WORD = re.compile(r"(?:[A-Z][a-z]*['’])?[A-Z][a-z]+(?:-[A-Z]?[a-z]+)*")
+_UPPER, _LOWER = "A-ZÀ-ÖØ-Þ", "a-zß-öø-ÿ"
+_TITLE_WORD = re.compile(rf"(?:[{_UPPER}][{_LOWER}]*['’])?[{_UPPER}][{_LOWER}]+(?:-[{_UPPER}]?[{_LOWER}]+)*")
 # Capitalised words that are no part of a name (a sentence's first word, days, pronouns)
 _NOT_NAME = frozenset(["i", "on", "in", "from", "and", "but", "is", "was", "has", "had", "did", "the", "a", "an", "at", "to", "today", "yesterday", "tomorrow", "monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "my", "our", "his", "her", "their", "she", "he", "they", "it", "we", "you", "this", "that", "there", "hi", "hello", "hey", "sorry", "so", "then", "also", "who", "which", "with", "for", "of", "or", "not", "no", "yes", "ok", "okay", "please", "can", "could", "would", "will", "just"])
 # Words after a first name typed in lower case that end it ("priya didn't ...", "tom has ...")
@@ -49,9 +50,11 @@ def _whole_name(text: str, found: str) -> str:
         start = before.start(2)
         if before.group(1) and before.group(1).strip().lower() not in _NOT_NAME:
             start = before.start(1)
-    elif (first := re.search(r"([A-Z][a-z]+)\s+$", text[:start])) and found[:1].isupper() \
+    elif (first := re.search(rf"({_TITLE_WORD.pattern})\s+$", text[:start])) and found[:1].isupper() \
             and first.group(1).lower() not in _NOT_NAME:
-        start = first.start(1)  # "Sean O'Neill" found as "O'Neill"
+        start = first.start(1)  # "Sean O'Neill" found as "O'Neill", "Marc-André Lefebvre" as "Lefebvre"
+    if joined := re.match(rf"(?:[-'’][{_UPPER}]?[{_LOWER}]+)+", text[end:]):  # "Marc" of "Marc-André"
+        end += joined.end()
     follow = re.match(r"\s+(\S+)", text[end:])
     if follow is not None:
         word = follow.group(1).rstrip(".,;:!?")

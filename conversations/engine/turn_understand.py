@@ -48,6 +48,7 @@ from .slots import (
     ExtractContext,
     Extraction,
     call_lookup,
+    extract_slot,
     extract_slots,
     has_content,
     identifier_candidates,
@@ -282,7 +283,8 @@ def fill_slots(
     entry = _aware(known_entry.value) if known_entry is not None else None
     ctx = ExtractContext(now=now, timezone=timezone, language=work.language, entry=entry, end=_stay_end(state, entry))
     found = extract_slots(work.text, [config.slot_spec(n) for n in names], ctx)
-    found.update(_time_completed(state, work, config, names, ctx, found))
+    if completed := _time_completed(state, work, config, names, ctx, found):  # the answer to the time asked back
+        found = {n: e for n, e in found.items() if config.slot_spec(n).extractor not in _TIME_KINDS} | completed
     if work.meaning in (SIDE_QUESTION, QUESTION_MEANING):  # "what do you mean by constraints?" states no constraints
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor != "text"}
     for name, candidates in state.slot_candidates.items():
@@ -374,13 +376,23 @@ def _recognized(work: TurnWork, config: ConversationConfig, found: dict[str, Ext
 
 def _time_completed(state: ContextState, work: TurnWork, config: ConversationConfig, names: Iterable[str],
                     ctx: ExtractContext, found: dict[str, Extraction]) -> dict[str, Extraction]:
-    """The answer to a time asked back ("tomorrow afternoon": what time? "5pm"), read with the words asked about."""
-    words = state.time_asked_about
-    if not words or not says_clock(work.text):
+    """The answer to a time asked back, for the slot asked about: "tomorrow afternoon" (the start): what time?
+    "5pm" is tomorrow at 17:00; "leaving at 6 or 7" (the end): "7pm" is the stay's end, on its day."""
+    asked = state.time_asked_about
+    if not asked or not says_clock(work.text):
         return {}
-    said = f"{words} {work.text}"
-    times = [config.slot_spec(n) for n in names if config.slot_spec(n).extractor in _TIME_KINDS]
-    return dict(extract_slots(said, times, ctx))
+    slot, _, words = asked.partition("\n")
+    clock = next((config.slot_spec(n) for n in names if config.slot_spec(n).extractor == "at_time"), None)
+    if slot not in names or clock is None:
+        return {}
+    read = extract_slot(f"{'' if says_clock(words) else words} {work.text}".strip(), clock, ctx)  # offered times: the answer's own
+    if read is None:
+        return {}
+    value = _aware(read.value)
+    if slot != clock.name and ctx.entry is not None:  # an end: on the stay's day, after its start
+        value = datetime.combine(ctx.entry.date(), value.timetz())
+        value += timedelta(days=1) if value <= ctx.entry else timedelta(0)
+    return {slot: Extraction(value=value.isoformat(), raw=read.raw)}
 
 
 def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> str | None:
@@ -388,7 +400,7 @@ def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str
     7") is left out and asked (its words returned, to read the answer with); a likely reading ("from 3 to 6:15",
     "around 3") is used and said back."""
     commanded = {c.slot for c in work.commands if c.kind in ("set_slot", "correct_slot")}
-    guessed: list[str] = []
+    guessed: list[tuple[str, str]] = []
     for name, extraction in list(found.items()):
         kind = config.slot_spec(name).extractor
         if kind not in _TIME_KINDS or name in commanded or extraction.raw == "reference":
@@ -400,11 +412,12 @@ def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str
         work.trace.append(f"slot {name} read as {certainty} ({why}): {extraction.value}")
         if certainty == GUESS:
             del found[name]
-            guessed.append(extraction.raw)
+            guessed.append((name, extraction.raw))
     lang = work.language
     if guessed:  # asked now; the other stages may still put their own question after it
-        work.ask(say(lang, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=guessed[0]), "slot")
-        return _words_of(work.text, guessed[0])
+        name, raw = guessed[0]
+        work.ask(say(lang, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=raw), "slot")
+        return f"{name}\n{_words_of(work.text, raw)}"  # the slot asked about, and the words to read the answer with
     likely = [c for c in (*work.unsure, *work.commands)  # the rules' likely reading, or the generator's, said back
               if c.certainty == LIKELY and c.slot in found and c.slot in ("at_time", "until_time")]
     if likely:
