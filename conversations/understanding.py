@@ -5,7 +5,7 @@ pending question and what the plan allows, and answers with commands (Structured
 a JSON Schema built from the plan and this turn: its intents, slot names, question ids,
 option ids). Every command is validated (`engine.commands.validate_commands`): refused
 ones are audited and dropped, accepted ones go to the engine, and the model's reading is the
-reading (the rules add no intent act, answer or action it did not give). A failed call, or an
+reading (the rules add no cancel, handoff, form answer or action it did not give). A failed call, or an
 answer whose every command was refused, leaves the turn to the rules alone. No transaction is
 open here: the model may take seconds.
 """
