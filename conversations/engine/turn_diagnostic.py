@@ -516,6 +516,10 @@ def _reading_notice(work: TurnWork, asked_before: int, guard_repeats: int) -> st
     return text
 
 
+# A message that only asks (it ends with a question mark): no observation to note
+_ASKED = re.compile(r"[?？]\s*$")
+
+
 def _unsure_aside(work: TurnWork, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
     """An observation the person is not sure of ("I think it clicks", "可能是保险丝烧了") is never recorded as a
     finding: it is said back and the check stays open until they have looked (contract 10)."""
@@ -572,7 +576,8 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     noteworthy = work.meaning in (EVIDENCE, DISPUTE_MEANING) or (
         work.meaning == ANSWER and state.current_step_id
     )
-    if not added and noteworthy and has_content(work.text) and not work.deferred and not work.step_unanswered:
+    asks = bool(_ASKED.search(work.text))  # "how long would the repair take?" asks; it observes nothing
+    if not added and noteworthy and has_content(work.text) and not work.deferred and not work.step_unanswered and not asks:
         state, note = add_note(state, work.text, turn=work.turn, step_id=state.current_step_id)
         added.append(note)
     state, changes = reassess_hypotheses(
