@@ -6,15 +6,15 @@
 - `guess`: two readings fit, or the value is implausible; it is asked, never stored.
 """
 
+from __future__ import annotations
+
+import re
+
+from .negation import hedge_near
+from .timeparse import names_period, says_clock, zh_number
+
 CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
 CERTAINTIES = (CERTAIN, LIKELY, GUESS)
-
-
-# -- how sure a value read from the words is -------------------------------------------------------
-import re  # noqa: E402  (the constants above are imported by modules this section does not need)
-
-from .negation import hedge_near  # noqa: E402
-from .timeparse import names_period, says_clock  # noqa: E402
 
 _DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?|周[一二三四五六日天]|星期[一二三四五六日天]|" \
        r"понедельник\w*|вторник\w*|сред[ауы]|четверг\w*|пятниц[ауы]|суббот[ауы]|воскресень[ея]|" \
@@ -85,14 +85,5 @@ def _hour(value: str) -> int | None:
 
 def _either_half(words: str) -> bool:
     """Hours said that fit the morning and the afternoon alike: 1 to 11, no 24-hour clock past noon."""
-    hours = [int(h) for h in _HOUR_SAID.findall(words)] + [_zh_hour(h) for h in _ZH_HOUR.findall(words)]
+    hours = [int(h) for h in _HOUR_SAID.findall(words)] + [zh_number(h) for h in _ZH_HOUR.findall(words)]
     return bool(hours) and all(1 <= h <= 11 for h in hours)
-
-
-def _zh_hour(token: str) -> int:
-    digits = "一二三四五六七八九"
-    if token in ("十",):
-        return 10
-    if token.startswith("十"):
-        return 10 + digits.index(token[1]) + 1 if len(token) > 1 and token[1] in digits else 10
-    return digits.index(token[0]) + 1 if token[0] in digits else (2 if token[0] == "两" else 0)

@@ -82,7 +82,8 @@ class FormEvaluation(Serializable):
     candidates: tuple[str, ...] = ()  # unsure_number: the values it may be ("6 or 7"), asked which
 
 
-def _number_value(text: str) -> str | None:
+def number_value(text: str) -> str | None:
+    """The number a message gives ("1,450 sq ft" -> "1450", "三层" -> "3"), or None."""
     text = re.sub(r"(\d)(?=(?:sq|square|ft|m2|m²|persons?|people|stor|floors?)\b|(?:sq|ft|m)[a-z.²]*\b)", r"\1 ", text, flags=re.IGNORECASE)  # "1450sqft"
     if m := _NUM.search(text):
         raw = m.group(1)
@@ -136,17 +137,12 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
         first, second = (two.group(1), two.group(2)) if two.group(1) else (str(_cn_value(two.group(3))), str(_cn_value(two.group(4))))
         if first != second and _plain(first) < _plain(second):
             return first, second
-    if _unit_key(unit) in _WHOLE_UNITS and (value := _number_value(text)) is not None:
+    if _unit_key(unit) in _WHOLE_UNITS and (value := number_value(text)) is not None:
         number = _plain(value)
         if _HALF.search(text) or not number.is_integer():
             whole = int(number)
             return str(whole), str(whole + 1)
     return None
-
-
-def number_value(text: str) -> str | None:
-    """The number a message gives ("1,450 sq ft" -> "1450", "三层" -> "3"), or None."""
-    return _number_value(text)
 
 
 def _plain(value: str) -> float:
@@ -202,10 +198,10 @@ def evaluate_answer(
             return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
         if _counts_something_else(text, spec.unit):
             return FormEvaluation(False, reason="no_number")  # "two families will live there" is no number of storeys
-        said = text if _number_value(text) is not None else context
-        if _number_value(meant := after_correction(said)) is not None:
+        said = text if number_value(text) is not None else context
+        if number_value(meant := after_correction(said)) is not None:
             said = meant  # "一万二，哦不对，是一千二": the number said after correcting oneself
-        value = _number_value(said)
+        value = number_value(said)
         if value is None:
             return FormEvaluation(False, reason="no_number")
         if (candidates := number_alternatives(said, spec.unit)) is not None:

@@ -87,18 +87,13 @@ def word_list(language: str, key: str) -> tuple[str, ...]:
     return tuple(data.get(key, ()))
 
 
-@cache
-def lexicons() -> tuple[Lexicon, ...]:
-    """Every language's lexicon (a message may mix languages: each reads its own words)."""
-    return tuple(lexicon(language) for language in LANGUAGES)
-
-
 _SCRIPTS = (("en", re.compile(r"[A-Za-z]")), ("es", re.compile(r"[A-Za-z]")), ("zh", re.compile(r"[\u3400-\u9fff]")),
             ("ru", re.compile(r"[\u0400-\u04ff]")))
 
 
 def lexicons_for(text: str) -> tuple[Lexicon, ...]:
-    """The lexicons whose script the text is written in (a message without Chinese needs no Chinese cues)."""
+    """The lexicons whose script the text is written in: a message may mix languages, each reads its own
+    words, and a message without Chinese needs no Chinese cues."""
     return _lexicons_of(tuple(language for language, script in _SCRIPTS if script.search(text)))
 
 

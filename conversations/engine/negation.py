@@ -198,12 +198,12 @@ def doubt_over(text: str, start: int, end: int) -> str | None:
     return None
 
 
-def hedge_near(text: str, start: int, end: int, *, approximate: bool = True) -> str | None:
-    """The hedge that makes `text[start:end]` unsure ("maybe", "I think", "可能"), or None; with `approximate`,
-    also a word that makes a value rough ("around", "-ish", "左右"): an observation said "about 20 mV" is sure."""
+def hedge_near(text: str, start: int, end: int) -> str | None:
+    """The hedge ("maybe", "I think", "可能") or rough word ("around", "-ish", "左右") that makes the value
+    `text[start:end]` unsure, or None (an observation's doubt is `doubt_over`'s: "about 20 mV" is sure)."""
     begin, close = _segment_start(text, start), _segment_end(text, end)
     for lex in lexicons_for(text):
-        for words in (lex.hedges, lex.approximators) if approximate else (lex.hedges,):
+        for words in (lex.hedges, lex.approximators):
             for hedge in words.finditer(text, begin, start):
                 if hedge.end() <= start and _distance(lex, text[hedge.end():start]) <= _HEDGE_BEFORE:
                     return hedge.group(0)

@@ -531,7 +531,7 @@ def _unsure_aside(work: TurnWork, matches: list[EvidenceMatch]) -> list[Evidence
     work.deferred = True
     found = say_in(work.language, "list", ", ").join(f"“{m.value}”" for m in unsure)
     note = say(work.language, "You weren't sure of {found}, so I haven't noted it; tell me once you've checked.", found=found)
-    work.notice = f"{work.notice} {note}" if work.notice else note
+    work.add_notice(note)
     return [m for m in matches if not m.hedge]
 
 

@@ -138,7 +138,7 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
                 line = say(work.language, "Changed “{question}” from {before} to {after}.",
                            question=localize(target.question, work.language).rstrip("?？"),
                            before=answer_shown(target, before, work.language), after=answer_shown(target, value, work.language))
-                work.form_note = f"{work.form_note} {line}" if work.form_note else line
+                work.add_form_note(line)
         return _form_next(state, work, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
     if asked is None and form.kind == "interview" and has_content(work.text):
@@ -154,9 +154,10 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     given = _command_answer(work, spec)
     if given and spec.answer_type == "text" and is_vacuous(given):
         given = None  # a generator's "answer" of "whatever" / "随便" answers nothing
+    confirmed = None if given else _candidate_confirmed(state, work, spec)
     verdict = FormEvaluation(True, given) if given else (
-        _candidate_confirmed(state, work, spec) or evaluate_answer(work.text, spec, work.language, state.active_thread))
-    if work.model_read and not given and verdict.accepted and _candidate_confirmed(state, work, spec) is None:
+        confirmed or evaluate_answer(work.text, spec, work.language, state.active_thread))
+    if work.model_read and not given and verdict.accepted and confirmed is None:
         # the model left the question open (it may have asked back): the rules record no answer of their own
         work.trace.append(f"the model gave no answer to {spec.id}: it stays open")
         return _form_next(state, work, config, spec)
@@ -222,7 +223,7 @@ def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str
     else:
         note = say(work.language, "I've put {value}; you weren't sure, so tell me if it should be different.",
                    value=answer_shown(spec, value, work.language))
-    work.form_note = f"{work.form_note} {note}" if work.form_note else note
+    work.add_form_note(note)
 
 
 def _candidate_confirmed(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> FormEvaluation | None:

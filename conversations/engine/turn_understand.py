@@ -422,7 +422,7 @@ def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str
               if c.certainty == LIKELY and c.slot in found and c.slot in ("at_time", "until_time")]
     if likely:
         times = "–".join(_hhmm(c.value or "") for c in likely)
-        _add_notice(work, say(lang, "I've taken the time as {times}; tell me if you meant another.", times=times))
+        work.add_notice(say(lang, "I've taken the time as {times}; tell me if you meant another.", times=times))
     return None
 
 
@@ -436,10 +436,6 @@ def _hhmm(iso: str) -> str:
         return datetime.fromisoformat(iso).strftime("%H:%M")
     except ValueError:
         return iso
-
-
-def _add_notice(work: TurnWork, text: str) -> None:
-    work.notice = f"{work.notice} {text}" if work.notice else text
 
 
 # Identifiers are read whole: a lot code, a city or a name inside one ("SZ-2026" in the order

@@ -171,6 +171,14 @@ class TurnWork:
         """The first given command of one of these kinds."""
         return next((c for c in self.commands if c.kind in kinds), None)
 
+    def add_notice(self, text: str) -> None:
+        """A word said before the question, after any said already."""
+        self.notice = f"{self.notice} {text}" if self.notice else text
+
+    def add_form_note(self, text: str) -> None:
+        """A word about the form said after what was noted, after any said already."""
+        self.form_note = f"{self.form_note} {text}" if self.form_note else text
+
     def ask(self, question: str | None, kind: str) -> None:
         self.decision = ASK
         self.question, self.question_kind = question, kind

@@ -11,9 +11,9 @@ import pytest
 from conversations.engine import ConversationConfig
 from conversations.engine.forms import (
     _cn_value,
-    _number_value,
     edit_target,
     evaluate_answer,
+    number_value,
     wants_edit,
 )
 from conversations.engine.simulate import Dialogue
@@ -111,6 +111,6 @@ def test_chinese_numerals(token, value) -> None:  # noqa: ANN001
 
 def test_numbers_and_units_as_written() -> None:
     spec = PERMIT.form.question("3.1.3")
-    assert _number_value("1.450 square feet") == "1450"
+    assert number_value("1.450 square feet") == "1450"
     assert evaluate_answer("两百平米", spec, "zh").reason == "wrong_unit"  # square metres are not square feet
     assert evaluate_answer("木结构", PERMIT.form.question("3.3.1"), "zh").accepted  # three characters say enough
