@@ -195,6 +195,12 @@ _DEFERRAL = re.compile(
 )
 
 
+def word_at(text: str, words: str) -> int | None:
+    """Where the words stand in a text, as whole words (characters where words are not spaced), or None."""
+    found = re.search(rf"(?<!\w){re.escape(words)}(?!\w)" if words.isascii() else re.escape(words), text, re.IGNORECASE)
+    return found.start() if found is not None else None
+
+
 def clause_before(text: str, start: int) -> str:
     """The words of `text` from the start of the clause `start` is in, up to `start`."""
     return _CLAUSE_SPLIT.split(text[:start])[-1] if text[:start] else ""
@@ -286,8 +292,8 @@ def asks_for_human(text: str) -> bool:
         return False
     lead = re.split(r"[,，;；.!?。！？]", text[:match.start()])[-1]
     third_party = re.search(r"(?:some|any)\s*(?:one|body)$", match.group(0), re.IGNORECASE) and _THIRD_PARTY.match(text[match.end():])
-    if not _CJK.search(match.group(0)) and (not opens_a_request(lead) or third_party):
-        return False
+    if not opens_a_request(lead) or third_party:
+        return False  # "用户也能一键转人工客服" tells of a feature, not a wish
     return not _NO_NEED.search(text[max(0, match.start() - 24):match.start()])
 
 

@@ -35,10 +35,36 @@ _NOUNS = {
     },
     "calendar": {
         "en": r"(?:phone\s+|video\s+|zoom\s+|teams\s+|quick\s+|short\s+)?calls?|(?:by\s+)?phone|meeting|"
-              r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down|face[\s-]to[\s-]face|"
-              r"(?:talk|speak|chat)\s+(?:to|with)\s+(?:him|her|them)|have\s+a\s+(?:word|chat)\s+with",
-        "zh": r"电话|通话|会议|开个会|开会|会面|面谈|见面|当面|面对面|谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|一对一",
+              r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down",
+        "zh": r"电话|通话|会议|开个会|开会|会面|一对一",
     },
+}
+# Talking itself ("talk to him on Friday at 3", "聊聊") is a call asked for when the concierge is asked to set it
+# up, a time is named for it, or it is preferred to another action ("I'd rather talk to her"); in person ("face to
+# face", "当面谈") it is what the person will do themselves, never the call
+_TALK = {
+    "en": r"(?:talk|speak|chat)\s+(?:to|with)\s+(?:him|her|them)|have\s+a\s+(?:word|chat)\s+with",
+    "zh": r"谈一谈|谈一下|谈谈|聊一聊|聊一下|聊聊|(?:跟|和|与)(?:她|他|他们)(?:当面)?(?:谈|聊)",
+}
+_IN_PERSON = {
+    "en": re.compile(r"\b(?:face[\s-]to[\s-]face|in\s+person|in\s+the\s+office|when\s+(?:she|he|they)(?:'s|'re|\s+is|\s+are)\s+back)\b",
+                     re.IGNORECASE),
+    "zh": re.compile(r"当面|面谈|见面|面对面|等她回来|等他回来"),
+}
+_PREFERRED = {"en": re.compile(r"\b(?:rather|prefer\w*|instead)\b", re.IGNORECASE), "zh": re.compile(r"更想|宁愿|宁可|还是|改成|换成")}
+_ASKS_CONCIERGE = {
+    "en": re.compile(r"\b(?:can|could|would|will)\s+you\b|\bplease\b|\b(?:set\s+up|setup|schedule|book|arrange|organi[sz]e|"
+                     r"put\s+\w+\s+in|invite|send\s+(?:an?\s+)?invit\w*|let'?s)\b", re.IGNORECASE),
+    "zh": re.compile(r"帮我|帮忙|请(?!病?假)|安排|约|预约|定个|订个"),
+}
+_TIME_NAMED = {"en": re.compile(r"\b(?:at|on)\s+\d|\b\d{1,2}\s*(?:am|pm)\b", re.IGNORECASE),
+               "zh": re.compile(r"\d+点|[一二两三四五六七八九十]+点")}
+# Words that report what someone else said or will do ("she said she'd call back", "她说晚点回电话") or hold a
+# wish for later ("in case we need it", "万一要用"): no request of the person's
+_NOT_ASKED = {
+    "en": re.compile(r"\b(?:she|he|they)\s+(?:said|says|told|promised|will|'ll|would|'d)\b|\b(?:she|he|they)'(?:ll|d)\b"
+                     r"|\bin\s+case\b|\bif\s+(?:we|i|you)\s+(?:ever\s+)?need\b|\bjust\s+so\s+you\s+have\b", re.IGNORECASE),
+    "zh": re.compile(r"她说|他说|他们说|她答应|他答应|她会|他会|万一|以防|备用|如果需要|需要的话"),
 }
 # "no call no show" names the absence, never the action; so does what someone did not do ("she didn't call",
 # "he never emailed", "did not even phone"): a past event, neither a wish nor a refusal.
@@ -70,6 +96,7 @@ _WANT = {
     ),
     "zh": re.compile(r"帮我|帮忙|请(?!假)|给我|安排|约|想|希望|还是|改成|换成|改为|打个|通个|开个|预约|定个|订个|发个|发一封|写一封|起草|来个|(?<![不需])要(?!求)"),
 }
+_POSSESSED = re.compile(r"\b(?:her|his|their|your|my)\s+(?:work\s+|private\s+|personal\s+)?$|(?:她的|他的)$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[^,，.。;；!！?？\n]+|[,，.。;；!！?？\n]")
 _BUT = re.compile(r"\bbut\b|\band\b|而是|但是|可是", re.IGNORECASE)
 
@@ -161,20 +188,32 @@ def _alone(clause: str, match: re.Match[str], lang: str) -> bool:
 def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tuple[str | None, tuple[str, ...]]:
     """(the action asked for, the actions refused) in a message."""
     lang = _lang(language)
-    cleaned = _NOT_AN_ACTION.sub(" ", text)
+    cleaned = _ADDRESS.sub(" ", _NOT_AN_ACTION.sub(" ", text))  # an address's dots end no clause
     asked: list[str] = []
     declined: list[str] = []
     for clause in _clauses(cleaned):
+        reported = _NOT_ASKED[lang].search(clause) is not None
         for action in actions:
             nouns = _NOUNS.get(action.flow, {}).get(lang)
             if not nouns:
                 continue
-            bounded = rf"(?<![\w-])(?:{nouns})(?!\w)" if lang == "en" else nouns
+            talk = _TALK[lang] if action.flow == "calendar" else None
+            words = f"{nouns}|{talk}" if talk else nouns
+            bounded = rf"(?<![\w-])(?:{words})(?!\w)" if lang == "en" else words
             for match in re.finditer(bounded, clause, re.IGNORECASE):
                 before = clause[:match.start()]
                 if _DECLINE[lang].search(before) or (lang == "en" and _OVER.search(before)):
                     if action.id not in declined:
                         declined.append(action.id)
+                elif reported or _POSSESSED.search(before):  # "her email's l.moreau@…" is her address, no email asked for
+                    continue
+                elif talk and re.fullmatch(talk, match.group(0), re.IGNORECASE):
+                    # "I'd rather talk to her face to face than email", "帮我约他当面谈谈", "talk to him on friday at 3"
+                    if _DONE[lang].search(clause):
+                        continue  # "我今天上午已经当面跟她谈过了": a talk that happened
+                    if _PREFERRED[lang].search(text) or _ASKS_CONCIERGE[lang].search(text) \
+                            or _TIME_NAMED[lang].search(text) and not _IN_PERSON[lang].search(clause):
+                        asked.append(action.id)
                 elif _WANT[lang].search(clause) or _alone(clause, match, lang):
                     asked.append(action.id)
     # "I'd rather talk to her face to face than send an email" names both: the one refused is not the one wanted

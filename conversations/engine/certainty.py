@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from .negation import hedge_near
+from .negation import doubt, hedge_near, rough, unknowing
 from .timeparse import names_period, says_clock, zh_number
 
 CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
@@ -69,6 +69,14 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
     if kind in ("at_time", "until_time", "clock_time") and not names_period(text) and _either_half(words):
         return LIKELY, "half_of_day"
     return CERTAIN, None
+
+
+def text_certainty(text: str) -> str:
+    """How sure an answer in the person's own words is: a guess when they say they don't know ("三五万？真不知道"),
+    likely with a hedge or a rough value ("budget 50k or so", "sometime in Q1, roughly"), else certain."""
+    if unknowing(text):
+        return GUESS
+    return LIKELY if doubt(text) or rough(text) else CERTAIN
 
 
 def unsure_words(text: str, why: str | None) -> str | None:

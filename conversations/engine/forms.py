@@ -25,11 +25,12 @@ from ._text import (
     localize,
     negated_at,
     normalize_patterns,
+    word_at,
 )
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import FormQuestionSpec, FormSpec
-from .negation import after_correction, hedge_near, negated
+from .negation import after_correction, hedge_near, negated, word_swaps
 from .plain_words import answer_shown, unit_measure
 from .state import (
     VALID,
@@ -330,6 +331,40 @@ def find_corrections(state: ContextState, form: FormSpec, text: str, language: s
             return list(found.values())
     single = find_correction(state, form, text, language, prefer="?" if at_review else None, marked=at_review)
     return [single] if single is not None else []
+
+
+def find_swap(state: ContextState, form: FormSpec, text: str, language: str, *, turn: int) -> tuple[FormQuestionSpec, str] | None:
+    """A final answer whose words the message replaces ("it's tennis courts, not squash", "是钢结构，不是木结构"):
+    that question and its answer with the words swapped (a typed question takes the new words as its answer)."""
+    for new, old in word_swaps(text):
+        for answer in reversed(state.finalized_answers):
+            if answer.turn >= turn:
+                continue  # an answer given in this very message says what it says ("site foremen rather than the office")
+            spec = form.question(answer.question_id)
+            at = word_at(answer.answer, old)
+            if spec is None or at is None:
+                continue
+            new = _without_question_words(new, spec)
+            if spec.answer_type != "text":
+                verdict = evaluate_answer(new, spec, language)
+                if verdict.accepted and verdict.value and verdict.value != answer.answer:
+                    return spec, verdict.value
+                continue
+            before, after = answer.answer[:at], answer.answer[at + len(old):]
+            new_words = new.split()
+            if len(new_words) > 1 and after.split()[:1] == new_words[-1:]:  # "tennis courts" for "squash" in "squash courts"
+                new = " ".join(new_words[:-1])
+            return spec, before + new + after
+    return None
+
+
+def _without_question_words(words: str, spec: FormQuestionSpec) -> str:
+    """New words without the question's own name before them ("the materials steel frame" -> "steel frame")."""
+    own = {w for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower())} - _STOPWORDS
+    kept = list(words.split())
+    while len(kept) > 1 and (kept[0].lower().rstrip("s") in {w.rstrip("s") for w in own} or kept[0].lower() in ("the", "a", "an")):
+        kept.pop(0)
+    return " ".join(kept)
 
 
 def find_correction(

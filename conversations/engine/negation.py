@@ -17,10 +17,11 @@ from __future__ import annotations
 import re
 from functools import cache
 
-from .lexicon import Lexicon, lexicons_for, word_list
+from .lexicon import Lexicon, lexicon, lexicons_for, word_list
 
 _PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）]|(?<!\w)-(?!\w)|—")
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
+_CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
 _AFTER_SCOPE = 3  # a cue after the words is close to them: "noise, none" is not "noise ... none at all"
 _HEDGE_BEFORE = 3  # words between a hedge and its value: "maybe around 6", "I think it was 6"
 _HEDGE_AFTER = 2  # "6-ish", "6 or so", "3点左右"
@@ -56,7 +57,7 @@ def _cue_before(lex: Lexicon, text: str, start: int, end: int) -> re.Match[str] 
         if _pseudo(lex, text, cue, (begin, max(end, cue.end()))):
             continue
         between = text[cue.end():start]
-        if lex.boundary.search(between) or _distance(lex, between) > lex.scope:
+        if lex.boundary.search(text, cue.end(), start) or _distance(lex, between) > lex.scope:
             return None  # the nearest real cue is out of reach; an earlier one is further still
         return cue
     return None
@@ -67,7 +68,7 @@ def _cue_after(lex: Lexicon, text: str, end: int) -> re.Match[str] | None:
     for cue in lex.negation_after.finditer(text, end, close):
         between = text[end:cue.start()]
         rest = text[cue.end():close]
-        if lex.boundary.search(between) or _distance(lex, between) > _AFTER_SCOPE:
+        if lex.boundary.search(text, end, cue.start()) or _distance(lex, between) > _AFTER_SCOPE:
             return None
         if _pseudo(lex, text, cue, (end, close)) or (_distance(lex, rest) and not _only_fillers(lex, rest)):
             continue  # a cue after the words negates them only when it closes the clause ("stuck, none")
@@ -95,6 +96,8 @@ def negation_cue(text: str, start: int, end: int, *, pattern: str | None = None)
             return None  # the words carry their own negation ("no cooling in any mode", "ни на газу ни от сети")
         if inside is not None and not _pseudo(lex, text, inside, (start, end)):
             return inside.group(0)
+    while end < len(text) and text[end].isalpha() and not _CJK_CHAR.match(text[end]):
+        end += 1  # a pattern may stop inside a word ("аммиак" of "аммиака нет"): the word's end is what follows
     for lex in lexicons_for(text):
         cue = _cue_before(lex, text, start, end) or _cue_after(lex, text, end)
         if cue is not None:
@@ -135,10 +138,36 @@ def says_negation(pattern: str) -> bool:
     return any(lex.negation_before.search(words) for lex in lexicons_for(words))
 
 
+def only_fillers(words: str) -> bool:
+    """Whether words say nothing but fillers ("um, well", "这个"): nothing is lost when they go."""
+    return all(_only_fillers(lex, words) for lex in lexicons_for(words))
+
+
+def offers_alternatives(words: str) -> bool:
+    """Whether words join two alternatives ("or", "or maybe", "或者", "или", "o")."""
+    return any(lex.alternatives.search(words) for lex in lexicons_for(words) or (lexicon("en"),))
+
+
 def doubt(text: str) -> str | None:
     """The first word of doubt in a message ("I guess", "maybe", "我也说不太清", "наверное"), or None."""
     found = [m for lex in lexicons_for(text) if (m := lex.hedges.search(text))]
     return min(found, key=lambda m: m.start()).group(0) if found else None
+
+
+def said_unsure(text: str) -> str | None:
+    """Doubt over a whole statement: a hedge in its first clause ("好像是主管打过电话", "I think someone called") or
+    a clause that is nothing but doubt ("…，我不太确定", "…, not sure"); not a hedge about something else in it
+    ("no luck reaching him, phone seems off")."""
+    pieces = [p for p in _PUNCTUATION.split(text) if p.strip()]
+    if not pieces:
+        return None
+    if (first := doubt(pieces[0])) is not None:
+        return first
+    for piece in pieces[1:]:
+        found = doubt(piece)
+        if found is not None and only_fillers(re.sub(r"(?i)\b(?:i'?m|i\s+am|but)\b|我|但|я|но|pero", " ", piece.replace(found, " "))):
+            return found
+    return None
 
 
 def after_correction(text: str) -> str:
@@ -190,7 +219,7 @@ def doubt_over(text: str, start: int, end: int) -> str | None:
         for hedge in lex.hedges.finditer(text, begin, start):
             between = text[hedge.end():start]
             reach = _DOUBT_SCOPE if lex.spaced else _DOUBT_SCOPE + 4
-            if hedge.end() <= start and not lex.boundary.search(between) and _distance(lex, between) <= reach:
+            if hedge.end() <= start and not lex.boundary.search(text, hedge.end(), start) and _distance(lex, between) <= reach:
                 return hedge.group(0)
         for hedge in lex.hedges.finditer(text, end, close):
             if _only_fillers(lex, text[hedge.end():_segment_end(text, hedge.end())]):
@@ -211,3 +240,101 @@ def hedge_near(text: str, start: int, end: int) -> str | None:
                 if _distance(lex, text[end:hedge.start()]) <= _HEDGE_AFTER:
                     return hedge.group(0)
     return None
+
+
+_NUMERAL = re.compile(r"\d|[一二两三四五六七八九十百千万亿]")
+
+
+def unknowing(text: str) -> str | None:
+    """The words that say the person does not know ("no idea", "真不知道", "не знаю", "ni idea"), or None."""
+    for lex in lexicons_for(text):
+        words = word_list(lex.language, "unknowing")
+        if words and (found := re.search(_words_pattern(words, spaced=lex.spaced), text, re.IGNORECASE)):
+            return found.group(0)
+    return None
+
+
+def rough(text: str) -> str | None:
+    """A rough word on a value in free words: next to a number ("50k or so", "差不多明年三月") or closing its
+    clause ("sometime in Q1, roughly"). "About" before other words is a topic ("it's about tracking jobs")."""
+    for lex in lexicons_for(text):
+        for word in lex.approximators.finditer(text):
+            after = text[word.end():_segment_end(text, word.end())]
+            before = text[_segment_start(text, word.start()):word.start()]
+            near_after = _NUMERAL.search(after)
+            if near_after is not None and _distance(lex, after[:near_after.start()]) <= _HEDGE_BEFORE:
+                return word.group(0)
+            if _NUMERAL.search(before[-12:]) and _distance(lex, before[_last_numeral(before):]) <= _HEDGE_AFTER:
+                return word.group(0)
+            trailing = word.group(0).casefold() in word_list(lex.language, "approximators_trailing")
+            if trailing and text[:word.start()].strip() and _only_fillers(lex, after):
+                return word.group(0)
+    return None
+
+
+def _last_numeral(words: str) -> int:
+    found = [m.end() for m in _NUMERAL.finditer(words)]
+    return found[-1] if found else len(words)
+
+
+_CLAUSE_WORDS = r"[^,.;:!?，。；：！？\n]"
+
+
+@cache
+def _swap_patterns(language: str) -> tuple[re.Pattern[str], ...]:
+    """The lexicon's swap templates ("X instead of Y", "是X，不是Y") as patterns with groups `new` and `old`
+    (a group that ends the template takes the clause's rest; one before words stops at them)."""
+    patterns = []
+    for template in word_list(language, "swaps"):
+        parts = [part for part in re.split(r"([XY])", template) if part]
+        body = ""
+        for index, part in enumerate(parts):
+            if part in ("X", "Y"):
+                name, reach = ("new" if part == "X" else "old"), ("+" if index == len(parts) - 1 else "+?")
+                body += rf"(?P<{name}>{_CLAUSE_WORDS}{reach})"
+            else:
+                body += r"\s*" + r"\s*".join(re.escape(word).replace(",", "[,，]") for word in part.split()) + r"\s*"
+        patterns.append(re.compile(body, re.IGNORECASE))
+    return tuple(patterns)
+
+
+def word_swaps(text: str) -> list[tuple[str, str]]:
+    """The words a message puts in place of others: ("tennis courts", "squash") for "it's tennis courts, not
+    squash"; ("钢结构", "木结构") for "是钢结构，不是木结构". The new words lose their lead-in ("it's", "是")."""
+    found = []
+    for lex in lexicons_for(text):
+        lead = _lead_pattern(lex)
+        for pattern in _swap_patterns(lex.language):
+            for match in pattern.finditer(text):
+                new, old = match.group("new").strip(), match.group("old").strip()
+                new = _without_lead(lex, lead, new)
+                if new and old and (new, old) not in found:
+                    found.append((new, old))
+            if found:
+                return found
+    return found
+
+
+@cache
+def _lead_pattern(lex: Lexicon) -> re.Pattern[str] | None:
+    leads = word_list(lex.language, "swap_leads")
+    return re.compile(_words_pattern(leads, spaced=lex.spaced) + r"\s*", re.IGNORECASE) if leads else None
+
+
+def _without_lead(lex: Lexicon, lead: re.Pattern[str] | None, words: str) -> str:
+    """The words without what leads into them: "it's", "是", a correction marker ("I meant"), fillers ("sorry")."""
+    while True:
+        words = words.strip(" ,，:：-—")
+        cut = next((m for p in (lead, lex.corrections, lex.fillers) if p is not None and (m := p.match(words))
+                    and m.end() > 0), None)
+        if cut is None:
+            return words
+        words = words[cut.end():]
+
+
+def without_lead_words(words: str) -> str:
+    """Words without what leads into a value: "it's", "是", a correction marker, fillers ("sorry, it's Priya")."""
+    words = words.strip(" ,，:：-—")
+    for lex in lexicons_for(words):
+        words = _without_lead(lex, _lead_pattern(lex), words)
+    return words

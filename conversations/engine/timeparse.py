@@ -286,8 +286,8 @@ def _weekday_date(today: date, weekday: int, relation: str, weeks: int = 1) -> d
 # A stay that has happened ("I parked there on Sunday", "周日停的", "was I charged right for Saturday"): a bare
 # weekday or weekend in it is the most recent one, today included; otherwise the coming one.
 _PAST_STAY = re.compile(
-    r"\b(?:parked|stayed|left|went|came|paid|was|were|did|had|got|entered|exited|drove|charged|billed\s+me|took)\b|"
-    r"停的|停了|去的|来的|进的|出的|走的|付的|付了|交的|交了|收了|扣了|收的|扣的|那天|当时|上次|"
+    r"\b(?:parked|stayed|left|went|came|paid|was|were|did|didn'?t|had|got|entered|exited|drove|charged|billed\s+me|took)\b|"
+    r"没有?(?:过夜|停|付|交)|停的|停了|去的|来的|进的|出的|走的|付的|付了|交的|交了|收了|扣了|收的|扣的|那天|当时|上次|"
     r"(?<!\w)(?:был\w*|стоял\w*|заплатил\w*|уехал\w*|приехал\w*)(?!\w)|\b(?:estacion[eé]|aparqu[eé]|pagu[eé]|fue|estuve|dej[eé])\b",
     re.IGNORECASE,
 )

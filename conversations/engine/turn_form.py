@@ -9,7 +9,7 @@ from ._serde import FrozenDict
 from ._text import asks_to_restart, chitchat_kind, defers_answer, first_match, is_vacuous, localize
 from .action_prefs import action_slot_types
 from .catalog import marked, say, say_in
-from .certainty import CERTAIN, GUESS, LIKELY
+from .certainty import CERTAIN, GUESS, text_certainty
 from .commands import Command
 from .config import ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
@@ -25,6 +25,7 @@ from .forms import (
     finalize_answer,
     find_correction,
     find_corrections,
+    find_swap,
     form_complete,
     is_correction,
     mentions_unit,
@@ -39,7 +40,7 @@ from .forms import (
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
-from .negation import doubt, picks_between
+from .negation import only_fillers, picks_between, said_unsure, word_swaps
 from .plain_words import answer_shown, choice_label, then, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
@@ -77,9 +78,17 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     state, prefilled = prefill_from_slots(state, form, turn=work.turn, locale=work.language)
     if prefilled:
         work.trace.append("prefilled: " + ", ".join(prefilled))
+        if asked is not None and asked.id in prefilled and asked.answer_type == "text" and not work.model_read:
+            state = _whole_answer(state, work, config, asked)
         for spec in (form.question(q) for q in prefilled):
-            if spec is not None and spec.answer_type == "text" and doubt(work.text) and (said := state.finalized(spec.id)):
-                _say_back(work, spec, said.answer, LIKELY, slot=spec.slot)  # "budget maybe 5 grand": kept, said back
+            if spec is None or spec.answer_type != "text" or (said := state.finalized(spec.id)) is None:
+                continue
+            # each answer by its own words ("the budget is about $40k"); one alone by the whole message
+            # ("budget 5k? no idea really", "差不多明年三月份上线")
+            sure = text_certainty(said.answer if len(prefilled) > 1 else work.text)
+            if sure == GUESS:  # "预算嘛，三五万？真不知道": nothing recorded; asked whether to put it down
+                return _ask_to_keep(_unrecorded(state, spec), work, spec, said.answer)
+            _say_back(work, spec, said.answer, sure, slot=spec.slot)  # "budget maybe 5 grand": kept, said back
     if work.meaning == CANCEL_MEANING and asks_to_restart(work.text) and (state.finalized_answers or state.active_thread):
         # "start over" / "重新开始": the person begins again, so the answers they gave are cleared
         names = {q.slot for q in form.questions if q.slot}
@@ -124,7 +133,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
         return _form_next(state, work, config, current_question(state, form))
     commanded = _command_corrections(state, work, form)
-    changes = commanded if commanded else [] if work.model_read else find_corrections(
+    swapped = None if commanded or work.model_read or work.slots_corrected else find_swap(state, form, work.text, work.language, turn=work.turn)
+    changes = commanded if commanded else [] if work.model_read else [swapped] if swapped else find_corrections(
         state, form, work.text, work.language, at_review=reviewing)
     if changes:
         for number, (target, value) in enumerate(changes):  # each change to its own question, said one by one
@@ -141,6 +151,9 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
                 work.add_form_note(line)
         return _form_next(state, work, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
+    if spec is not None and spec.answer_type == "yes_no" and set(work.slots_replaced) & set(work.slots_corrected):
+        # "No - not Marco, Marcos": the no is the correction's, not the answer to the question waiting
+        return _form_next(state, work, config, spec)
     if asked is None and form.kind == "interview" and has_content(work.text):
         # an interview's opening message answers its first question
         spec = current_question(state, form)
@@ -165,9 +178,11 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         value = verdict.value or work.text
         if spec.answer_type == "text" and not given:
             value = _without_others(value, _other_raws(work, state, config, spec))
+        sure = verdict.certainty if given or confirmed else _own_words_certainty(spec, work.text, verdict.certainty)
+        if sure == GUESS:  # "I think someone called her, not sure": the answer is put back, not recorded
+            return _ask_to_keep(state, work, spec, value)
         state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form)
         work.form_answer_finalized = state.finalized(spec.id)
-        sure = LIKELY if spec.answer_type == "text" and not given and doubt(work.text) else verdict.certainty
         _say_back(work, spec, value, sure)
         state = _fill_alongside(state, work, form)
         return _form_next(state, work, config, current_question(state, form))
@@ -224,6 +239,51 @@ def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str
         note = say(work.language, "I've put {value}; you weren't sure, so tell me if it should be different.",
                    value=answer_shown(spec, value, work.language))
     work.add_form_note(note)
+
+
+def _whole_answer(state: ContextState, work: TurnWork, config: ConversationConfig, spec: FormQuestionSpec) -> ContextState:
+    """The question asked, answered in the person's own words: the whole answer when the words a pattern took
+    leave more of it ("春节前上线，预算不超过十万" is both constraints), less what answered other questions."""
+    form = config.form
+    assert form is not None
+    slot = state.slots.get(spec.slot) if spec.slot else None
+    others = _other_raws(work, state, config, spec)
+    names = {q.slot for q in form.questions if q.slot}
+    said = [v.value for n, v in state.slots.items() if n in names and n in work.slots_changed and isinstance(v.value, str)]
+    left = _without_others(work.text.strip(), [*([slot.value] if slot is not None else []), *said], whole=False)
+    if not has_content(left) or word_swaps(work.text):
+        # "the goal is one place for all orders, the users are …": the pattern's words are the answer; so they are
+        # when the rest says what is not meant ("site foremen rather than the office")
+        return state
+    whole = _without_others(work.text.strip(), others)
+    return finalize_answer(state, spec, whole, turn=work.turn, locale=work.language, form=form)
+
+
+def _own_words_certainty(spec: FormQuestionSpec, text: str, read: str) -> str:
+    """How sure an answer read from the person's words is: free text by its hedges and rough words, yes or
+    no asked back when said with doubt ("好像打过，我不太确定"), a number as its reader found it."""
+    if spec.answer_type == "text":
+        return text_certainty(text)
+    if spec.answer_type == "yes_no" and said_unsure(text):
+        return GUESS
+    return read
+
+
+def _unrecorded(state: ContextState, spec: FormQuestionSpec) -> ContextState:
+    """The state without a question's answer and the slot behind it (a guess taken back before it is kept)."""
+    slots = FrozenDict({k: v for k, v in state.slots.items() if k != spec.slot}) if spec.slot else state.slots
+    return state.evolve(slots=slots, finalized_answers=tuple(a for a in state.finalized_answers if a.question_id != spec.id))
+
+
+def _ask_to_keep(state: ContextState, work: TurnWork, spec: FormQuestionSpec, value: str) -> ContextState:
+    """Put an answer said without knowing back to the person; a yes keeps it (the thread's one candidate)."""
+    work.unsure.append(Command("answer", question_id=spec.id, value=value, candidates=(value,), certainty=GUESS,
+                               words=work.text))
+    state = open_thread(state, spec.id)
+    _ask_clarifying(work, spec, say(work.language, "You're not sure, so I haven't put it down yet. Shall I put “{value}”?",
+                                    value=answer_shown(spec, value, work.language)))
+    thread = state.active_thread
+    return state.evolve(active_thread=replace(thread, candidates=(value,))) if thread is not None else state
 
 
 def _candidate_confirmed(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> FormEvaluation | None:
@@ -493,8 +553,10 @@ _CLAUSE_LEAD = re.compile(r"(?:(?:and|also|so|but|plus|then|oh|ah|the|our|my|its
 _BOUNDARY = re.compile(r"[.!?;,。！？；，、\n]")
 
 
-def _without_others(text: str, raws: list[str]) -> str:
-    """The answer without whole clauses another question took ("The goal is ...", "用户是...")."""
+def _without_others(text: str, raws: list[str], *, whole: bool = True) -> str:
+    """The answer without whole clauses another question took ("The goal is ...", "用户是..."); the whole text
+    when nothing is left (`whole`), else what is left, with any lead-in before a value that ends its clause
+    ("the users are franchise partners")."""
     for raw in raws:
         at = text.find(raw)
         if at < 0:
@@ -503,11 +565,11 @@ def _without_others(text: str, raws: list[str]) -> str:
         end = at + len(raw)
         after = _BOUNDARY.search(text, end)
         lead = text[start:at].strip()
-        if (after.start() if after else len(text)) - end > 2 or not _CLAUSE_LEAD.fullmatch(lead):
+        if (after.start() if after else len(text)) - end > 2 or whole and not (_CLAUSE_LEAD.fullmatch(lead) or only_fillers(lead)):
             continue  # inside a clause ("a tool for our warehouse team to ..."): the words stay
         stop = after.end() if after else len(text)
         text = text[:start] + text[stop:]
-    return text.strip(" ,，、;；") or text
+    return text.strip(" ,，、;；") or (text if whole else "")
 
 
 # --- changing a final answer (the review's "Change an answer") ---------------------------------

@@ -20,6 +20,7 @@ from ._text import (
     first_match,
     language_signal,
     localize,
+    word_at,
 )
 from .ask_then_act import update_situation
 from .catalog import say
@@ -42,7 +43,14 @@ from .intents import (
 from .loop_guard import ProposedAction
 from .named_values import Finder, find_named_values
 from .names import read_person_name
-from .negation import negation_cue
+from .negation import (
+    after_correction,
+    doubt,
+    negation_cue,
+    offers_alternatives,
+    without_lead_words,
+    word_swaps,
+)
 from .slots import (
     AMOUNTS,
     ExtractContext,
@@ -60,7 +68,7 @@ from .slots import (
     validate_slots,
 )
 from .state import EST_NONE, UNVERIFIED, ContextState
-from .timeparse import says_clock
+from .timeparse import parse_date, says_clock
 from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
 from .turn_work import (
     ANSWER,
@@ -313,9 +321,12 @@ def fill_slots(
     _drop_pieces_of_identifiers(work, found, _identifier_spans(work.text, found, config), config, whole=False)
     _one_token_two_things(state, work, config, found, lookups or {})
     state = _the_other_one(state, work, config, found)
+    _swapped(state, work, names, config, found, ctx)
+    _name_corrected(state, work, names, config, found, ctx)
     _recognized(work, config, found)
     _negated_values(work, config, found)
     asked_about = _judge_certainty(work, config, found)
+    _two_values_offered(work, config, found, ctx)
     state = state.evolve(time_asked_about=asked_about)
     end_kept = _keep_stay_length(state, found, work.text)
     _end_as_sure_as_start(work, found)
@@ -356,6 +367,56 @@ def _end_as_sure_as_start(work: TurnWork, found: dict[str, Extraction]) -> None:
     if start is None or "until_time" not in found or any(c.slot == "until_time" for c in work.unsure):
         return
     work.unsure.append(replace(start, slot="until_time", value=found["until_time"].value))
+
+
+def _swapped(state: ContextState, work: TurnWork, names: list[str], config: ConversationConfig,
+             found: dict[str, Extraction], ctx: ExtractContext) -> None:
+    """A value said in place of one kept ("I meant Tobias, not Tim", "是王晓明，不是王小明"): the slot holding the
+    old words takes the new ones, read by the slot's own extractor where it has a type."""
+    for new, old in word_swaps(work.text):
+        for name in names:
+            kept = state.slots.get(name)
+            at = word_at(kept.value, old) if kept is not None and isinstance(kept.value, str) else None
+            if at is None or (name in found and found[name].value != old):
+                continue
+            spec = config.slot_spec(name)
+            if spec.extractor == "text" or spec.recognizer:
+                value = kept.value[:at] + new + kept.value[at + len(old):]
+            else:
+                typed = extract_slots(new, [spec], ctx).get(name)
+                value = typed.value if typed is not None else None
+            if value and value != kept.value:
+                found[name] = Extraction(value=value, raw=new)
+                work.slots_replaced.append(name)
+                work.trace.append(f"slot {name}: “{old}” replaced by “{new}”")
+
+
+_NAME_AFTER = re.compile(r"^[\W_]*(?P<name>[\u4e00-\u9fff]{2,4}|[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,2})")
+
+
+def _name_corrected(state: ContextState, work: TurnWork, names: list[str], config: ConversationConfig,
+                    found: dict[str, Extraction], ctx: ExtractContext) -> None:
+    """A name said right after a correction ("sorry, it's Priya Raman", "名字打错了，是王晓明") replaces the name
+    kept, when the slot's recognizer reads it as a name."""
+    after = after_correction(work.text)
+    if after == work.text:
+        return
+    lead = _NAME_AFTER.match(without_lead_words(after))
+    if lead is None or any(lead.group("name") in e.raw or e.raw in lead.group("name") for n, e in found.items()
+                           if config.slot_spec(n).recognizer != "person_name" and e.raw):
+        return  # "sorry, it's Tuesday": a day, read as the day
+    if parse_date(lead.group("name"), now=ctx.now, timezone=ctx.timezone) is not None:
+        return  # "no wait, Friday not Thursday"
+    for name in names:
+        spec = config.slot_spec(name)
+        kept = state.slots.get(name)
+        if spec.recognizer != "person_name" or kept is None or name in {c.slot for c in work.commands if c.slot}:
+            continue
+        value = read_person_name(work.text, lead.group("name"))
+        if value and value != kept.value:
+            found[name] = Extraction(value=value, raw=lead.group("name"))
+            work.slots_replaced.append(name)
+            work.trace.append(f"slot {name} corrected by name: {value}")
 
 
 def _recognized(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> None:
@@ -424,6 +485,29 @@ def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str
         times = "–".join(_hhmm(c.value or "") for c in likely)
         work.add_notice(say(lang, "I've taken the time as {times}; tell me if you meant another.", times=times))
     return None
+
+
+def _two_values_offered(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction], ctx: ExtractContext) -> None:
+    """Two values offered for one identifier ("湘A·3K7P2 or maybe 湘A·3K7B2", "…，也可能是…") is a guess: nothing
+    is looked up or kept, the person is asked which (contract 10)."""
+    for name, extraction in list(found.items()):
+        spec = config.slot_spec(name)
+        at = work.text.find(extraction.raw) if extraction.raw else -1
+        if spec.extractor in (*_TIME_KINDS, "text") or at < 0:
+            continue
+        rest = work.text[at + len(extraction.raw):]
+        other = extract_slots(rest, [spec], ctx).get(name)
+        if other is None or other.value == extraction.value or other.raw not in rest:
+            continue
+        between = rest[:rest.find(other.raw)]
+        if not (doubt(between) or offers_alternatives(between)):
+            continue
+        del found[name]
+        work.unsure.append(Command("set_slot", slot=name, value=extraction.value, candidates=(extraction.value, other.value),
+                                   certainty=GUESS, words=work.text))
+        work.trace.append(f"slot {name}: two values offered, {extraction.value} or {other.value}")
+        work.ask(say(work.language, "{first} or {second}: which shall I put?", first=extraction.value, second=other.value), "slot")
+        return
 
 
 def _words_of(text: str, raw: str) -> str:

@@ -125,6 +125,7 @@ class TurnWork:
     intent_source: str | None = None
     slots_changed: tuple[str, ...] = ()
     slots_corrected: tuple[str, ...] = ()
+    slots_replaced: list[str] = field(default_factory=list)  # by words said in their place ("Tobias, not Tim")
     slots_mentioned: tuple[str, ...] = ()
     ambiguous_slots: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # slot -> (value, label)...
     pointed_at: str | None = None  # the slot of a listed item the message points at by its details ("the one at ...")
@@ -177,7 +178,8 @@ class TurnWork:
 
     def add_form_note(self, text: str) -> None:
         """A word about the form said after what was noted, after any said already."""
-        self.form_note = f"{self.form_note} {text}" if self.form_note else text
+        if text not in (self.form_note or ""):  # one word about three answers said unsure is said once
+            self.form_note = f"{self.form_note} {text}" if self.form_note else text
 
     def ask(self, question: str | None, kind: str) -> None:
         self.decision = ASK

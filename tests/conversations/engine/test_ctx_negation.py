@@ -150,3 +150,44 @@ def test_doubt_holds_over_an_observation_in_its_sentence(text: str, doubted: boo
     word = next(w for w in ("щёлкает", "предохранитель", "保险丝", "fuse", "zumba") if w in text)
     start = text.index(word)
     assert (doubt_over(text, start, start + len(word)) is not None) is doubted
+
+
+@pytest.mark.parametrize(("text", "swaps"), [
+    ("hmm, make the materials steel frame instead of wood", [("materials steel frame", "wood")]),
+    ("before that: it's tennis courts, not squash, sorry", [("tennis courts", "squash")]),
+    ("不好意思，是网球场，不是羽毛球场", [("网球场", "羽毛球场")]),
+    ("不是C组，是D组", [("D组", "C组")]),
+    ("Oops, I meant Tobias, not Tim.", [("Tobias", "Tim")]),
+    ("это кирпич, а не дерево", [("кирпич", "дерево")]),
+    ("es de acero en vez de madera", [("acero", "madera")]),
+    ("I said no rattling", []),
+])
+def test_words_said_in_place_of_others_are_read_from_the_lexicons_templates(text: str, swaps: list) -> None:
+    from conversations.engine.negation import word_swaps
+
+    assert word_swaps(text) == swaps
+
+
+@pytest.mark.parametrize(("text", "certainty"), [
+    ("budget 50k or so", "likely"),
+    ("deadline: sometime in Q1, roughly", "likely"),
+    ("差不多明年三月份上线", "likely"),
+    ("примерно 30 человек", "likely"),
+    ("we think maybe the front desk", "likely"),
+    ("预算嘛，三五万？真不知道", "guess"),
+    ("no idea really, 10k?", "guess"),
+    ("it is about tracking jobs", "certain"),
+    ("what is it about", "certain"),
+    ("it needs to connect to Xero", "certain"),
+])
+def test_an_answer_in_own_words_is_as_sure_as_its_hedges_and_rough_words(text: str, certainty: str) -> None:
+    from conversations.engine.certainty import text_certainty
+
+    assert text_certainty(text) == certainty
+
+
+def test_lead_words_before_a_value_go() -> None:
+    from conversations.engine.negation import after_correction, without_lead_words
+
+    assert without_lead_words(after_correction("Sorry, it's Priya Raman")) == "Priya Raman"
+    assert without_lead_words(after_correction("不好意思，名字打错了，是王晓明")) == "王晓明"
