@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
-from datetime import datetime, time, timedelta
+from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from ._text import localize
@@ -324,7 +324,7 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
         moved = old + timedelta(days=new.weekday() - old.weekday())
         if moved >= now.astimezone(ZoneInfo(timezone)).date():  # never into the past ("Monday" after a Thursday)
             request = ActionRequest(request.wanted, request.declined, moved.isoformat(), request.at)
-    request = _sure_time(request, work)
+    request = _sure_time(_sure_day(request, work, now.astimezone(ZoneInfo(timezone)).date()), work)
     changed, corrected = list(work.slots_changed), list(work.slots_corrected)
     for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at), (CALL_MINUTES, request.minutes),
                         (EMPLOYEE_EMAIL, request.address)):
@@ -355,6 +355,29 @@ def _sure_time(request: ActionRequest, work: TurnWork) -> ActionRequest:
     words = unsure_words(work.text, why) or request.at
     work.ask(say(work.language, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=words), "slot")
     return replace(request, at=None)
+
+
+# "next Thursday" said in a week whose Thursday is still to come: this week's, or the one a week later
+_NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\b"
+                           r"|(?<!\w)следующ\w+\s+(?:понедельник|вторник|сред\w|четверг|пятниц\w|суббот\w|воскресень\w)"
+                           r"|\bpr[óo]xim[oa]\s+(?:lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo)", re.IGNORECASE)
+
+
+def _sure_day(request: ActionRequest, work: TurnWork, today: date) -> ActionRequest:
+    """A call's day said as "next Thursday" while this week's Thursday is still to come is a guess between the
+    two: asked, never put in the invitation (contract 10). A day the generator gave stands as given."""
+    if not request.day or any(c.slot == CALL_DAY for c in work.commands) or not _NEXT_WEEKDAY.search(work.text):
+        return request
+    day = date.fromisoformat(request.day)
+    if day.isocalendar()[:2] != today.isocalendar()[:2]:
+        return request  # the coming one falls in the next week already ("next Monday" on a Wednesday): only one fits
+    later = day + timedelta(days=7)
+    work.unsure.append(Command("set_slot", slot=CALL_DAY, value=request.day, candidates=(request.day, later.isoformat()),
+                               certainty=GUESS, words=work.text))
+    work.trace.append(f"call day read as guess: {request.day} or {later.isoformat()}")
+    work.ask(say(work.language, "{first} or {second}: which shall I put?", first=describe_when(request.day, None, work.language),
+                 second=describe_when(later.isoformat(), None, work.language)), "slot")
+    return replace(request, day=None)
 
 
 def _on_weekday(lang: str, weekday: int) -> str:

@@ -18,6 +18,7 @@ decision and the final mode (`turn_clarify`) -> the outcome (here).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, fields, replace
 from datetime import datetime
@@ -26,7 +27,7 @@ from typing import Any
 from ._serde import FrozenDict, Serializable, to_jsonable
 from ._text import asks_question as text_asks_question
 from ._text import chitchat_kind, localize
-from .action_prefs import apply_action_request
+from .action_prefs import apply_action_request, describe_when
 from .catalog import say
 from .certainty import GUESS
 from .commands import Command
@@ -239,10 +240,24 @@ def advance_context(
 
 
 def _ask_about_guesses(work: TurnWork, guessed: Sequence[Command]) -> None:
-    """A value the generator only guessed is put to the person, when the turn asks nothing else."""
-    values = [c.value for c in guessed if c.kind in ("set_slot", "correct_slot", "answer") and c.value]
-    if values and work.decision != "ask":
-        work.ask(say(work.language, "Just to be sure: did you mean {value}?", value=values[0]), "clarify")
+    """A value the generator only guessed is put to the person, when the turn asks nothing else: the values it
+    hesitated between, or the one it gave (a date in words, "Thursday 5 March", not "2026-03-05")."""
+    guess = next((c for c in guessed if c.kind in ("set_slot", "correct_slot", "answer") and c.value), None)
+    if guess is None or work.decision == "ask":
+        return
+    shown = [_value_said(v, work.language) for v in (guess.candidates if len(guess.candidates) >= 2 else (guess.value,))]
+    if len(shown) >= 2:
+        work.ask(say(work.language, "{first} or {second}: which shall I put?", first=shown[0], second=shown[1]), "clarify")
+    else:
+        work.ask(say(work.language, "Just to be sure: did you mean {value}?", value=shown[0]), "clarify")
+
+
+def _value_said(value: str, language: str) -> str:
+    """A value as a person says it: a date in words, anything else as it is."""
+    return describe_when(value, None, language) if _ISO_DATE.fullmatch(value) else value
+
+
+_ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _count_repeats(state: ContextState, work: TurnWork) -> ContextState:

@@ -199,6 +199,11 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         return _form_next(state, work, config, spec)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = _clarify_next(spec, asked, verdict, work) if asked < form.max_clarify else None
+    if verdict.reason == "several_choices":  # "楼下开店，楼上自己住": which one is asked, nothing recorded
+        named = tuple(choices_named(work.text, spec, work.language))
+        if named:
+            work.unsure.append(Command("answer", question_id=spec.id, value=named[0], candidates=named, certainty=GUESS,
+                                       words=work.text))
     if verdict.reason == "non_answer" and defers_answer(work.text):
         # "not sure yet" / "还没想好" is never an answer: say that's fine and ask again, more simply
         prompt = say(work.language, "That's fine if it isn't decided yet. ") + (

@@ -506,7 +506,8 @@ def _two_values_offered(work: TurnWork, config: ConversationConfig, found: dict[
         work.unsure.append(Command("set_slot", slot=name, value=extraction.value, candidates=(extraction.value, other.value),
                                    certainty=GUESS, words=work.text))
         work.trace.append(f"slot {name}: two values offered, {extraction.value} or {other.value}")
-        work.ask(say(work.language, "{first} or {second}: which shall I put?", first=extraction.value, second=other.value), "slot")
+        # asked as any two values that fit ("which one: …?"); "the second one" picks next turn
+        work.ambiguous_slots[name] = [(extraction.value, extraction.value), (other.value, other.value)]
         return
 
 
