@@ -59,13 +59,15 @@ def main() -> None:
     from conversations.dialogues import load_dialogues
     from conversations.engine import ConversationConfig
     from conversations.engine.turn import advance_context, initial_state, record_reply
+    from workflows.engine.plan_files import read_plan
 
     setup_test_environment()
     runner = DiscoverRunner(verbosity=0)
     old = runner.setup_databases()
     try:
         call_command("seed_demo", stdout=io.StringIO())
-        configs = {p.stem: ConversationConfig.from_dict(json.loads(p.read_text())["conversation"]) for p in PLANS.glob("*.json")}
+        paths = [*PLANS.glob("*.json"), *(p for p in PLANS.iterdir() if p.is_dir() and (p / "plan.json").exists())]
+        configs = {p.stem: ConversationConfig.from_dict(read_plan(p)["conversation"]) for p in paths}  # a folder too
         lookups = {slot: _memo(fn) for slot, fn in services.LOOKUPS.items()}
         finders = [_memo(fn) for fn in services.FINDERS]
         dialogues = [d for d in load_dialogues() if "rules" in d.get("generators", ("rules",))]

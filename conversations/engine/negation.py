@@ -298,11 +298,20 @@ def _swap_patterns(language: str) -> tuple[re.Pattern[str], ...]:
     return tuple(patterns)
 
 
+@cache
+def _swap_words(language: str) -> re.Pattern[str]:
+    """Any word the language's swap templates are written with, to skip them all when none is said."""
+    words = {word for template in word_list(language, "swaps") for word in re.split(r"[XY,，\s]+", template) if word}
+    return re.compile(_words_pattern(tuple(sorted(words)), spaced=language != "zh"), re.IGNORECASE)
+
+
 def word_swaps(text: str) -> list[tuple[str, str]]:
     """The words a message puts in place of others: ("tennis courts", "squash") for "it's tennis courts, not
     squash"; ("钢结构", "木结构") for "是钢结构，不是木结构". The new words lose their lead-in ("it's", "是")."""
-    found = []
+    found: list[tuple[str, str]] = []
     for lex in lexicons_for(text):
+        if not _swap_words(lex.language).search(text):
+            continue  # none of the templates' own words is said ("instead of", "不是"): no swap to look for
         lead = _lead_pattern(lex)
         for pattern in _swap_patterns(lex.language):
             for match in pattern.finditer(text):

@@ -490,6 +490,8 @@ def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str
 def _two_values_offered(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction], ctx: ExtractContext) -> None:
     """Two values offered for one identifier ("湘A·3K7P2 or maybe 湘A·3K7B2", "…，也可能是…") is a guess: nothing
     is looked up or kept, the person is asked which (contract 10)."""
+    if not found or not (offers_alternatives(work.text) or doubt(work.text)):
+        return  # nothing joins two values or doubts one: no second reading to look for
     for name, extraction in list(found.items()):
         spec = config.slot_spec(name)
         at = work.text.find(extraction.raw) if extraction.raw else -1
