@@ -344,17 +344,17 @@ def find_swap(state: ContextState, form: FormSpec, text: str, language: str, *, 
             at = word_at(answer.answer, old)
             if spec is None or at is None:
                 continue
-            new = _without_question_words(new, spec)
+            said = _without_question_words(new, spec)  # this question's own name goes, not another's
             if spec.answer_type != "text":
-                verdict = evaluate_answer(new, spec, language)
+                verdict = evaluate_answer(said, spec, language)
                 if verdict.accepted and verdict.value and verdict.value != answer.answer:
                     return spec, verdict.value
                 continue
             before, after = answer.answer[:at], answer.answer[at + len(old):]
-            new_words = new.split()
-            if len(new_words) > 1 and after.split()[:1] == new_words[-1:]:  # "tennis courts" for "squash" in "squash courts"
-                new = " ".join(new_words[:-1])
-            return spec, before + new + after
+            words = said.split()
+            if len(words) > 1 and after.split()[:1] == words[-1:]:  # "tennis courts" for "squash" in "squash courts"
+                said = " ".join(words[:-1])
+            return spec, before + said + after
     return None
 
 

@@ -15,7 +15,7 @@ Both read every language's lexicon: a message may mix them.
 from __future__ import annotations
 
 import re
-from functools import cache
+from functools import cache, lru_cache
 
 from .lexicon import Lexicon, lexicon, lexicons_for, word_list
 
@@ -264,7 +264,8 @@ def rough(text: str) -> str | None:
             near_after = _NUMERAL.search(after)
             if near_after is not None and _distance(lex, after[:near_after.start()]) <= _HEDGE_BEFORE:
                 return word.group(0)
-            if _NUMERAL.search(before[-12:]) and _distance(lex, before[_last_numeral(before):]) <= _HEDGE_AFTER:
+            last = _last_numeral(before)
+            if last is not None and last > len(before) - 12 and _distance(lex, before[last:]) <= _HEDGE_AFTER:
                 return word.group(0)
             trailing = word.group(0).casefold() in word_list(lex.language, "approximators_trailing")
             if trailing and text[:word.start()].strip() and _only_fillers(lex, after):
@@ -272,9 +273,10 @@ def rough(text: str) -> str | None:
     return None
 
 
-def _last_numeral(words: str) -> int:
+def _last_numeral(words: str) -> int | None:
+    """Where the last numeral of the words ends, or None."""
     found = [m.end() for m in _NUMERAL.finditer(words)]
-    return found[-1] if found else len(words)
+    return found[-1] if found else None
 
 
 _CLAUSE_WORDS = r"[^,.;:!?，。；：！？\n]"
@@ -308,6 +310,12 @@ def _swap_words(language: str) -> re.Pattern[str]:
 def word_swaps(text: str) -> list[tuple[str, str]]:
     """The words a message puts in place of others: ("tennis courts", "squash") for "it's tennis courts, not
     squash"; ("钢结构", "木结构") for "是钢结构，不是木结构". The new words lose their lead-in ("it's", "是")."""
+    return list(_swaps_in(text))
+
+
+@lru_cache(maxsize=256)
+def _swaps_in(text: str) -> tuple[tuple[str, str], ...]:
+    """`word_swaps`, read once per message: the slots, the form and the whole answer each ask it in one turn."""
     found: list[tuple[str, str]] = []
     for lex in lexicons_for(text):
         if not _swap_words(lex.language).search(text):
@@ -320,8 +328,8 @@ def word_swaps(text: str) -> list[tuple[str, str]]:
                 if new and old and (new, old) not in found:
                     found.append((new, old))
             if found:
-                return found
-    return found
+                return tuple(found)
+    return tuple(found)
 
 
 @cache

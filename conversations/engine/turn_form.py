@@ -133,9 +133,11 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if moved:  # "actually the users are nurses, not doctors": that answer changes, the pending one waits
         return _form_next(state, work, config, current_question(state, form))
     commanded = _command_corrections(state, work, form)
-    swapped = None if commanded or work.model_read or work.slots_corrected else find_swap(state, form, work.text, work.language, turn=work.turn)
-    changes = commanded if commanded else [] if work.model_read else [swapped] if swapped else find_corrections(
-        state, form, work.text, work.language, at_review=reviewing)
+    if commanded or work.model_read:
+        changes = commanded
+    else:  # words said in place of others first ("steel frame instead of wood"), unless a slot took them
+        swapped = None if work.slots_corrected else find_swap(state, form, work.text, work.language, turn=work.turn)
+        changes = [swapped] if swapped else find_corrections(state, form, work.text, work.language, at_review=reviewing)
     if changes:
         for number, (target, value) in enumerate(changes):  # each change to its own question, said one by one
             before = state.finalized(target.id).answer
@@ -282,13 +284,20 @@ def _unrecorded(state: ContextState, spec: FormQuestionSpec) -> ContextState:
 
 def _ask_to_keep(state: ContextState, work: TurnWork, spec: FormQuestionSpec, value: str) -> ContextState:
     """Put an answer said without knowing back to the person; a yes keeps it (the thread's one candidate)."""
-    work.unsure.append(Command("answer", question_id=spec.id, value=value, candidates=(value,), certainty=GUESS,
-                               words=work.text))
-    state = open_thread(state, spec.id)
-    _ask_clarifying(work, spec, say(work.language, "You're not sure, so I haven't put it down yet. Shall I put “{value}”?",
-                                    value=answer_shown(spec, value, work.language)))
+    prompt = say(work.language, "You're not sure, so I haven't put it down yet. Shall I put “{value}”?",
+                 value=answer_shown(spec, value, work.language))
+    return _put_back(open_thread(state, spec.id), work, spec, (value,), prompt)
+
+
+def _put_back(state: ContextState, work: TurnWork, spec: FormQuestionSpec, candidates: tuple[str, ...],
+              prompt: str) -> ContextState:
+    """Ask about values nothing recorded: the guess in the reading, the values kept on the question's thread for
+    the answer to pick ("yes", "the higher one")."""
+    work.unsure.append(Command("answer", question_id=spec.id, value=candidates[0], candidates=candidates,
+                               certainty=GUESS, words=work.text))
+    _ask_clarifying(work, spec, prompt)
     thread = state.active_thread
-    return state.evolve(active_thread=replace(thread, candidates=(value,))) if thread is not None else state
+    return state.evolve(active_thread=replace(thread, candidates=candidates)) if thread is not None else state
 
 
 def _candidate_confirmed(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> FormEvaluation | None:
@@ -313,14 +322,10 @@ def _ask_which_number(state: ContextState, work: TurnWork, spec: FormQuestionSpe
     """Put the values an answer hesitates between back to the person ("6 or 7 people: which shall I put?")."""
     lang = work.language
     shown = [answer_shown(spec, number_answer(c, spec.unit), lang) for c in candidates]
-    work.unsure.append(Command("answer", question_id=spec.id, value=candidates[0], candidates=candidates,
-                               certainty=GUESS, words=work.text))
     if len(shown) == 1:  # a value out of the usual range
-        _ask_clarifying(work, spec, say(lang, "{value}: that is unusual. Is it right?", value=shown[0]))
-    else:
-        _ask_clarifying(work, spec, say(lang, "{first} or {second}: which shall I put?", first=shown[0], second=shown[-1]))
-    thread = state.active_thread
-    return state.evolve(active_thread=replace(thread, candidates=candidates)) if thread is not None else state
+        return _put_back(state, work, spec, candidates, say(lang, "{value}: that is unusual. Is it right?", value=shown[0]))
+    return _put_back(state, work, spec, candidates,
+                     say(lang, "{first} or {second}: which shall I put?", first=shown[0], second=shown[-1]))
 
 
 def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, work: TurnWork) -> str | None:

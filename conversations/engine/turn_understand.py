@@ -407,10 +407,11 @@ def _name_corrected(state: ContextState, work: TurnWork, names: list[str], confi
         return  # "sorry, it's Tuesday": a day, read as the day
     if parse_date(lead.group("name"), now=ctx.now, timezone=ctx.timezone) is not None:
         return  # "no wait, Friday not Thursday"
+    commanded = {c.slot for c in work.commands if c.slot}
     for name in names:
         spec = config.slot_spec(name)
         kept = state.slots.get(name)
-        if spec.recognizer != "person_name" or kept is None or name in {c.slot for c in work.commands if c.slot}:
+        if spec.recognizer != "person_name" or kept is None or name in commanded:
             continue
         value = read_person_name(work.text, lead.group("name"))
         if value and value != kept.value:
@@ -509,7 +510,7 @@ def _two_values_offered(work: TurnWork, config: ConversationConfig, found: dict[
                                    certainty=GUESS, words=work.text))
         work.trace.append(f"slot {name}: two values offered, {extraction.value} or {other.value}")
         # asked as any two values that fit ("which one: …?"); "the second one" picks next turn
-        work.ambiguous_slots[name] = [(extraction.value, extraction.value), (other.value, other.value)]
+        work.ambiguous_slots[name] = ((extraction.value, extraction.value), (other.value, other.value))
         return
 
 
