@@ -42,6 +42,7 @@ from .state import (
     with_key,
 )
 from .timeparse import CN_DIGITS
+from .typos import distance, reach
 
 YES_NO = {
     "yes": normalize_patterns(
@@ -360,11 +361,16 @@ def find_swap(state: ContextState, form: FormSpec, text: str, language: str, *, 
 
 def _without_question_words(words: str, spec: FormQuestionSpec) -> str:
     """New words without the question's own name before them ("the materials steel frame" -> "steel frame")."""
-    own = {w for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower())} - _STOPWORDS
+    own = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower())} - _STOPWORDS
     kept = list(words.split())
-    while len(kept) > 1 and (kept[0].lower().rstrip("s") in {w.rstrip("s") for w in own} or kept[0].lower() in ("the", "a", "an")):
+    while len(kept) > 1 and (kept[0].lower() in ("the", "a", "an") or _names_own(kept[0].lower().rstrip("s"), own)):
         kept.pop(0)
     return " ".join(kept)
+
+
+def _names_own(word: str, own: set[str]) -> bool:
+    """Whether a word is one of the question's own words, typed with a slip or not ("materals")."""
+    return word in own or any(distance(word, w, reach(w)) <= reach(w) for w in own if reach(w))
 
 
 def find_correction(

@@ -148,6 +148,11 @@ def offers_alternatives(words: str) -> bool:
     return any(lex.alternatives.search(words) for lex in lexicons_for(words) or (lexicon("en"),))
 
 
+def rough_or_doubtful(words: str) -> bool:
+    """Whether the words hold any hedge or rough word at all ("差不多", "maybe", "or so"), wherever it stands."""
+    return any(lex.hedges.search(words) or lex.approximators.search(words) for lex in lexicons_for(words))
+
+
 def doubt(text: str) -> str | None:
     """The first word of doubt in a message ("I guess", "maybe", "我也说不太清", "наверное"), or None."""
     found = [m for lex in lexicons_for(text) if (m := lex.hedges.search(text))]
@@ -279,7 +284,7 @@ def _last_numeral(words: str) -> int | None:
     return found[-1] if found else None
 
 
-_CLAUSE_WORDS = r"[^,.;:!?，。；：！？\n]"
+_CLAUSE_WORDS = r"[^,.;:!?，。；：！？\n—–]"
 
 
 @cache
@@ -295,7 +300,7 @@ def _swap_patterns(language: str) -> tuple[re.Pattern[str], ...]:
                 name, reach = ("new" if part == "X" else "old"), ("+" if index == len(parts) - 1 else "+?")
                 body += rf"(?P<{name}>{_CLAUSE_WORDS}{reach})"
             else:
-                body += r"\s*" + r"\s*".join(re.escape(word).replace(",", "[,，]") for word in part.split()) + r"\s*"
+                body += r"\s*" + r"\s*".join(_template_word(word, spaced=language != "zh") for word in part.split()) + r"\s*"
         patterns.append(re.compile(body, re.IGNORECASE))
     return tuple(patterns)
 
@@ -305,6 +310,14 @@ def _swap_words(language: str) -> re.Pattern[str]:
     """Any word the language's swap templates are written with, to skip them all when none is said."""
     words = {word for template in word_list(language, "swaps") for word in re.split(r"[XY,，\s]+", template) if word}
     return re.compile(_words_pattern(tuple(sorted(words)), spaced=language != "zh"), re.IGNORECASE)
+
+
+def _template_word(word: str, *, spaced: bool) -> str:
+    """A template's own word as a pattern: whole words where words are spaced ("not" is no part of "nothing")."""
+    pattern = re.escape(word).replace(",", "[,，—–]")  # a dash pauses as a comma does ("not Jon — John")
+    if spaced and word[0].isalnum():
+        pattern = r"\b" + pattern
+    return pattern + r"\b" if spaced and word[-1].isalnum() else pattern
 
 
 def word_swaps(text: str) -> list[tuple[str, str]]:
@@ -323,8 +336,8 @@ def _swaps_in(text: str) -> tuple[tuple[str, str], ...]:
         lead = _lead_pattern(lex)
         for pattern in _swap_patterns(lex.language):
             for match in pattern.finditer(text):
-                new, old = match.group("new").strip(), match.group("old").strip()
-                new = _without_lead(lex, lead, new)
+                # both lose their lead-in: "it's a yoga studio, not a gym" puts "yoga studio" for "gym"
+                new, old = _without_lead(lex, lead, match.group("new")), _without_lead(lex, lead, match.group("old"))
                 if new and old and (new, old) not in found:
                     found.append((new, old))
             if found:

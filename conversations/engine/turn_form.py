@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
+from functools import reduce
 
 from ._serde import FrozenDict
 from ._text import asks_to_restart, chitchat_kind, defers_answer, first_match, is_vacuous, localize
@@ -40,11 +41,12 @@ from .forms import (
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
-from .negation import only_fillers, picks_between, said_unsure, word_swaps
+from .negation import only_fillers, picks_between, rough_or_doubtful, said_unsure, word_swaps
 from .plain_words import answer_shown, choice_label, then, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
 from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, QUESTION_MEANING, SIDE_QUESTION, TurnWork
+from .typos import distance
 
 
 def _command_answer(work: TurnWork, spec: FormQuestionSpec) -> str | None:
@@ -153,8 +155,10 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
                 work.add_form_note(line)
         return _form_next(state, work, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
-    if spec is not None and spec.answer_type == "yes_no" and set(work.slots_replaced) & set(work.slots_corrected):
-        # "No - not Marco, Marcos": the no is the correction's, not the answer to the question waiting
+    if spec is not None and spec.answer_type == "yes_no" and (set(work.slots_replaced) & set(work.slots_corrected)
+                                                              or _respelled(work.text)):
+        # "No - not Marco, Marcos": the no is the correction's, not the answer to the question waiting (also when
+        # the name it corrects was never read: "no, not Jon — John")
         return _form_next(state, work, config, spec)
     if asked is None and form.kind == "interview" and has_content(work.text):
         # an interview's opening message answers its first question
@@ -248,17 +252,25 @@ def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str
     work.add_form_note(note)
 
 
+def _respelled(text: str) -> bool:
+    """Whether the message puts a word in place of one spelled nearly the same ("not Jon, John", "Marco, Marcos")."""
+    return any(distance(new.casefold(), old.casefold(), 2) <= 2 for new, old in word_swaps(text))
+
+
 def _whole_answer(state: ContextState, work: TurnWork, config: ConversationConfig, spec: FormQuestionSpec) -> ContextState:
     """The question asked, answered in the person's own words: the whole answer when the words a pattern took
-    leave more of it ("春节前上线，预算不超过十万" is both constraints), less what answered other questions."""
+    leave more of it ("春节前上线，预算不超过十万" is both constraints, and "差不多" says how sure the deadline is), less
+    what answered other questions."""
     form = config.form
     assert form is not None
     slot = state.slots.get(spec.slot) if spec.slot else None
     others = _other_raws(work, state, config, spec)
     names = {q.slot for q in form.questions if q.slot}
     said = [v.value for n, v in state.slots.items() if n in names and n in work.slots_changed and isinstance(v.value, str)]
-    left = _without_others(work.text.strip(), [*([slot.value] if slot is not None else []), *said], whole=False)
-    if not has_content(left) or word_swaps(work.text):
+    values = [*([slot.value] if slot is not None else []), *said]
+    left = _without_others(work.text.strip(), values, whole=False)
+    unsaid = reduce(lambda text, value: text.replace(value, " "), values, work.text)  # the words no answer holds
+    if not (has_content(left) or rough_or_doubtful(unsaid)) or word_swaps(work.text):
         # "the goal is one place for all orders, the users are …": the pattern's words are the answer; so they are
         # when the rest says what is not meant ("site foremen rather than the office")
         return state

@@ -161,6 +161,9 @@ def test_doubt_holds_over_an_observation_in_its_sentence(text: str, doubted: boo
     ("это кирпич, а не дерево", [("кирпич", "дерево")]),
     ("es de acero en vez de madera", [("acero", "madera")]),
     ("I said no rattling", []),
+    ("no, not Jon — John, with an h", [("John", "Jon")]),
+    ("sorry, it's a yoga studio, not a gym", [("yoga studio", "gym")]),
+    ("no, nothing else in there", []),
 ])
 def test_words_said_in_place_of_others_are_read_from_the_lexicons_templates(text: str, swaps: list) -> None:
     from conversations.engine.negation import word_swaps
