@@ -26,6 +26,7 @@ from .engine._text import localize
 from .engine.action_prefs import action_slot_types
 from .engine.ask_then_act import actions_open_to_request
 from .engine.commands import (
+    FORM_SLOT,
     Command,
     CommandContext,
     QuestionRef,
@@ -92,6 +93,9 @@ def command_context(*, run, plan, config: ConversationConfig, state: ContextStat
     eligible = [o for o in dp.options if o.eligible and not o.non_advancing]
     slot_names = list(config.slots) + [n for i in config.intents for n in (*i.required_slots, *i.optional_slots)]
     slot_types = {n: config.slot_spec(n).extractor for n in dict.fromkeys(slot_names)} | action_slot_types(config)
+    # a form question's slot: a fact given before its question is asked is said as the slot (typed by the question)
+    slot_types |= {q.slot: f"{FORM_SLOT}{q.id}" for q in (config.form.questions if config.form else ())
+                   if q.slot and q.slot not in slot_types}
     questions = _questions(config, state)
     return CommandContext(
         intents=frozenset(i.name for i in config.intents),

@@ -25,6 +25,7 @@ from .forms import without_own_unit
 from .slots import lookup_identifier
 
 MAX_COMMANDS = 8
+FORM_SLOT = "form:"  # the type of a form question's slot: "form:<question id>"
 MAX_VALUE_CHARS = 1000
 SIDE_KINDS = ("locate", "explain", "howto", "knowledge")
 
@@ -241,6 +242,9 @@ def _slot(command: Command, ctx: CommandContext) -> Command | str:
     slot_type = ctx.slot_types.get(command.slot or "")
     if slot_type is None:
         return f"unknown_slot:{command.slot}"
+    if slot_type.startswith(FORM_SLOT) and (question := ctx.questions.get(slot_type.removeprefix(FORM_SLOT))):
+        value = normalise_answer(command.value or "", question)  # checked as its question's answer
+        return replace(command, value=value) if value is not None else f"invalid_value:{command.slot}:{question.answer_type}"
     value = normalise_value(command.value or "", slot_type)
     if value is None:
         return f"invalid_value:{command.slot}:{slot_type}"

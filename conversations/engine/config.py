@@ -352,6 +352,9 @@ class FormQuestionSpec(Spec):
     accumulate: bool = False  # a free-text answer that gathers (constraints): a new value said later adds to it
     # the numbers a careful clerk expects ([low, high]); one outside is confirmed before it is recorded (900 storeys)
     plausible: tuple[float, float] | None = None
+    # words that show a part of a message answers this question when it is said before the question is
+    # asked: a text question's matter ("brick|timber|steel"), a yes/no question's subject ("mixed use")
+    patterns: Patterns = field(default_factory=FrozenDict)
 
     def __post_init__(self) -> None:
         self._default("question", {"en": self.id})

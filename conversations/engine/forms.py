@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from ._serde import Serializable
 from ._text import (
     NUMBER_WORDS,
+    asks_question,
     compile_pattern,
     defers_answer,
     first_match,
@@ -29,8 +30,8 @@ from ._text import (
 )
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
-from .config import FormQuestionSpec, FormSpec
-from .negation import after_correction, hedge_near, negated, word_swaps
+from .config import ChoiceSpec, FormQuestionSpec, FormSpec
+from .negation import after_correction, hedge_near, negated, said_as_total, word_swaps
 from .plain_words import answer_shown, unit_measure
 from .state import (
     VALID,
@@ -79,7 +80,8 @@ class FormEvaluation(Serializable):
 
     accepted: bool
     value: str | None = None
-    reason: str | None = None  # no_choice_matched | no_number | no_yes_no | too_short | non_answer | unsure_number
+    # no_choice_matched | no_number | no_yes_no | too_short | non_answer | unsure_number | said_as_total
+    reason: str | None = None
     certainty: str = CERTAIN  # likely: a hedged value ("about 950"), recorded and said back
     candidates: tuple[str, ...] = ()  # unsure_number: the values it may be ("6 or 7"), asked which
 
@@ -208,6 +210,8 @@ def evaluate_answer(
             return FormEvaluation(False, reason="no_number")
         if (candidates := number_alternatives(said, spec.unit)) is not None:
             return FormEvaluation(False, reason="unsure_number", candidates=candidates)
+        if said_as_total(said):  # "both floors combined come to 2,400": a sum of several, put back before it is kept
+            return FormEvaluation(False, reason="said_as_total", candidates=(value,))
         if spec.plausible is not None and not spec.plausible[0] <= float(value) <= spec.plausible[1]:
             return FormEvaluation(False, reason="implausible_number", candidates=(value,))
         hedged = _hedged_number(said)
@@ -227,6 +231,58 @@ def evaluate_answer(
     if text_length(stripped) < spec.min_chars:
         return FormEvaluation(False, reason="too_short")
     return FormEvaluation(True, stripped)
+
+
+def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> FormEvaluation | None:
+    """What one part of a message says for a question that is not asked now, or None. Only what the question
+    itself declares counts: a number in its own unit ("2 floors"), the one choice it names by name ("group C"),
+    its subject said or denied ("no mixed use"), or the words its plan says answer it ("wood frame"). A question said ("do I need sprinklers?") answers nothing."""
+    if asks_question(part) or defers_answer(part):
+        return None
+    if spec.answer_type == "number":
+        if said_as_total(part):  # "两层加起来三千平方英尺": a sum, not the value the question asks for
+            return None
+        said_with_unit = _with_own_unit(part, spec.unit)
+        verdict = evaluate_answer(said_with_unit, spec, language) if said_with_unit else None
+        return verdict if verdict is not None and verdict.accepted and verdict.value else None
+    if spec.answer_type == "choice":  # by its own name only ("group C"): "a duplex" is no occupancy said
+        named = [c.value for c in spec.choices if _names_choice(part, c)]
+        return FormEvaluation(True, named[0], certainty=LIKELY) if len(named) == 1 else None
+    said = [(m, p) for _, p in iter_patterns(spec.patterns, language) for m in compile_pattern(p).finditer(part)]
+    if spec.answer_type == "yes_no":  # its own ways of saying yes or no answer it only when asked: "didn't call"
+        if said:  # is the employee's doing, not the manager's; its subject is said, or said not to be
+            denied = all(negated(part, m.start(), m.end(), pattern=p) for m, p in said)
+            return FormEvaluation(True, "no" if denied else "yes", certainty=LIKELY)
+        return None
+    kept = [m for m, p in said if not negated(part, m.start(), m.end(), pattern=p)]
+    if kept:  # from the first of its words on ("盖一栋两层的砖房" says "砖房"; "we'll have sprinklers + an alarm")
+        words = part[min(m.start() for m in kept):].strip()
+        return FormEvaluation(True, words, certainty=LIKELY) if text_length(words) >= spec.min_chars else None
+    return None
+
+
+def _with_own_unit(part: str, unit: str | None) -> str | None:
+    """The words around a number said in this unit, without the numbers before and after it ("盖一栋两层的砖房"
+    gives "栋两层的砖房": the storeys are two, the building one), or None when no number is said in it."""
+    key = _unit_key(unit)
+    found = re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", part, re.IGNORECASE) if key else None
+    if found is None:
+        return None
+    numbers = list(re.finditer(_NUMBER_TOKEN, part, re.IGNORECASE))
+    start = max((m.end() for m in numbers if m.end() <= found.start()), default=0)
+    end = min((m.start() for m in numbers if m.start() >= found.end()), default=len(part))
+    return part[start:end]
+
+
+def _names_choice(part: str, choice: ChoiceSpec) -> bool:
+    """Whether the part names the choice itself: its value or its label in any language, less the words that
+    describe it ("Group C - residential" is named "Group C")."""
+    names = {choice.value, *(re.split(r"\s+[-–—]\s+|[（(]", label)[0] for label in choice.label.values())}
+    for name in filter(None, (n.strip() for n in names)):
+        at = word_at(part, name)
+        if at is not None and not negated_at(part, at, at + len(name)):  # "not group A" names none
+            return True
+    return False
 
 
 def text_length(text: str) -> int:
@@ -287,7 +343,7 @@ def _other_unit(text: str, unit: str | None) -> bool:
     """The number in text is given in a unit that is not this question's."""
     own = _unit_key(unit)
     for key, pattern in _UNITS.items():
-        if key != own and re.search(rf"{_NUMBER_TOKEN}\s*(?:{pattern})", text, re.IGNORECASE):  # "两百平米" too
+        if key != own and re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{pattern})", text, re.IGNORECASE):  # "两百平米" too
             return own is not None
     return False
 
@@ -457,7 +513,7 @@ def without_own_unit(text: str, unit: str | None) -> str | None:
 def mentions_unit(text: str, unit: str) -> bool:
     """A number given in this unit ("3 storeys", "3层", "三层", "three floors")."""
     key = _unit_key(unit)
-    return key is not None and re.search(rf"{_NUMBER_TOKEN}\s*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
+    return key is not None and re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
 
 
 def shared_words(text: str, spec: FormQuestionSpec) -> int:
@@ -642,7 +698,7 @@ def names_question(text: str, spec: FormQuestionSpec) -> bool:
     """The message names this question in words, beyond a number in its unit ("the storeys", not "2 storeys")."""
     key = _unit_key(spec.unit)
     if key is not None:
-        text = re.sub(rf"{_NUMBER_TOKEN}\s*(?:{_UNITS[key]})", " ", text, flags=re.IGNORECASE)
+        text = re.sub(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", " ", text, flags=re.IGNORECASE)
     return shared_words(text, spec) > 0
 
 

@@ -368,3 +368,68 @@ def without_lead_words(words: str) -> str:
     for lex in lexicons_for(words):
         words = _without_lead(lex, _lead_pattern(lex), words)
     return words
+
+
+# A message's parts: its clauses and the pieces a comma, a semicolon or a pause ("-", "—") sets apart.
+_PART_BREAK = re.compile(r"(?:(?<!\d)[.,]|[.,](?!\d)|[;!?\n。；！？，、]|(?<!\w)-(?!\w)|—)+")
+
+
+@cache
+def _joiner_pattern(lex: Lexicon) -> re.Pattern[str] | None:
+    joiners = word_list(lex.language, "joiners")
+    return re.compile(_words_pattern(joiners, spaced=lex.spaced) + r"\s*", re.IGNORECASE) if joiners else None
+
+
+def message_parts(text: str) -> list[str]:
+    """The parts of a message, each without the words that join it to the one before ("and", "还有", "и",
+    "además") or fill it ("well", "嗯"): "2 floors, 1,300 sq ft each, and it's just our family" gives three."""
+    parts = []
+    for piece in _PART_BREAK.split(text):
+        for lex in lexicons_for(piece):  # "runs but only dribbles": two things said
+            contrast = _contrast_pattern(lex)
+            piece = contrast.sub("\n", piece) if contrast is not None else piece
+        for part in piece.split("\n"):
+            for lex in lexicons_for(part):
+                part = _without_lead(lex, _joiner_pattern(lex), part)
+            if part.strip(" ,，:：-—"):
+                parts.append(part.strip(" ,，:：-—"))
+    return parts
+
+
+@cache
+def _contrast_pattern(lex: Lexicon) -> re.Pattern[str] | None:
+    contrasts = word_list(lex.language, "contrasts")
+    return re.compile(_words_pattern(contrasts, spaced=lex.spaced), re.IGNORECASE) if contrasts else None
+
+
+@cache
+def _total_pattern(lex: Lexicon) -> re.Pattern[str] | None:
+    totals = word_list(lex.language, "totals")
+    return re.compile(_words_pattern(totals, spaced=lex.spaced), re.IGNORECASE) if totals else None
+
+
+def said_as_total(words: str) -> str | None:
+    """The word that makes a number a sum of several ("in total", "加起来", "всего", "en total"), or None: it
+    is no value of one of them."""
+    for lex in lexicons_for(words):
+        pattern = _total_pattern(lex)
+        if pattern is not None and (found := pattern.search(words)):
+            return found.group(0)
+    return None
+
+
+def unread_parts(text: str, read: list[str]) -> list[str]:
+    """The parts of a message none of the read words come from, that say something: not a question, a filler,
+    a yes or no or a lone word ("ok", "嗯"); "pump runs, only dribbles" with "pump runs" read gives "only dribbles"."""
+    spans = [(at, at + len(words)) for words in read if words and (at := text.find(words)) >= 0]
+    unread, cursor = [], 0
+    for part in message_parts(text):
+        start = text.find(part, cursor)
+        cursor = start + len(part) if start >= 0 else cursor
+        if start < 0 or any(a < start + len(part) and start < b for a, b in spans):
+            continue
+        words = _WORD.findall(part)
+        meaningful = len(_CJK_CHAR.findall(part)) >= 3 or len([w for w in words if not w.isdigit()]) >= 2
+        if meaningful and not only_fillers(part) and not part.rstrip().endswith(("?", "？")):
+            unread.append(part)
+    return unread

@@ -169,6 +169,8 @@ class TurnOutcome(Serializable):
     unsure_commands: tuple[Command, ...] = ()  # read, but not certain: said back or asked
     system_chosen: str | None = None  # the diagnostic's system the message named
     form_also_changed: tuple[tuple[str, str], ...] = ()  # answers corrected besides form_changed_question
+    form_volunteered: tuple[Command, ...] = ()  # answers given before their question was asked, kept for it
+    unread: tuple[str, ...] = ()  # parts of the message no command read: said back as not understood
     trace: tuple[str, ...] = ()
 
     @property
@@ -437,6 +439,8 @@ def _outcome(state: ContextState, work: TurnWork, config: ConversationConfig) ->
         unsure_commands=tuple(work.unsure),
         system_chosen=work.system_chosen,
         form_also_changed=tuple(work.form_also_changed),
+        form_volunteered=tuple(work.form_volunteered),
+        unread=tuple(work.unread),
         trace=tuple(work.trace),
     )
 
@@ -461,6 +465,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     if outcome.form_answer_finalized is not None:
         answer = outcome.form_answer_finalized
         commands.append(Command("answer", question_id=answer.question_id, value=answer.answer))
+    commands += [replace(c, words=None) for c in outcome.form_volunteered]
     if outcome.side_question is not None:
         kind = {"locate": "locate", "explain": "explain", "howto": "howto"}.get(outcome.side_question.submode, "knowledge")
         commands.append(Command("side_question", side_kind=kind, topic=outcome.side_question.topic))
@@ -488,6 +493,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     if outcome.handoff_requested:
         commands.append(Command("human_handoff"))
     commands = _with_unsure(commands, outcome.unsure_commands)
+    commands += [Command("cannot_handle", words=part) for part in outcome.unread]  # said back as not understood
     if not commands and chitchat_kind(state.latest_user_text or ""):
         commands.append(Command("chitchat"))
     elif not commands and outcome.meaning == UNCLEAR_MEANING:

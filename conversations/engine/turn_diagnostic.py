@@ -43,6 +43,7 @@ from .evidence import (
 )
 from .intents import DISPUTE
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
+from .negation import unread_parts
 from .procedure import (
     detect_procedure,
     named_other_system,
@@ -580,6 +581,16 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if not added and noteworthy and has_content(work.text) and not work.deferred and not work.step_unanswered and not asks:
         state, note = add_note(state, work.text, turn=work.turn, step_id=state.current_step_id)
         added.append(note)
+    elif added and noteworthy and not work.model_read:
+        # "pump runs but it only dribbles": what no rule read is kept as said and said so, never dropped
+        for part in unread_parts(work.text, [m.raw for m in matches]):
+            state, note = add_note(state, part, turn=work.turn, step_id=state.current_step_id)
+            added.append(note)
+            work.unread.append(part)
+        if work.unread:
+            words = say_in(work.language, "list", ", ").join(f"“{part}”" for part in work.unread)
+            work.add_notice(say(work.language, "I've noted {words} in your own words: I couldn't match that to a check.",
+                                words=words))
     state, changes = reassess_hypotheses(
         state, procedure.hypotheses if procedure else (), work.language
     )

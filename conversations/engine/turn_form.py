@@ -37,11 +37,19 @@ from .forms import (
     prefill_from_slots,
     text_length,
     value_in_own_unit,
+    volunteered_answer,
     waiting_question,
     wants_edit,
 )
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
-from .negation import only_fillers, picks_between, rough_or_doubtful, said_unsure, word_swaps
+from .negation import (
+    message_parts,
+    only_fillers,
+    picks_between,
+    rough_or_doubtful,
+    said_unsure,
+    word_swaps,
+)
 from .plain_words import answer_shown, choice_label, then, unit_said
 from .slots import ABORT, has_content
 from .state import ContextState
@@ -51,7 +59,8 @@ from .typos import distance
 
 def _command_answer(work: TurnWork, spec: FormQuestionSpec) -> str | None:
     """The value an `answer` command gives this form question, in the form's own format."""
-    answer = next((c for c in work.commands if c.kind == "answer" and c.question_id == spec.id), None)
+    answer = next((c for c in work.commands if c.kind == "answer" and c.question_id == spec.id
+                   or c.kind == "set_slot" and spec.slot and c.slot == spec.slot), None)
     if answer is None or answer.value is None:
         return None
     if spec.answer_type == "number" and spec.unit:
@@ -180,28 +189,36 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         # the model left the question open (it may have asked back): the rules record no answer of their own
         work.trace.append(f"the model gave no answer to {spec.id}: it stays open")
         return _form_next(state, work, config, spec)
+    volunteered = _volunteered(state, work, form, spec)
+    if not verdict.accepted and not given and not work.model_read and spec.answer_type in ("number", "choice"):
+        # "2 floors, 1,300 sq ft each" while the storeys are asked: the part in the question's own terms answers it
+        parts = {v.value: v for part in message_parts(work.text) if (v := volunteered_answer(part, spec, work.language))}
+        if len(parts) == 1 and verdict.reason not in ("several_choices", "unsure_number", "implausible_number"):
+            verdict = next(iter(parts.values()))
     if verdict.accepted:
         value = verdict.value or work.text
         if spec.answer_type == "text" and not given:
-            value = _without_others(value, _other_raws(work, state, config, spec))
+            value = _without_others(value, _other_raws(work, state, config, spec)
+                                    + [part for other, _, part in volunteered if other.answer_type == "text"])
         sure = verdict.certainty if given or confirmed else _own_words_certainty(spec, work.text, verdict.certainty)
         if sure == GUESS:  # "I think someone called her, not sure": the answer is put back, not recorded
             return _ask_to_keep(state, work, spec, value)
         state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form)
         work.form_answer_finalized = state.finalized(spec.id)
         _say_back(work, spec, value, sure)
-        state = _fill_alongside(state, work, form)
+        state = _keep_volunteered(state, work, form, volunteered)
         return _form_next(state, work, config, current_question(state, form))
     if verdict.reason == "unsure_number":  # "6 or 7", "two and a half storeys": which one is asked, nothing stored
         return _ask_which_number(state, work, spec, verdict.candidates)
     if verdict.reason == "implausible_number":  # "900" storeys: confirmed before it is recorded
         return _ask_which_number(state, work, spec, verdict.candidates)
-    if (other := _answer_to_another(state, form, work, spec)) is not None:
+    if verdict.reason == "said_as_total":  # "both floors combined come to 2,400": is that what the question asks?
+        shown = answer_shown(spec, number_answer(verdict.candidates[0], spec.unit), work.language)
+        return _put_back(state, work, spec, verdict.candidates,
+                         say(work.language, "{value} sounds like a total of several. Is that what I should put?", value=shown))
+    if any(other.answer_type != "choice" or not other.fill_from_answers for other, _, _ in volunteered):
         # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
-        state = finalize_answer(state, other[0], other[1].value, turn=work.turn, locale=work.language, form=form)
-        _say_back(work, other[0], other[1].value, other[1].certainty)
-        work.trace.append(f"answer for {other[0].id} given while {spec.id} was asked")
-        state = _fill_alongside(state, work, form)
+        state = _keep_volunteered(state, work, form, volunteered)
         return _form_next(state, work, config, spec)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = _clarify_next(spec, asked, verdict, work) if asked < form.max_clarify else None
@@ -476,30 +493,45 @@ def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
     return " ".join(part for part in (say(language, "I still can't take that as the answer."), question, hint, way_out) if part)
 
 
-def _answer_to_another(state: ContextState, form: FormSpec, work: TurnWork, asked: FormQuestionSpec) -> tuple[FormQuestionSpec, FormEvaluation] | None:
-    """A number the message gives in the unit of another question not answered yet, when it does not
-    answer the one asked: that question's answer."""
+def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
+                 asked: FormQuestionSpec) -> list[tuple[FormQuestionSpec, FormEvaluation, str]]:
+    """Answers the message gives to questions not asked yet, each with the part that gives it: a part in a
+    question's own terms (its unit, its choices, its subject, its plan's words), or, for a question the plan
+    lets other answers fill, the one choice the whole message names ("It's a duplex where two families will
+    live"). Two parts that disagree give none (it is asked in its turn); the model's reading gives the parts'."""
+    parts = [] if work.model_read else message_parts(work.text)
+    found = []
     for spec in form.questions:
-        if spec.id == asked.id or spec.answer_type != "number" or not spec.unit or state.finalized(spec.id) is not None:
+        if spec.id == asked.id or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
             continue
-        if asked.unit != spec.unit and mentions_unit(work.text, spec.unit):
+        if (said := _command_answer(work, spec)) is not None:  # the generator said it (checked as its answer)
+            sure = next(c.certainty for c in work.commands if c.kind in ("answer", "set_slot") and c.value
+                        and (c.question_id == spec.id or spec.slot and c.slot == spec.slot))
+            found.append((spec, FormEvaluation(True, said, certainty=sure), work.text))
+            continue
+        if spec.fill_from_answers:
             verdict = evaluate_answer(work.text, spec, work.language)
             if verdict.accepted and verdict.value:
-                return spec, verdict
-    return None
-
-
-def _fill_alongside(state: ContextState, work: TurnWork, form: FormSpec) -> ContextState:
-    """Questions the plan lets other answers fill, answered by this message too when it names
-    exactly one of their choices ("It's a duplex where two families will live": residential, and a
-    two-family dwelling); the message's own negations hold ("not a duplex" names none)."""
-    for spec in form.questions:
-        if not spec.fill_from_answers or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
+                found.append((spec, verdict, work.text))
             continue
-        verdict = evaluate_answer(work.text, spec, work.language)
-        if verdict.accepted and verdict.value:
-            state = finalize_answer(state, spec, verdict.value, turn=work.turn, locale=work.language, form=form)
-            work.trace.append(f"{spec.id} answered alongside: {verdict.value}")
+        given = [(v, part) for part in parts if (v := volunteered_answer(part, spec, work.language)) is not None]
+        if len({v.value for v, _ in given}) == 1:
+            found.append((spec, *given[0]))
+    return found
+
+
+def _keep_volunteered(state: ContextState, work: TurnWork, form: FormSpec,
+                      found: list[tuple[FormQuestionSpec, FormEvaluation, str]]) -> ContextState:
+    """Keep the answers given before their questions, so they are not asked again; the reply notes each."""
+    for spec, verdict, part in found:
+        if state.finalized(spec.id) is not None:
+            continue
+        state = finalize_answer(state, spec, verdict.value, turn=work.turn, locale=work.language, form=form)
+        # a fact given before its question is the question's slot (a generator says it so too)
+        said = Command("set_slot", slot=spec.slot, value=verdict.value) if spec.slot else Command(
+            "answer", question_id=spec.id, value=verdict.value)
+        work.form_volunteered.append(replace(said, certainty=verdict.certainty, words=part))
+        work.trace.append(f"{spec.id} answered in passing: {verdict.value}")
     return state
 
 

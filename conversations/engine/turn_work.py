@@ -167,6 +167,8 @@ class TurnWork:
     unsure: list[Command] = field(default_factory=list)
     system_chosen: str | None = None  # the diagnostic's system this message named (or switched to)
     form_also_changed: list[tuple[str, str]] = field(default_factory=list)  # more answers corrected: (question, value)
+    form_volunteered: list[Command] = field(default_factory=list)  # answers given before their question was asked
+    unread: list[str] = field(default_factory=list)  # parts of the message no command read, said back as such
 
     def command(self, *kinds: str) -> Command | None:
         """The first given command of one of these kinds."""

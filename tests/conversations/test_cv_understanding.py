@@ -130,7 +130,12 @@ def test_a_handed_off_conversation_is_not_read_by_the_model(chat, fake, demo) ->
 
 def test_a_model_may_correct_a_final_form_answer_but_never_answer_ahead(chat, fake, demo) -> None:  # noqa: ANN001
     c = chat("permit_form")
+    fake.script_commands(commands({"command": "answer", "question_id": "3.1.1", "value": "residential"}))
     c.say("residential")
+    # the model's reading is the reading: an answer it did not give is not the rules' to add (contract 10)
+    r = c.say("2 storeys")
+    assert "3.1.2" not in {a["question_id"] for a in r["form"]["finalized_answers"]}
+    fake.script_commands(commands({"command": "answer", "question_id": "3.1.2", "value": "2 storeys"}))
     c.say("2 storeys")
     fake.script_commands(commands({"command": "answer", "question_id": "3.1.2", "value": "3 storeys"}))
     r = c.say("hmm wait, the loft makes it three")

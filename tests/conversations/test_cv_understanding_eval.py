@@ -63,18 +63,18 @@ def test_the_set_is_large_varied_and_well_formed() -> None:
 # The shares the rules reach today, file by file: they may only get better (confidently wrong at most,
 # right or asked back at least, in %). The targets are 0-1 % and 97 %.
 FLOORS = {
-    "manager_assistant_en.json": (1.7, 72.0),
+    "manager_assistant_en.json": (0.1, 73.7),
     "manager_assistant_zh.json": (0.1, 70.5),
     "parking_help_desk_en.json": (0.1, 73.5),
     "parking_help_desk_zh.json": (0.1, 70.8),
-    "permit_form_en.json": (0.1, 65.8),
-    "permit_form_zh.json": (4.4, 57.3),
+    "permit_form_en.json": (0.1, 80.8),
+    "permit_form_zh.json": (2.2, 76.5),
     "project_intake_en.json": (4.5, 91.0),
     "project_intake_zh.json": (2.3, 79.9),
-    "rv_diagnostic_en.json": (0.1, 76.0),
-    "rv_diagnostic_es.json": (0.1, 59.5),
-    "rv_diagnostic_ru.json": (3.6, 54.3),
-    "rv_diagnostic_zh.json": (0.1, 78.5),
+    "rv_diagnostic_en.json": (0.1, 83.4),
+    "rv_diagnostic_es.json": (0.1, 66.5),
+    "rv_diagnostic_ru.json": (1.9, 63.1),
+    "rv_diagnostic_zh.json": (0.1, 83.8),
 }
 
 
