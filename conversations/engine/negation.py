@@ -380,12 +380,13 @@ def _joiner_pattern(lex: Lexicon) -> re.Pattern[str] | None:
     return re.compile(_words_pattern(joiners, spaced=lex.spaced) + r"\s*", re.IGNORECASE) if joiners else None
 
 
-def message_parts(text: str) -> list[str]:
+def message_parts(text: str, *, at_contrasts: bool = True) -> list[str]:
     """The parts of a message, each without the words that join it to the one before ("and", "还有", "и",
-    "además") or fill it ("well", "嗯"): "2 floors, 1,300 sq ft each, and it's just our family" gives three."""
+    "además") or fill it ("well", "嗯"): "2 floors, 1,300 sq ft each, and it's just our family" gives three.
+    `at_contrasts`: "but" and its kind part too ("3 floors but 900 sq ft each")."""
     parts = []
     for piece in _PART_BREAK.split(text):
-        for lex in lexicons_for(piece):  # "runs but only dribbles": two things said
+        for lex in lexicons_for(piece) if at_contrasts else ():
             contrast = _contrast_pattern(lex)
             piece = contrast.sub("\n", piece) if contrast is not None else piece
         for part in piece.split("\n"):
@@ -420,10 +421,11 @@ def said_as_total(words: str) -> str | None:
 
 def unread_parts(text: str, read: list[str]) -> list[str]:
     """The parts of a message none of the read words come from, that say something: not a question, a filler,
-    a yes or no or a lone word ("ok", "嗯"); "pump runs, only dribbles" with "pump runs" read gives "only dribbles"."""
+    a yes or no or a lone word ("ok", "嗯"); "pump runs, only dribbles" with "pump runs" read gives "only dribbles".
+    A "but" does not part them: the words of one reading run across it ("hums but won't start")."""
     spans = [(at, at + len(words)) for words in read if words and (at := text.find(words)) >= 0]
     unread, cursor = [], 0
-    for part in message_parts(text):
+    for part in message_parts(text, at_contrasts=False):
         start = text.find(part, cursor)
         cursor = start + len(part) if start >= 0 else cursor
         if start < 0 or any(a < start + len(part) and start < b for a, b in spans):

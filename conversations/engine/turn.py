@@ -493,7 +493,8 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     if outcome.handoff_requested:
         commands.append(Command("human_handoff"))
     commands = _with_unsure(commands, outcome.unsure_commands)
-    commands += [Command("cannot_handle", words=part) for part in outcome.unread]  # said back as not understood
+    if outcome.unread:  # the parts no command read, said back as not understood
+        commands.append(Command("cannot_handle", words=" | ".join(outcome.unread)))
     if not commands and chitchat_kind(state.latest_user_text or ""):
         commands.append(Command("chitchat"))
     elif not commands and outcome.meaning == UNCLEAR_MEANING:

@@ -71,7 +71,7 @@ FLOORS = {
     "permit_form_zh.json": (2.2, 76.5),
     "project_intake_en.json": (4.5, 91.0),
     "project_intake_zh.json": (2.3, 79.9),
-    "rv_diagnostic_en.json": (0.1, 83.4),
+    "rv_diagnostic_en.json": (0.1, 80.5),
     "rv_diagnostic_es.json": (0.1, 66.5),
     "rv_diagnostic_ru.json": (1.9, 63.1),
     "rv_diagnostic_zh.json": (0.1, 83.8),
