@@ -195,6 +195,19 @@ _DEFERRAL = re.compile(
 )
 
 
+# A sentence ends at its mark (a decimal point is none): "cap reads 31.5 µF. where's the coil?"
+_SENTENCE_BREAK = re.compile(r"(?<=[!?。！？；;])|(?<=\.)(?!\d)")
+
+
+def stated_beside_question(text: str) -> tuple[str, str] | None:
+    """A message that says something and asks something in sentences of their own ("blower didn't come on. how do
+    I jumper the thermostat wires?"): (what it states, what it asks), or None when it only states or only asks."""
+    sentences = [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
+    asked = [s for s in sentences if asks_question(s)]
+    stated = [s for s in sentences if s not in asked and not is_non_answer(s) and chitchat_kind(s) is None]
+    return (" ".join(stated), " ".join(asked)) if asked and stated else None
+
+
 def word_at(text: str, words: str) -> int | None:
     """Where the words stand in a text, as whole words (characters where words are not spaced), or None."""
     found = re.search(rf"(?<!\w){re.escape(words)}(?!\w)" if words.isascii() else re.escape(words), text, re.IGNORECASE)

@@ -235,7 +235,8 @@ def evaluate_answer(
 
 def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> FormEvaluation | None:
     """What one part of a message says for a question that is not asked now, or None. Only what the question
-    itself declares counts: a number in its own unit ("2 floors"), the one choice it names by name ("group C"),
+    itself declares counts: a number in its own unit ("2 floors") or said with the question's words ("floor area
+    is 1,100"), the one choice it names by name ("group C"),
     its subject said or denied ("no mixed use"), or the words its plan says answer it ("wood frame"). A question said ("do I need sprinklers?") answers nothing."""
     if asks_question(part) or defers_answer(part):
         return None
@@ -243,6 +244,8 @@ def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> Form
         if said_as_total(part):  # "两层加起来三千平方英尺": a sum, not the value the question asks for
             return None
         said_with_unit = _with_own_unit(part, spec.unit)
+        if said_with_unit is None and names_question(part, spec) and len(re.findall(_NUMBER_TOKEN, part, re.IGNORECASE)) == 1:
+            said_with_unit = part  # "floor area is 1,100": the question named by its words, with one number
         verdict = evaluate_answer(said_with_unit, spec, language) if said_with_unit else None
         return verdict if verdict is not None and verdict.accepted and verdict.value else None
     if spec.answer_type == "choice":  # by its own name only ("group C"): "a duplex" is no occupancy said

@@ -432,6 +432,7 @@ def unread_parts(text: str, read: list[str]) -> list[str]:
             continue
         words = _WORD.findall(part)
         meaningful = len(_CJK_CHAR.findall(part)) >= 3 or len([w for w in words if not w.isdigit()]) >= 2
-        if meaningful and not only_fillers(part) and not part.rstrip().endswith(("?", "？")):
+        asked = part.rstrip().endswith(("?", "？")) or text[start + len(part):].lstrip()[:1] in ("?", "？")
+        if meaningful and not only_fillers(part) and not asked:
             unread.append(part)
     return unread

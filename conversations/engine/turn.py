@@ -123,6 +123,7 @@ class TurnOutcome(Serializable):
     proposed_action: ProposedAction
     resolved_intent: str | None = None
     intent_source: str | None = None
+    intent_started: bool = False  # the resolved intent begins with this message (explicit, or by what it names)
     question: str | None = None
     question_kind: str | None = None  # slot | intent | system | form_clarify | fallback
     missing_slots: tuple[str, ...] = ()
@@ -393,6 +394,7 @@ def _outcome(state: ContextState, work: TurnWork, config: ConversationConfig) ->
         proposed_action=work.action,
         resolved_intent=work.resolved_intent,
         intent_source=work.intent_source,
+        intent_started=work.intent_started,
         question=work.question,
         question_kind=work.question_kind,
         missing_slots=work.missing_slots,
@@ -452,7 +454,7 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     """
     state = outcome.state
     commands: list[Command] = []
-    if outcome.intent_source == "explicit" and outcome.resolved_intent:
+    if outcome.resolved_intent and (outcome.intent_source == "explicit" or outcome.intent_started):
         commands.append(Command("start_intent", intent=outcome.resolved_intent))
     for name in outcome.slots_changed:
         slot = state.slots.get(name)

@@ -16,6 +16,7 @@ from ._text import (
     first_match,
     iter_patterns,
     localize,
+    stated_beside_question,
 )
 from .catalog import marked, say, say_in
 from .certainty import GUESS
@@ -65,6 +66,7 @@ from .turn_work import (
     ESTIMATE,
     EVIDENCE,
     FALLBACK_TEXT,
+    HANDOFF_MEANING,
     LEFT_OPEN_TEXT,
     NEED_ANSWER_TEXT,
     NEED_READING_TEXT,
@@ -817,12 +819,34 @@ def _tell_next_step(state: ContextState, work: TurnWork, config: ConversationCon
     return state.evolve(current_step_id=step.id)
 
 
+def _stated_beside(state: ContextState, work: TurnWork, config: ConversationConfig, stated: str) -> ContextState:
+    """What a message states beside a side question or a wish for a person ("blower didn't come on. how do I
+    jumper the thermostat wires?", "只有燃气不制冷。能转人工吗？") is read as evidence too, never dropped: the
+    facts are recorded (and the check they answer done) while the question is answered or a person takes over."""
+    meaning, text = work.meaning, work.text
+    work.meaning, work.text = EVIDENCE, stated
+    try:
+        if meaning == HANDOFF_MEANING:  # the staff take over with the facts recorded; no check is asked now
+            return _evidence(state, work, config)
+        state = _evidence(state, work, config)
+        state = _complete_steps(state, work, config)
+        state = _isolation(state, work, config, ())
+        state = _next_step(state, work, config)
+        work.facts_volunteered = tuple(f for f in work.facts_added if f not in work.facts_volunteered) + work.facts_volunteered
+        return state
+    finally:
+        work.meaning, work.text = meaning, text
+
+
 def diagnose(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """The diagnostic stages, for plans with diagnostic procedures."""
     if work.meaning == CANCEL_MEANING:
         state = _start_over(state, work, config)
     if work.meaning == NEXT_STEP_MEANING and state.primary_system is not None:
         return _tell_next_step(state, work, config)
+    if work.meaning in (SIDE_QUESTION, HANDOFF_MEANING) and state.primary_system is not None and (
+            said := stated_beside_question(work.text)) is not None:
+        return _stated_beside(state, work, config, said[0])
     if work.meaning in (SIDE_QUESTION, *NOT_AN_ANSWER):  # the step in progress stays where it was
         procedure = config.procedure(state.primary_system)
         step = procedure.step(state.current_step_id) if procedure else None

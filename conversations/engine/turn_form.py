@@ -162,6 +162,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
                            question=localize(target.question, work.language).rstrip("?？"),
                            before=answer_shown(target, before, work.language), after=answer_shown(target, value, work.language))
                 work.add_form_note(line)
+        # "oh wait, it's 3 storeys not 2. floor area is 1,100": what else the message gives is kept too
+        state = _keep_volunteered(state, work, form, _volunteered(state, work, form, None))
         return _form_next(state, work, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
     if spec is not None and spec.answer_type == "yes_no" and (set(work.slots_replaced) & set(work.slots_corrected)
@@ -494,7 +496,7 @@ def _form_fallback(spec: FormQuestionSpec, language: str) -> str:
 
 
 def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
-                 asked: FormQuestionSpec) -> list[tuple[FormQuestionSpec, FormEvaluation, str]]:
+                 asked: FormQuestionSpec | None) -> list[tuple[FormQuestionSpec, FormEvaluation, str]]:
     """Answers the message gives to questions not asked yet, each with the part that gives it: a part in a
     question's own terms (its unit, its choices, its subject, its plan's words), or, for a question the plan
     lets other answers fill, the one choice the whole message names ("It's a duplex where two families will
@@ -502,7 +504,7 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
     parts = [] if work.model_read else message_parts(work.text)
     found = []
     for spec in form.questions:
-        if spec.id == asked.id or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
+        if asked is not None and spec.id == asked.id or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
             continue
         if (said := _command_answer(work, spec)) is not None:  # the generator said it (checked as its answer)
             sure = next(c.certainty for c in work.commands if c.kind in ("answer", "set_slot") and c.value

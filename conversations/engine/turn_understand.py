@@ -927,6 +927,7 @@ def resolve_intent(state: ContextState, work: TurnWork, config: ConversationConf
         resolved, source = taker, "slots"
     work.resolved_intent = resolved
     work.intent_source = source
+    work.intent_started = resolved is not None and resolved != state.active_intent  # a new request, however read
     if resolved:
         work.trace.append(f"intent {resolved} ({source})")
         return state.evolve(active_intent=resolved)

@@ -123,6 +123,7 @@ class TurnWork:
     handoff_requested: bool = False
     resolved_intent: str | None = None
     intent_source: str | None = None
+    intent_started: bool = False  # the resolved intent is a request this turn begins (not one going on)
     slots_changed: tuple[str, ...] = ()
     slots_corrected: tuple[str, ...] = ()
     slots_replaced: list[str] = field(default_factory=list)  # by words said in their place ("Tobias, not Tim")
