@@ -20,6 +20,7 @@ from ._text import (
     first_match,
     language_signal,
     localize,
+    stated_beside_question,
     word_at,
 )
 from .ask_then_act import update_situation
@@ -969,7 +970,12 @@ def track_topic(state: ContextState, work: TurnWork, config: ConversationConfig)
         return state
     # the system being diagnosed answers first: its "igniter" before the water heater's
     topics = sorted(config.side_topics, key=lambda topic: topic.system not in (None, state.primary_system))
-    topic = detect_topic(work.text, work.routed.intent, topics, work.language, state.topic_stack)
+    # "cap reads 31 µF. where's the evaporator coil?": the topic is the asking sentence's, not the statement's
+    # (when that sentence names one; "the compressor hums. how do I test it?" is about the compressor)
+    beside = stated_beside_question(work.text)
+    asked = beside[1] if beside is not None and any(first_match(beside[1], t.patterns, work.language) for t in topics) \
+        else work.text
+    topic = detect_topic(asked, work.routed.intent, topics, work.language, state.topic_stack)
     submode = submode_for(work.routed.intent, config.modes.submodes)
     key = f"side:{topic}:{submode}"
     last = state.cooldowns.get(key)
