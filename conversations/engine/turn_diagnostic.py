@@ -21,7 +21,7 @@ from ._text import (
 from .catalog import marked, say, say_in
 from .certainty import GUESS
 from .commands import Command
-from .config import ConversationConfig, ProcedureSpec
+from .config import ConversationConfig, ProcedureSpec, StepSpec
 from .estimate import (
     confirm_estimate,
     draft_estimate,
@@ -44,7 +44,7 @@ from .evidence import (
 )
 from .intents import DISPUTE
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
-from .negation import unread_parts
+from .negation import only_fillers, rough, unread_parts
 from .procedure import (
     detect_procedure,
     named_other_system,
@@ -451,33 +451,67 @@ def _reading_for_step(
         if not matches:
             work.reading_needed, work.reading_got = step.expects, None
         return matches
-    if step.rating and (pair := read_against_rating(work.text, step.expects)) is not None and pair[1] > 0:
-        measured, rated = pair
-        below = measured < rated * (1 - float(step.rating.get("tolerance", 0.1)))
-        rule_id = step.rating["below"] if below else step.rating["within"]
-        rule = next((r for r in config.all_evidence(state.primary_system) if r.id == rule_id), None)
-        if rule is not None:
-            work.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
-            unit = kind_unit(step.expects)
-            value = f"{localize(rule.label, work.language)}: {measured:g} / {rated:g}" + (f" {unit}" if unit else "")
-            return matches + [EvidenceMatch(rule.id, rule.type, value, work.text.strip()[:80])]
+    if (found := _step_reading(state, work, config, step)) is not None:
+        return matches + [found]
     reading = read_measurement(work.text, step.expects)
-    if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(work.language))):
-        rule = next((r for r in config.all_evidence(state.primary_system) if r.id == band), None)
-        if rule is not None:
-            work.trace.append(f"reading {reading.text} for {step.id}: {band}")
-            return matches + [EvidenceMatch(rule.id, rule.type, f"{localize(rule.label, work.language)} ({reading.text})",
-                                            work.text.strip()[:80])]
     if reading is not None and reading.kind == step.expects:
-        own = [r for r in config.all_evidence(state.primary_system) if r.id in step.answered_by]
-        found = match_evidence(reading.text, own, "en", work.language)
-        work.trace.append(f"reading {reading.text} for {step.id}")
-        return matches + [replace(found[0], raw=work.text.strip()[:80])] if found else matches
+        return matches  # a reading of its kind no rule of the check knows: it stays as said
+    if reading is not None and not matches and _says_what_was_measured(work.text):
+        # a reading another check needs, said with what it is of ("cap reads 31 µF, label says 45" while the supply
+        # voltage is asked): that check's evidence, noted; this check stays open. A bare "about 3 amps" is no answer.
+        for other in procedure.steps if procedure else ():
+            if (other.expects == reading.kind and other.id not in state.completed_steps
+                    and (found := _step_reading(state, work, config, other)) is not None):
+                work.trace.append(f"a reading for {other.id} given while {step.id} is asked")
+                return [found]
     work.step_unanswered = True
     if not matches:
         work.reading_needed, work.reading_got = step.expects, reading
         work.trace.append(f"no {step.expects} reading for {step.id}: the check stays open")
     return matches
+
+
+def _says_what_was_measured(text: str) -> bool:
+    """Whether a message says more than a value: a word of what was measured ("cap", "converter", "电容"), beyond
+    numbers, units, fillers and approximators ("it's about 3 amps" says nothing more)."""
+    words = re.findall(r"[^\W\d_]{3,}", re.sub(r"\d[\d.,]*\s*\S{0,3}", " ", text))
+    cjk = re.findall(r"[\u3400-\u9fff]", text)
+    plain = [w for w in words if not only_fillers(w) and not rough(w) and w.casefold() not in _READING_WORDS]
+    return bool(plain) or len(cjk) >= 2
+
+
+# Words that only carry a value ("it reads", "shows", "got"): what was measured is said by another word
+_READING_WORDS = frozenset({"it's", "its", "reads", "read", "reading", "shows", "got", "get", "getting", "measure",
+                            "measured", "about", "around", "amps", "volts", "ohms", "the", "and", "was", "is", "i'm"})
+
+
+def _step_reading(state: ContextState, work: TurnWork, config: ConversationConfig, step: StepSpec) -> EvidenceMatch | None:
+    """The evidence a measurement in the message gives a check that expects one: against its rating ("31 µF, rated
+    45"), in its bands ("12,4 V"), or its own evidence for that value; None when it gives none."""
+    rules = config.all_evidence(state.primary_system)
+    if step.rating and (pair := read_against_rating(work.text, step.expects)) is not None and pair[1] > 0:
+        measured, rated = pair
+        below = measured < rated * (1 - float(step.rating.get("tolerance", 0.1)))
+        rule_id = step.rating["below"] if below else step.rating["within"]
+        rule = next((r for r in rules if r.id == rule_id), None)
+        if rule is not None:
+            work.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
+            unit = kind_unit(step.expects)
+            value = f"{localize(rule.label, work.language)}: {measured:g} / {rated:g}" + (f" {unit}" if unit else "")
+            return EvidenceMatch(rule.id, rule.type, value, work.text.strip()[:80])
+    reading = read_measurement(work.text, step.expects)
+    if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(work.language))):
+        rule = next((r for r in rules if r.id == band), None)
+        if rule is not None:
+            work.trace.append(f"reading {reading.text} for {step.id}: {band}")
+            return EvidenceMatch(rule.id, rule.type, f"{localize(rule.label, work.language)} ({reading.text})",
+                                 work.text.strip()[:80])
+    if reading is not None and reading.kind == step.expects:
+        own = [r for r in rules if r.id in step.answered_by]
+        found = match_evidence(reading.text, own, "en", work.language)
+        work.trace.append(f"reading {reading.text} for {step.id}")
+        return replace(found[0], raw=work.text.strip()[:80]) if found else None
+    return None
 
 
 def _own_reading(state: ContextState, work: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
