@@ -288,8 +288,8 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
         "zh": (
             r"^\s*(?:是的|是(?![不否什啥])|对的|对(?![不吗吧])|好的|好(?![不吗])|行|可以|没问题|确认|同意|"
             r"嗯+|就这样|没错|正确)",
-            r"确认",
-            r"同意",
+            # the person's own confirming, not someone else's ("设计师会打电话跟你们确认" confirms nothing)
+            r"(?:^|[，,。！!；;\s]|我|就|都)(?:确认|同意)",
         ),
     },
 }
