@@ -68,13 +68,13 @@ FLOORS = {
     "parking_help_desk_en.json": (0.1, 81.8),
     "parking_help_desk_zh.json": (0.1, 80.5),
     "permit_form_en.json": (0.1, 82.9),
-    "permit_form_zh.json": (2.2, 76.5),
+    "permit_form_zh.json": (0.1, 78.6),
     "project_intake_en.json": (4.5, 91.0),
     "project_intake_zh.json": (2.3, 79.9),
-    "rv_diagnostic_en.json": (0.1, 82.0),
+    "rv_diagnostic_en.json": (0.1, 83.5),
     "rv_diagnostic_es.json": (0.1, 66.5),
     "rv_diagnostic_ru.json": (1.9, 61.3),
-    "rv_diagnostic_zh.json": (0.1, 87.4),
+    "rv_diagnostic_zh.json": (0.1, 89.2),
 }
 
 
