@@ -22,6 +22,7 @@ from .catalog import say, say_in, say_n
 from .certainty import CERTAIN, GUESS, time_certainty, unsure_words
 from .commands import Command
 from .config import ActionSpec, ConversationConfig
+from .negation import opens_a_request
 from .plain_words import upper_first
 from .state import VALID, ContextState, SlotValue, with_key
 from .timeparse import _date_part, _time_of_day, names_period, without_refused
@@ -56,6 +57,12 @@ _ASKS_CONCIERGE = {
     "en": re.compile(r"\b(?:can|could|would|will)\s+you\b|\bplease\b|\b(?:set\s+up|setup|schedule|book|arrange|organi[sz]e|"
                      r"put\s+\w+\s+in|invite|send\s+(?:an?\s+)?invit\w*|let'?s)\b", re.IGNORECASE),
     "zh": re.compile(r"帮我|帮忙|请(?!病?假)|安排|约|预约|定个|订个"),
+}
+# A day or a clock time said for something to come ("Monday 10:15", "tomorrow", "周五下午", "明天三点")
+_WHEN_NAMED = {
+    "en": re.compile(r"\b\d{1,2}[:.]\d{2}\b|\b\d{1,2}\s*(?:am|pm)\b|\b(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?\b"
+                     r"|\b(?:today|tonight|tomorrow|next\s+week)\b", re.IGNORECASE),
+    "zh": re.compile(r"[周礼拜][一二三四五六日天]|星期[一二三四五六日天]|今天|明天|后天|下周|\d+点|[一二两三四五六七八九十]+点"),
 }
 _TIME_NAMED = {"en": re.compile(r"\b(?:at|on)\s+\d|\b\d{1,2}\s*(?:am|pm)\b", re.IGNORECASE),
                "zh": re.compile(r"\d+点|[一二两三四五六七八九十]+点")}
@@ -175,7 +182,7 @@ def _clauses(text: str) -> list[str]:
     return out
 
 
-_DONE = {"en": re.compile(r"\b(?:called|tried|already|did|texted|emailed|missed|had)\b", re.IGNORECASE),
+_DONE = {"en": re.compile(r"\b(?:called|tried|already|did|texted|emailed|missed|had|was|were|went)\b", re.IGNORECASE),
          "zh": re.compile(r"过|了|已经|没接|不接|没有|没")}
 
 
@@ -214,7 +221,11 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
                     if _PREFERRED[lang].search(text) or _ASKS_CONCIERGE[lang].search(text) \
                             or _TIME_NAMED[lang].search(text) and not _IN_PERSON[lang].search(clause):
                         asked.append(action.id)
-                elif _WANT[lang].search(clause) or _alone(clause, match, lang):
+                elif _WANT[lang].search(clause) or _alone(clause, match, lang) or (
+                        _WHEN_NAMED[lang].search(clause) and not _DONE[lang].search(clause)
+                        and opens_a_request(re.sub(r"(?i)\b(?:a|an|the)\b", " ", before))):
+                    # "Call with him Monday 10:15": a call said first, with its day or time, is one asked for ("he
+                    # skipped the Monday meeting" is a story)
                     asked.append(action.id)
     # "I'd rather talk to her face to face than send an email" names both: the one refused is not the one wanted
     wanted = next((a for a in asked if a not in declined), None)
