@@ -196,14 +196,15 @@ _DEFERRAL = re.compile(
 
 
 # A sentence ends at its mark (a decimal point is none): "cap reads 31.5 µF. where's the coil?"
-_SENTENCE_BREAK = re.compile(r"(?<=[!?。！？；;])|(?<=\.)(?!\d)")
+_SENTENCE_BREAK = re.compile(r"(?<=[!?。！？；;…])|(?<=\.)(?!\d)")
 
 
 def stated_beside_question(text: str) -> tuple[str, str] | None:
     """A message that says something and asks something in sentences of their own ("blower didn't come on. how do
-    I jumper the thermostat wires?"): (what it states, what it asks), or None when it only states or only asks."""
+    I jumper the thermostat wires?", "искры нет… соедините меня с мастером"): (what it states, what it asks), or
+    None when it only states or only asks. A wish for a person is asked too."""
     sentences = [s.strip() for s in _SENTENCE_BREAK.split(text) if s.strip()]
-    asked = [s for s in sentences if asks_question(s)]
+    asked = [s for s in sentences if asks_question(s) or asks_for_human(s)]
     stated = [s for s in sentences if s not in asked and not is_non_answer(s) and chitchat_kind(s) is None]
     return (" ".join(stated), " ".join(asked)) if asked and stated else None
 
@@ -264,15 +265,24 @@ def chitchat_kind(text: str) -> str | None:
 
 
 # Asking for a human being (the rules' human_handoff) and dropping the request (the rules' cancel).
+# A wish for a person: a verb of reaching someone, then a person (a staff member of any trade: the RV desk's
+# technician, a mechanic, 师傅, мастер, técnico), or the words people use for one on their own ("转人工")
+_PERSON = (r"(?:a\s+|an\s+|the\s+|some\s+|your\s+)?(?:real\s+|actual\s+|live\s+|human\s+)*"
+           r"(?:person|people|human|agent|operator|some\s*one|somebody|any\s*one|anybody|staff|manager|supervisor|"
+           r"representative|rep|technician|tech|mechanic|advisor|specialist)\b")
 _HUMAN = re.compile(
-    r"\b(?:talk|speak|chat)\s+(?:to|with)\s+(?:a\s+|an?\s+|some\s*one|the\s+)?(?:real\s+|actual\s+|live\s+)?"
-    r"(?:person|human|agent|operator|someone|somebody|staff|manager|supervisor|representative|rep)\b|"
+    rf"\b(?:talk|speak|chat)\s+(?:to|with)\s+{_PERSON}|"
+    rf"\b(?:get|want)\s+(?:me\s+)?{_PERSON}(?!\s+(?:to\b|count|who|that))|"
+    rf"\b(?:connect|put|transfer|pass)\s+me\s+(?:through\s+|over\s+)?(?:to|with)\s+{_PERSON}|"
+    rf"\bis\s+there\s+{_PERSON}\s+(?:i|we)\s+(?:can|could)\s+(?:talk|speak|call|phone|ring)\b|"
     r"\b(?:a|an)\s+(?:real\s+|actual\s+|live\s+)?(?:human|person|agent)(?:\s*,?\s*(?:please|pls))?\s*[.!?]*$|\bhuman\s+agent\b|"
-    r"\b(?:get|want)\s+(?:a\s+|an\s+|some\s*one\s+|somebody\s+)?(?:real\s+|actual\s+|live\s+)?(?:human|person|technician|tech|mechanic)\b(?!\s+(?:to\b|count|who|that))|"
-    r"\b(?:talk|speak)\s+(?:to|with)\s+(?:a\s+|the\s+)?(?:technician|tech|mechanic)\b|\bin\s+person\b|"
-    r"转人工|人工客服|人工服务|找人工|真人|找客服|联系客服|客服人员|"
-    r"(?:поговорить|связаться|говорить)\s+с\s+(?:человеком|оператором|живым|сотрудником|менеджером)|\bоператор\w*\b|"
-    r"hablar\s+con\s+(?:una\s+persona|un\s+humano|alguien|un\s+agente|un\s+operador)|\bagente\s+humano\b",
+    r"\bin\s+person\b|"
+    r"转人工|人工客服|人工服务|找人工|真人|找客服|联系客服|客服人员|转接人工|"
+    r"找(?:个|一个|位)?(?:师傅|技师|技术员|维修师傅|工作人员|懂行的人)|"
+    r"(?:поговорить|связаться|говорить|соедините|соедини|свяжите|переключите)(?:\s+меня)?\s+с\s+(?:живым\s+)?"
+    r"(?:человеком|оператором|живым|сотрудником|менеджером|мастером|техником|специалистом)|\bоператор\w*\b|"
+    r"(?:hablar|comunicarme|p[aá]same|pasarme|ponerme\s+en\s+contacto)\s+con\s+(?:una\s+persona|un\s+humano|alguien|"
+    r"un\s+agente|un\s+operador|un\s+t[eé]cnico|un\s+mec[aá]nico)|\bagente\s+humano\b",
     re.IGNORECASE,
 )
 _CANCEL_PHRASE = (
@@ -303,11 +313,12 @@ def asks_for_human(text: str) -> bool:
     match = _HUMAN.search(text)
     if match is None or negated_at(text, match.start(), match.end()):
         return False
-    lead = re.split(r"[,，;；.!?。！？]", text[:match.start()])[-1]
+    lead = re.split(r"[,，;；:：.!?。！？…]", text[:match.start()])[-1]
     third_party = re.search(r"(?:some|any)\s*(?:one|body)$", match.group(0), re.IGNORECASE) and _THIRD_PARTY.match(text[match.end():])
     if not opens_a_request(lead) or third_party:
         return False  # "用户也能一键转人工客服" tells of a feature, not a wish
-    return not _NO_NEED.search(text[max(0, match.start() - 24):match.start()])
+    sentence = _SENTENCE_BREAK.split(text[:match.start()])[-1]  # "I don't have a manometer. Is there someone…" needs one
+    return not _NO_NEED.search(sentence[-24:])
 
 
 _RESTART = re.compile(

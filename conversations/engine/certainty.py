@@ -39,6 +39,13 @@ _TIME_WORDS = re.compile(rf"\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm|a\.m\.|p\.
 _LONGEST_STAY_MINUTES = 60 * 24 * 60  # a stay, a call or a slot of more than 60 days is more likely a joke or a slip
 
 
+# A duration said with no one value ("a few hours", "half a day", "两三个小时"), or roughly ("a couple of hours")
+_VAGUE_DURATION = re.compile(r"\bfew\b|\bhalf\s+a\s+day\b|半天|[一两二三四五六七八九][一二三四五六七八九十]\s*个?\s*(?:小时|钟头)",
+                             re.IGNORECASE)
+_RANGE_DURATION = re.compile(r"\d+\s*(?:-|–|to|~|或|到)\s*\d+\s*(?:hours?|hrs?|h\b|小时|个小时|minutes?|mins?|分钟)", re.IGNORECASE)
+_ROUGH_DURATION = re.compile(r"\bcouple\b", re.IGNORECASE)
+
+
 def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str | None]:
     """How sure a time read from `raw` (in the message `text`) is, and why when it is not certain.
 
@@ -54,7 +61,11 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
             long = float(value) > _LONGEST_STAY_MINUTES
         except ValueError:
             long = False
-        return (GUESS, "implausible") if long else (CERTAIN, None)
+        if long:
+            return GUESS, "implausible"
+        if _ALTERNATIVE_WHEN.search(text) or _VAGUE_DURATION.search(words) or _RANGE_DURATION.search(text):
+            return GUESS, "alternatives"  # "2 or 3 hours", "2-3 hours", "两三个小时", "a few hours", "half a day"
+        return (LIKELY, "hedged") if hedge_near(text, start, end) or _ROUGH_DURATION.search(words) else (CERTAIN, None)
     if _ALTERNATIVE_WHEN.search(text):
         return GUESS, "alternatives"
     if kind in ("at_time", "until_time", "clock_time") and not says_clock(text) and _PART_OF_DAY.search(text) \

@@ -198,6 +198,10 @@ def evaluate_answer(
                 return FormEvaluation(False, reason="several_choices")  # ask which, never pick the first
         return FormEvaluation(False, reason="no_choice_matched")
     if spec.answer_type == "number":
+        if said_as_total(text):  # "both floors combined come to 2,400 sq ft": a sum of several, put back, never kept
+            own = _with_own_unit(text, spec.unit) if spec.unit else text
+            total = number_value(own) if own else None
+            return FormEvaluation(False, reason="said_as_total", candidates=(total,) if total else ())
         if _other_unit(text, spec.unit):
             return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
         if _counts_something_else(text, spec.unit):
@@ -210,8 +214,6 @@ def evaluate_answer(
             return FormEvaluation(False, reason="no_number")
         if (candidates := number_alternatives(said, spec.unit)) is not None:
             return FormEvaluation(False, reason="unsure_number", candidates=candidates)
-        if said_as_total(said):  # "both floors combined come to 2,400": a sum of several, put back before it is kept
-            return FormEvaluation(False, reason="said_as_total", candidates=(value,))
         if spec.plausible is not None and not spec.plausible[0] <= float(value) <= spec.plausible[1]:
             return FormEvaluation(False, reason="implausible_number", candidates=(value,))
         hedged = _hedged_number(said)
@@ -402,7 +404,9 @@ def find_swap(state: ContextState, form: FormSpec, text: str, language: str, *, 
                 continue  # an answer given in this very message says what it says ("site foremen rather than the office")
             spec = form.question(answer.question_id)
             at = word_at(answer.answer, old)
-            if spec is None or at is None:
+            same_number = (spec is not None and spec.answer_type == "number" and number_value(old) is not None
+                           and number_value(old) == number_value(answer.answer))  # "five storeys, not four" for "4 storeys"
+            if spec is None or at is None and not same_number:
                 continue
             said = _without_question_words(new, spec)  # this question's own name goes, not another's
             if spec.answer_type != "text":

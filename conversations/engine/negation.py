@@ -19,7 +19,7 @@ from functools import cache, lru_cache
 
 from .lexicon import Lexicon, lexicon, lexicons_for, word_list
 
-_PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）]|(?<!\w)-(?!\w)|—")
+_PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）…]|(?<!\w)-(?!\w)|—")
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
 _AFTER_SCOPE = 3  # a cue after the words is close to them: "noise, none" is not "noise ... none at all"
@@ -88,7 +88,13 @@ def negation_cue(text: str, start: int, end: int, *, pattern: str | None = None)
     that does not is negated by a cue inside its words too ("плита тоже не зажигается" is no stove lighting).
     Without it, words holding a cue are taken to carry their own negation."""
     own = says_negation(pattern) if pattern is not None else None
-    if own:
+    if own and _opens_negated(pattern or ""):
+        return None  # negative concord: "no enfría en ningún modo" is what `ning[uú]n modo` says
+    if own:  # its own negation comes later ("zumba … no arranca"): a cue right before its first words still
+        for lex in lexicons_for(text):  # negates them ("No zumba, no arranca" is no humming)
+            cue = _cue_before(lex, text, start, end)
+            if cue is not None and _distance(lex, text[cue.end():start]) <= 1:
+                return cue.group(0)
         return None
     for lex in lexicons_for(text):
         inside = lex.negation_before.search(text, start, end)
@@ -103,6 +109,13 @@ def negation_cue(text: str, start: int, end: int, *, pattern: str | None = None)
         if cue is not None:
             return cue.group(0)
     return None
+
+
+@cache
+def _opens_negated(pattern: str) -> bool:
+    r"""Whether a pattern's words begin with a negation cue (`не\s+гор`, `ning[uú]n modo`, `doesn'?t\s+light`)."""
+    words = pattern_as_words(pattern).strip()
+    return any(cue.start() == 0 for lex in lexicons_for(words) for cue in [lex.negation_before.match(words)] if cue)
 
 
 def negated(text: str, start: int, end: int, *, pattern: str | None = None) -> bool:
@@ -352,11 +365,12 @@ def _lead_pattern(lex: Lexicon) -> re.Pattern[str] | None:
 
 
 def _without_lead(lex: Lexicon, lead: re.Pattern[str] | None, words: str) -> str:
-    """The words without what leads into them: "it's", "是", a correction marker ("I meant"), fillers ("sorry")."""
+    """The words without what leads into them: "it's", "是", a correction marker ("I meant"), fillers ("sorry"),
+    joining words ("and actually it's steel frame")."""
     while True:
         words = words.strip(" ,，:：-—")
-        cut = next((m for p in (lead, lex.corrections, lex.fillers) if p is not None and (m := p.match(words))
-                    and m.end() > 0), None)
+        cut = next((m for p in (lead, lex.corrections, lex.fillers, _joiner_pattern(lex)) if p is not None
+                    and (m := p.match(words)) and m.end() > 0), None)
         if cut is None:
             return words
         words = words[cut.end():]

@@ -319,3 +319,10 @@ def choice_note(taken: ChoiceTaken, lang: str) -> str:
 
 __all__ = ["ChoiceTaken", "acknowledgement", "answer_shown", "aside", "choice_label", "choice_note", "introduces", "is_account",
            "lower_first", "question_label", "quoted", "then", "unit_said", "yes_no_said"]
+
+
+def stay_length(minutes: int, lang: str) -> str:
+    """A length of time in words: "2 hours", "90 minutes", "2 个小时" (hours when it is whole hours)."""
+    if minutes and minutes % 60 == 0:
+        return say_n(lang, "{n} hour", "{n} hours", minutes // 60)
+    return say_n(lang, "{n} minute", "{n} minutes", minutes)

@@ -605,7 +605,13 @@ _WORDED_DURATIONS = (
     (re.compile(r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), 90),
     (re.compile(r"\bhalf\s+an\s+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时", re.IGNORECASE), 30),
     (re.compile(r"\b(?:an|one)\s+hour\b", re.IGNORECASE), 60),
+    # said roughly: read, then judged by certainty (a couple is said back; a few, half a day, 两三个 are asked)
+    (re.compile(r"\b(?:a\s+)?couple(?:\s+of)?\s+(?:hours?|hrs?)\b", re.IGNORECASE), 120),
+    (re.compile(r"\b(?:a\s+)?few\s+(?:hours?|hrs?)\b", re.IGNORECASE), 180),
+    (re.compile(r"\bhalf\s+a\s+day\b|(?<![一两二三四五六七八九十\d])半天", re.IGNORECASE), 360),
 )
+# "两三个小时", "三四个钟头": two numbers said as one, the smaller read (and asked which)
+_TWO_NUMERALS_DURATION = re.compile(r"([一两二三四五六七八九])[一二三四五六七八九十]\s*个?\s*(?:小时|钟头)")
 
 
 def _duration(text: str, ctx: ExtractContext) -> Extraction | None:
@@ -613,6 +619,8 @@ def _duration(text: str, ctx: ExtractContext) -> Extraction | None:
     for pattern, minutes in _WORDED_DURATIONS:
         if worded := pattern.search(text):
             return Extraction(str(minutes), worded.group(0))
+    if two := _TWO_NUMERALS_DURATION.search(text):
+        return Extraction(str(int(_number_of(two.group(1)) * 60)), two.group(0))
     m = _DURATION.search(text)
     if not m:
         return None

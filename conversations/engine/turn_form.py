@@ -164,6 +164,10 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
                 work.add_form_note(line)
         # "oh wait, it's 3 storeys not 2. floor area is 1,100": what else the message gives is kept too
         state = _keep_volunteered(state, work, form, _volunteered(state, work, form, None))
+        if asked is not None and asked.answer_type in ("choice", "number") and state.finalized(asked.id) is None:
+            # (a choice or a number only: the rest of a correction's message is no account — "I forgot the
+            # in-laws" — and its "no" is the correction's, no answer to a yes/no question)
+            state = _answer_beside_corrections(state, work, form, asked, [target for target, _ in changes])
         return _form_next(state, work, config, current_question(state, form))
     spec = asked if asked is not None and state.finalized(asked.id) is None else None
     if spec is not None and spec.answer_type == "yes_no" and (set(work.slots_replaced) & set(work.slots_corrected)
@@ -214,10 +218,14 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         return _ask_which_number(state, work, spec, verdict.candidates)
     if verdict.reason == "implausible_number":  # "900" storeys: confirmed before it is recorded
         return _ask_which_number(state, work, spec, verdict.candidates)
-    if verdict.reason == "said_as_total":  # "both floors combined come to 2,400": is that what the question asks?
+    if verdict.reason == "said_as_total" and verdict.candidates:  # "both floors combined come to 2,400 sq ft"
         shown = answer_shown(spec, number_answer(verdict.candidates[0], spec.unit), work.language)
         return _put_back(state, work, spec, verdict.candidates,
                          say(work.language, "{value} sounds like a total of several. Is that what I should put?", value=shown))
+    if verdict.reason == "said_as_total":  # a total in another unit ("2400 m² across the four floors"): asked again
+        _ask_clarifying(work, spec, say(work.language, "That sounds like a total of several. ")
+                        + localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
+        return state
     if any(other.answer_type != "choice" or not other.fill_from_answers for other, _, _ in volunteered):
         # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
         state = _keep_volunteered(state, work, form, volunteered)
@@ -520,6 +528,22 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
         if len({v.value for v, _ in given}) == 1:
             found.append((spec, *given[0]))
     return found
+
+
+def _answer_beside_corrections(state: ContextState, work: TurnWork, form: FormSpec, asked: FormQuestionSpec,
+                               corrected: list[FormQuestionSpec]) -> ContextState:
+    """The question asked, answered in the parts of the message that correct nothing ("Residential occupancy,
+    apartments. And please change the storeys to 5": the occupancy is residential too)."""
+    rest = [part for part in message_parts(work.text) if not is_correction(part)
+            and not any(names_question(part, q) or q.unit and mentions_unit(part, q.unit) for q in corrected)]
+    said = " ".join(rest)
+    verdict = evaluate_answer(said, asked, work.language) if rest else None
+    if verdict is None or not verdict.accepted:
+        return state
+    state = finalize_answer(state, asked, verdict.value or said, turn=work.turn, locale=work.language, form=form)
+    work.form_answer_finalized = state.finalized(asked.id)
+    work.trace.append(f"{asked.id} answered beside the corrections: {verdict.value or said}")
+    return state
 
 
 def _keep_volunteered(state: ContextState, work: TurnWork, form: FormSpec,

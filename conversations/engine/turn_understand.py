@@ -52,6 +52,7 @@ from .negation import (
     without_lead_words,
     word_swaps,
 )
+from .plain_words import stay_length
 from .slots import (
     AMOUNTS,
     ExtractContext,
@@ -479,13 +480,21 @@ def _judge_certainty(work: TurnWork, config: ConversationConfig, found: dict[str
     lang = work.language
     if guessed:  # asked now; the other stages may still put their own question after it
         name, raw = guessed[0]
-        work.ask(say(lang, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=raw), "slot")
+        if config.slot_spec(name).extractor == "duration_minutes":
+            work.ask(say(lang, "I couldn't tell how long from “{words}”: how many hours do you mean?", words=raw), "slot")
+        else:
+            work.ask(say(lang, "I couldn't tell the exact time from “{words}”: what time do you mean?", words=raw), "slot")
         return f"{name}\n{_words_of(work.text, raw)}"  # the slot asked about, and the words to read the answer with
-    likely = [c for c in (*work.unsure, *work.commands)  # the rules' likely reading, or the generator's, said back
-              if c.certainty == LIKELY and c.slot in found and c.slot in ("at_time", "until_time")]
+    said = [c for c in (*work.unsure, *work.commands)  # the rules' likely reading, or the generator's, said back
+            if c.certainty == LIKELY and c.slot in found]
+    likely = [c for c in said if c.slot in ("at_time", "until_time")]
     if likely:
         times = "–".join(_hhmm(c.value or "") for c in likely)
         work.add_notice(say(lang, "I've taken the time as {times}; tell me if you meant another.", times=times))
+    for c in said:
+        if config.slot_spec(c.slot or "").extractor == "duration_minutes" and (c.value or "").isdigit():
+            work.add_notice(say(lang, "I've taken the stay as {length}; tell me if you meant another.",
+                                length=stay_length(int(c.value or 0), lang)))
     return None
 
 

@@ -63,12 +63,12 @@ def test_the_set_is_large_varied_and_well_formed() -> None:
 # The shares the rules reach today, file by file: they may only get better (confidently wrong at most,
 # right or asked back at least, in %). The targets are 0-1 % and 97 %.
 FLOORS = {
-    "manager_assistant_en.json": (0.1, 73.7),
+    "manager_assistant_en.json": (0.1, 77.0),
     "manager_assistant_zh.json": (0.1, 70.5),
-    "parking_help_desk_en.json": (0.1, 81.8),
-    "parking_help_desk_zh.json": (0.1, 80.5),
+    "parking_help_desk_en.json": (0.1, 84.6),
+    "parking_help_desk_zh.json": (0.1, 83.3),
     "permit_form_en.json": (0.1, 82.9),
-    "permit_form_zh.json": (0.1, 78.6),
+    "permit_form_zh.json": (0.1, 82.9),
     "project_intake_en.json": (4.5, 91.0),
     "project_intake_zh.json": (2.3, 79.9),
     "rv_diagnostic_en.json": (0.1, 83.5),
