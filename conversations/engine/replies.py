@@ -610,6 +610,10 @@ def _recorded_lines(outcome: TurnOutcome, config: ConversationConfig, lang: str)
 
 def _noted_values(noted: list[tuple[str, str | None]], lang: str, *, thanks: bool) -> str:
     """'Noted the building type: residential; the dwelling type: two-family dwelling.' / '已记下建筑类型：住宅；…。'"""
+    return re.sub(r"…[.。]$", "…", _noted_sentence(noted, lang, thanks=thanks))  # a value cut short ends the sentence
+
+
+def _noted_sentence(noted: list[tuple[str, str | None]], lang: str, *, thanks: bool) -> str:
     items = say_in(lang, "items", "; ").join(
         say(lang, "the {label}: {value}", label=label, value=value) if label and value
         else say(lang, "the {label}", label=label) if label else value or "" for label, value in noted)

@@ -417,6 +417,8 @@ def _end_after(start: datetime, end: datetime, said: str, *, start_said: str = "
     """
     if end > start or end.date() != start.date():
         return end
+    if (end.hour, end.minute) == (0, 0) and 0 < start.hour < 12 and not re.search(r"\d\s*a\.?m\b", said, re.IGNORECASE):
+        return end.replace(hour=12)  # "from 9 to 12 in the morning": the morning's twelve is noon, not midnight
     later = end + timedelta(hours=12)
     if (end.hour < 12 and not names_period(said) and not _TWENTY_FOUR_HOUR.search(start_said)
             and start < later < start + timedelta(hours=12)):

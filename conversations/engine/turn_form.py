@@ -8,7 +8,7 @@ from functools import reduce
 
 from ._serde import FrozenDict
 from ._text import asks_to_restart, chitchat_kind, defers_answer, first_match, is_vacuous, localize
-from .action_prefs import action_slot_types
+from .action_prefs import action_slot_types, read_actions
 from .catalog import marked, say, say_in
 from .certainty import CERTAIN, GUESS, text_certainty
 from .commands import Command
@@ -204,7 +204,7 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if verdict.accepted:
         value = verdict.value or work.text
         if spec.answer_type == "text" and not given:
-            value = _without_others(value, _other_raws(work, state, config, spec)
+            value = _without_others(value, _other_raws(work, state, config, spec) + _action_parts(work, config)
                                     + [part for other, _, part in volunteered if other.answer_type == "text"])
         sure = verdict.certainty if given or confirmed else _own_words_certainty(spec, work.text, verdict.certainty)
         if sure == GUESS:  # "I think someone called her, not sure": the answer is put back, not recorded
@@ -619,6 +619,15 @@ def _other_raws(work: TurnWork, state: ContextState, config: ConversationConfig,
     assert form is not None
     others = {q.slot for q in form.questions if q.slot and q.id != spec.id}
     return [state.slots[n].raw for n in work.slots_changed if n in others and n in state.slots and state.slots[n].raw]
+
+
+def _action_parts(work: TurnWork, config: ConversationConfig) -> list[str]:
+    """The sentences of this message that ask for an action or refuse one ("I'd like a 30-min call with her next
+    Tuesday at 3pm"): no part of an account given in the same message."""
+    if not (work.action_requested or work.actions_declined):
+        return []
+    return [part for part in message_parts(work.text, at_contrasts=False)
+            if read_actions(part, work.language, config.actions) != (None, ())]
 
 
 def _answers_beyond(work: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> bool:
