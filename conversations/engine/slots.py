@@ -408,6 +408,10 @@ def _near_old_end(start: datetime, end: datetime, old_end: datetime | None, said
 _TWENTY_FOUR_HOUR = re.compile(r"(?<!\d)(?:1[3-9]|2[0-3]|0\d)\s*[:.：]\s*\d{2}(?!\s*(?:am|pm|a\.m|p\.m))", re.IGNORECASE)
 
 
+# Twelve said with the morning ("to 12 in the morning", "到上午十二点"): the end of the morning, noon
+_MORNING_TWELVE = re.compile(r"(?:12|twelve|十二)[^,，.。]{0,12}?(?:morning|上午|早上|утра|de\s+la\s+ma[ñn]ana)", re.IGNORECASE)
+
+
 def _end_after(start: datetime, end: datetime, said: str, *, start_said: str = "") -> datetime:
     """An end the text put on or before its start's time of day, moved after the start.
 
@@ -417,7 +421,7 @@ def _end_after(start: datetime, end: datetime, said: str, *, start_said: str = "
     """
     if end > start or end.date() != start.date():
         return end
-    if (end.hour, end.minute) == (0, 0) and 0 < start.hour < 12 and not re.search(r"\d\s*a\.?m\b", said, re.IGNORECASE):
+    if (end.hour, end.minute) == (0, 0) and 0 < start.hour < 12 and _MORNING_TWELVE.search(said):
         return end.replace(hour=12)  # "from 9 to 12 in the morning": the morning's twelve is noon, not midnight
     later = end + timedelta(hours=12)
     if (end.hour < 12 and not names_period(said) and not _TWENTY_FOUR_HOUR.search(start_said)
