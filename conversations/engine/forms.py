@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from functools import lru_cache
 
 from ._serde import Serializable
 from ._text import (
@@ -235,6 +236,16 @@ def evaluate_answer(
     return FormEvaluation(True, stripped)
 
 
+def may_volunteer(text: str, spec: FormQuestionSpec, language: str) -> bool:
+    """Whether a message could answer this question in its own terms at all (its unit, its words, a choice's
+    name, its patterns): the quick look before its parts are read one by one."""
+    if spec.answer_type == "number":
+        return bool(spec.unit and mentions_unit(text, spec.unit)) or names_question(text, spec)
+    if spec.answer_type == "choice":
+        return any(_names_choice(text, c) for c in spec.choices)
+    return first_match(text, spec.patterns, language) is not None
+
+
 def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> FormEvaluation | None:
     """What one part of a message says for a question that is not asked now, or None. Only what the question
     itself declares counts: a number in its own unit ("2 floors") or said with the question's words ("floor area
@@ -282,12 +293,17 @@ def _with_own_unit(part: str, unit: str | None) -> str | None:
 def _names_choice(part: str, choice: ChoiceSpec) -> bool:
     """Whether the part names the choice itself: its value or its label in any language, less the words that
     describe it ("Group C - residential" is named "Group C")."""
-    names = {choice.value, *(re.split(r"\s+[-–—]\s+|[（(]", label)[0] for label in choice.label.values())}
-    for name in filter(None, (n.strip() for n in names)):
-        at = word_at(part, name)
-        if at is not None and not negated_at(part, at, at + len(name)):  # "not group A" names none
+    for found in _choice_names(choice.value, tuple(choice.label.values())).finditer(part):
+        if not negated_at(part, found.start(), found.end()):  # "not group A" names none
             return True
     return False
+
+
+@lru_cache(maxsize=512)
+def _choice_names(value: str, labels: tuple[str, ...]) -> re.Pattern[str]:
+    names = {value, *(re.split(r"\s+[-–—]\s+|[（(]", label)[0] for label in labels)}
+    spelled = [rf"(?<!\w){re.escape(n)}(?!\w)" if n.isascii() else re.escape(n) for n in (x.strip() for x in names) if n]
+    return re.compile("|".join(spelled) or r"(?!x)x", re.IGNORECASE)
 
 
 def text_length(text: str) -> int:
@@ -525,17 +541,24 @@ def mentions_unit(text: str, unit: str) -> bool:
 
 def shared_words(text: str, spec: FormQuestionSpec) -> int:
     """How many words of the question (English words, Chinese character pairs) the text repeats."""
-    words = {w for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower()) if w not in _STOPWORDS}
+    words, pairs, names = _question_words(localize(spec.question, "en"), localize(spec.question, "zh"),
+                                          (*spec.label.values(), *(unit_measure(spec.unit, lang) for lang in ("en", "zh"))))
     lowered = text.lower()
-    count = sum(1 for w in words if re.search(rf"\b{w}", lowered))
-    question = localize(spec.question, "zh")
-    pairs = {question[i:i + 2] for i in range(len(question) - 1) if re.fullmatch(r"[\u4e00-\u9fff]{2}", question[i:i + 2])}
-    count += sum(1 for p in pairs - {"什么", "多少", "是否", "哪些", "请问"} if p in text)
+    count = sum(1 for w in words if w.search(lowered)) + sum(1 for p in pairs if p in text)
     # the question's own short name ("users", "用户", "constraints"), or what its unit measures ("层数", "floor area"),
     # points at it as much as its words
-    labels = [*spec.label.values(), *(unit_measure(spec.unit, lang) for lang in ("en", "zh"))]
-    names = {w for name in labels for w in re.findall(r"[a-z]{4,}|[\u4e00-\u9fff]{2,}", name.lower())} - _STOPWORDS
-    return count + sum(2 for name in names if (re.search(rf"\b{name}", lowered) if name.isascii() else name in text))
+    return count + sum(2 for name in names if (name.search(lowered) if isinstance(name, re.Pattern) else name in text))
+
+
+@lru_cache(maxsize=512)
+def _question_words(english: str, chinese: str, labels: tuple[str, ...]) -> tuple[tuple, frozenset, tuple]:
+    """A question's words (as patterns), Chinese character pairs and short names, read once per question."""
+    words = tuple(re.compile(rf"\b{w}") for w in {w for w in re.findall(r"[a-z]{4,}", english.lower())} - _STOPWORDS)
+    pairs = frozenset(chinese[i:i + 2] for i in range(len(chinese) - 1)
+                      if re.fullmatch(r"[\u4e00-\u9fff]{2}", chinese[i:i + 2])) - {"什么", "多少", "是否", "哪些", "请问"}
+    found = {w for name in labels for w in re.findall(r"[a-z]{4,}|[\u4e00-\u9fff]{2,}", name.lower())} - _STOPWORDS
+    names = tuple(re.compile(rf"\b{n}") if n.isascii() else n for n in found)
+    return words, pairs, names
 
 
 def current_question(state: ContextState, form: FormSpec) -> FormQuestionSpec | None:

@@ -29,6 +29,7 @@ from .forms import (
     find_swap,
     form_complete,
     is_correction,
+    may_volunteer,
     mentions_unit,
     names_question,
     number_answer,
@@ -196,7 +197,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         work.trace.append(f"the model gave no answer to {spec.id}: it stays open")
         return _form_next(state, work, config, spec)
     volunteered = _volunteered(state, work, form, spec)
-    if not verdict.accepted and not given and not work.model_read and spec.answer_type in ("number", "choice"):
+    if (not verdict.accepted and not given and not work.model_read and spec.answer_type in ("number", "choice")
+            and may_volunteer(work.text, spec, work.language)):
         # "2 floors, 1,300 sq ft each" while the storeys are asked: the part in the question's own terms answers it
         parts = {v.value: v for part in message_parts(work.text) if (v := volunteered_answer(part, spec, work.language))}
         if len(parts) == 1 and verdict.reason not in ("several_choices", "unsure_number", "implausible_number"):
@@ -509,7 +511,7 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
     question's own terms (its unit, its choices, its subject, its plan's words), or, for a question the plan
     lets other answers fill, the one choice the whole message names ("It's a duplex where two families will
     live"). Two parts that disagree give none (it is asked in its turn); the model's reading gives the parts'."""
-    parts = [] if work.model_read else message_parts(work.text)
+    parts: list[str] | None = None  # read once, when a question may be answered in passing
     found = []
     for spec in form.questions:
         if asked is not None and spec.id == asked.id or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
@@ -524,6 +526,9 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
             if verdict.accepted and verdict.value:
                 found.append((spec, verdict, work.text))
             continue
+        if work.model_read or not may_volunteer(work.text, spec, work.language):
+            continue
+        parts = message_parts(work.text) if parts is None else parts
         given = [(v, part) for part in parts if (v := volunteered_answer(part, spec, work.language)) is not None]
         if len({v.value for v, _ in given}) == 1:
             found.append((spec, *given[0]))
