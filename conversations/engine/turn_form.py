@@ -700,7 +700,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
     if given is not None and given[1] != state.finalized(given[0].id).answer:  # "1600 sq ft" at the review: a change
         return _apply_edit(state, work, config, *given)
     if editing is None and not (at_review and wants_edit(work.text)):
-        return None
+        return _change_named(state, work, config)
     corrected = find_correction(state, form, work.text, work.language, prefer=editing or "?")
     if corrected is not None:  # what and to what, in one message ("change the storeys to 3")
         return _apply_edit(state, work, config, *corrected)
@@ -739,6 +739,41 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
     prompt = clarify_prompt(target, asked - 1, work.language) or localize(target.question, work.language)
     kept = say(lang, "I've kept {answer} for now.", answer=answer_shown(target, current, lang))
     return _ask_edit(state, work, form, target, then(lang, kept, prompt))
+
+
+# Where the new value starts in "change the goal to …", "目标改成…"
+_CHANGED_TO = re.compile(r"\b(?:to|into)\b|改成|改为|换成|应该是", re.IGNORECASE)
+
+
+def _change_named(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState | None:
+    """Before the review, a change of an earlier answer named by its question with the new value in the same
+    message ("用户改一下，只有志愿者用，老人和子女不用装", "change the goal to …"): that answer changes, the
+    question waiting stays; None when the message names no earlier answer with a new value."""
+    form = config.form
+    assert form is not None
+    if not wants_edit(work.text) or not state.finalized_answers:
+        return None
+    named = edit_target(state, form, work.text)
+    if named is None or named.id == state.current_step_id or state.finalized(named.id) is None:
+        return None
+    value = _value_with_name(work.text, named, work.language)
+    if value is None and named.answer_type == "text":
+        # the new account: what follows "to" / "改成" where the question is named ("change the goal to '…'"), and
+        # the parts that name nothing ("用户改一下，只有志愿者用"), less what answered other questions
+        others, rest = _other_raws(work, state, config, named), []
+        for part in message_parts(work.text, at_contrasts=False):
+            if any(raw in part for raw in others):
+                continue
+            if names_question(part, named) or wants_edit(part):
+                after = _CHANGED_TO.search(part)
+                part = part[after.end():].strip(" '\"“”‘’「」") if after else ""
+            if part:
+                rest.append(part)
+        said = ("，" if work.language.startswith("zh") else ", ").join(rest)
+        value = said if rest and evaluate_answer(said, named, work.language).accepted else None
+    if value is None or value == state.finalized(named.id).answer:
+        return None
+    return _apply_edit(state, work, config, named, value)
 
 
 def _ask_edit(state: ContextState, work: TurnWork, form, spec: FormQuestionSpec, prompt: str) -> ContextState:  # noqa: ANN001
