@@ -206,8 +206,9 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if verdict.accepted:
         value = verdict.value or work.text
         if spec.answer_type == "text" and not given:
-            value = _without_others(value, _other_raws(work, state, config, spec) + _action_parts(work, config)
-                                    + [part for other, _, part in volunteered if other.answer_type == "text"])
+            others = (_other_raws(work, state, config, spec) + _action_parts(work, config)
+                      + [part for other, _, part in volunteered if other.answer_type == "text"])
+            value = _without_others(_without_covered_parts(value, others), others)
         sure = verdict.certainty if given or confirmed else _own_words_certainty(spec, work.text, verdict.certainty)
         if sure == GUESS:  # "I think someone called her, not sure": the answer is put back, not recorded
             return _ask_to_keep(state, work, spec, value)
@@ -645,6 +646,17 @@ def _answers_beyond(work: TurnWork, state: ContextState, config: ConversationCon
 _LEAD_IN = re.compile(r"^(?:\s*(?:actually|also|and|oh|ok(?:ay)?|sorry|so|well|no|不对|对了|另外|还有|其实|哦|嗯)[\s,，.。!！:：]*)+", re.IGNORECASE)
 _CLAUSE_LEAD = re.compile(r"(?:(?:and|also|so|but|plus|then|oh|ah|the|our|my|its|their|而且|并且|另外|还有|其中|我们的|我们)\s*)*", re.IGNORECASE)
 _BOUNDARY = re.compile(r"[.!?;,。！？；，、\n]")
+
+
+def _without_covered_parts(text: str, raws: list[str]) -> str:
+    """The answer without the parts that other questions' words make up for the most part ("it'll mainly be used
+    by the clients themselves and it needs to connect to Xero" is the users and a constraint, not the goal); the
+    whole text when nothing else is left."""
+    kept = [part for part in message_parts(text, at_contrasts=False)
+            if sum(len(raw) for raw in raws if raw and raw in part) < 0.6 * len(part)]
+    if not kept or len(kept) == len(message_parts(text, at_contrasts=False)):
+        return text
+    return ("；" if re.search(r"[\u4e00-\u9fff]", text) else "; ").join(kept)
 
 
 def _without_others(text: str, raws: list[str], *, whole: bool = True) -> str:
