@@ -450,3 +450,15 @@ def unread_parts(text: str, read: list[str]) -> list[str]:
         if meaningful and not only_fillers(part) and not asked:
             unread.append(part)
     return unread
+
+
+def opens_with_correction(text: str) -> bool:
+    """Whether a message opens by correcting what was said ("sorry, to be precise: …", "不对，…", "поправлюсь: …"),
+    fillers aside."""
+    for lex in lexicons_for(text):
+        words = text.strip(" ,，:：-—")
+        while (filler := lex.fillers.match(words)) and filler.end() > 0:
+            words = words[filler.end():].strip(" ,，:：-—")
+        if (marker := lex.corrections.match(words)) and marker.end() > 0:
+            return True
+    return False

@@ -46,9 +46,11 @@ from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .negation import (
     message_parts,
     only_fillers,
+    opens_with_correction,
     picks_between,
     rough_or_doubtful,
     said_unsure,
+    without_lead_words,
     word_swaps,
 )
 from .plain_words import answer_shown, choice_label, then, unit_said
@@ -184,6 +186,15 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if prefilled and not _answers_beyond(work, state, config, spec):
         # "面向小区居民和团长" while the constraints are asked: it answered another question, not this one
         return _form_next(state, work, config, current_question(state, form))
+    if (spec.answer_type == "text" and not work.model_read and opens_with_correction(work.text)
+            and (earlier := _account_corrected(state, form, work.text, spec)) is not None):
+        # "sorry, to be precise: the portal is for clients AND suppliers" while the goal is asked: the project's
+        # account is corrected (the one it shares its words with), the goal still waits
+        before, value = state.finalized(earlier.id).answer, without_lead_words(work.text)
+        state = finalize_answer(state, earlier, value, turn=work.turn, locale=work.language, form=form)
+        work.form_changed_question, work.form_changed_from, work.form_changed_to = earlier.id, before, value
+        work.trace.append(f"form answer {earlier.id} corrected by its words: {before} -> {value}")
+        return _form_next(state, work, config, spec)
     state = open_thread(state, spec.id)
     state = answer_clarifying_question(state, work.text, turn=work.turn)
     given = _command_answer(work, spec)
@@ -625,6 +636,21 @@ def _other_raws(work: TurnWork, state: ContextState, config: ConversationConfig,
     assert form is not None
     others = {q.slot for q in form.questions if q.slot and q.id != spec.id}
     return [state.slots[n].raw for n in work.slots_changed if n in others and n in state.slots and state.slots[n].raw]
+
+
+def _account_corrected(state: ContextState, form: FormSpec, text: str, asked: FormQuestionSpec) -> FormQuestionSpec | None:
+    """The earlier free-text answer a correction speaks of: the one it shares the most words with (two at least,
+    and no other as many), or None."""
+    said = _words(text) - _COMMON_WORDS
+    shared = [(len(_words(a.answer) & said), spec) for a in state.finalized_answers
+              if (spec := form.question(a.question_id)) is not None and spec.answer_type == "text" and spec.id != asked.id]
+    best = max((n for n, _ in shared), default=0)
+    found = [spec for n, spec in shared if n == best]
+    return found[0] if best >= 2 and len(found) == 1 else None
+
+
+_COMMON_WORDS = frozenset({"the", "and", "for", "our", "its", "with", "that", "this", "are", "was", "too", "also",
+                           "just", "all", "can", "will", "not", "but", "you", "they", "them", "their", "from"})
 
 
 def _action_parts(work: TurnWork, config: ConversationConfig) -> list[str]:

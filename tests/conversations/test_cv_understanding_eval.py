@@ -69,7 +69,7 @@ FLOORS = {
     "parking_help_desk_zh.json": (0.1, 83.3),
     "permit_form_en.json": (0.1, 82.9),
     "permit_form_zh.json": (0.1, 82.9),
-    "project_intake_en.json": (2.3, 95.5),
+    "project_intake_en.json": (0.1, 97.7),
     "project_intake_zh.json": (0.1, 82.1),
     "rv_diagnostic_en.json": (0.1, 83.5),
     "rv_diagnostic_es.json": (0.1, 66.5),
