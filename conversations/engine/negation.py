@@ -240,9 +240,26 @@ def doubt_over(text: str, start: int, end: int) -> str | None:
             if hedge.end() <= start and not lex.boundary.search(text, hedge.end(), start) and _distance(lex, between) <= reach:
                 return hedge.group(0)
         for hedge in lex.hedges.finditer(text, end, close):
-            if _only_fillers(lex, text[hedge.end():_segment_end(text, hedge.end())]):
+            rest = text[hedge.end():_segment_end(text, hedge.end())]
+            if _only_fillers(lex, rest) or _only_refining(lex, rest):  # "…сгорел, не уверен"; "на четверти, может чуть ниже"
                 return hedge.group(0)
     return None
+
+
+@cache
+def _refiner_pattern(lex: Lexicon) -> re.Pattern[str] | None:
+    words = word_list(lex.language, "refiners")
+    return re.compile(_words_pattern(words, spaced=lex.spaced), re.IGNORECASE) if words else None
+
+
+def _only_refining(lex: Lexicon, words: str) -> bool:
+    """Whether words only move a value said before ("a bit lower", "чуть ниже", "再低一点"): a hedge with them
+    doubts that value."""
+    refiners = _refiner_pattern(lex)
+    if refiners is None or not refiners.search(words):
+        return False
+    rest = refiners.sub(" ", lex.fillers.sub(" ", lex.approximators.sub(" ", words)))
+    return not _WORD.findall(rest)
 
 
 def hedge_near(text: str, start: int, end: int) -> str | None:

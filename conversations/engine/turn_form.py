@@ -678,11 +678,17 @@ def _without_covered_parts(text: str, raws: list[str]) -> str:
     """The answer without the parts that other questions' words make up for the most part ("it'll mainly be used
     by the clients themselves and it needs to connect to Xero" is the users and a constraint, not the goal); the
     whole text when nothing else is left."""
-    kept = [part for part in message_parts(text, at_contrasts=False)
-            if sum(len(raw) for raw in raws if raw and raw in part) < 0.6 * len(part)]
-    if not kept or len(kept) == len(message_parts(text, at_contrasts=False)):
+    parts = message_parts(text, at_contrasts=False)
+    covered = [part for part in parts if sum(len(raw) for raw in raws if raw and raw in part) >= 0.6 * len(part)]
+    if not covered or len(covered) == len(parts):
         return text
-    return ("；" if re.search(r"[\u4e00-\u9fff]", text) else "; ").join(kept)
+    kept = text
+    for part in covered:
+        at = kept.find(part)
+        if at >= 0:
+            stop = _BOUNDARY.search(kept, at + len(part))
+            kept = kept[:at] + kept[stop.end() if stop else len(kept):]
+    return kept.strip(" ,，、;；") or text
 
 
 def _without_others(text: str, raws: list[str], *, whole: bool = True) -> str:

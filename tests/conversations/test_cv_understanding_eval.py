@@ -73,7 +73,7 @@ FLOORS = {
     "project_intake_zh.json": (0.1, 82.1),
     "rv_diagnostic_en.json": (0.1, 83.5),
     "rv_diagnostic_es.json": (0.1, 66.5),
-    "rv_diagnostic_ru.json": (1.9, 61.3),
+    "rv_diagnostic_ru.json": (0.1, 63.0),
     "rv_diagnostic_zh.json": (0.1, 89.2),
 }
 
