@@ -174,6 +174,13 @@ def _pm_adjust(hour: int, period: str | None) -> int:
 
 
 @lru_cache(maxsize=_MEMO_SIZE)
+def _zh_period_before(text: str, at: int) -> str | None:
+    """The part of the day said earlier in the same sentence as an hour that names none ("后天下午，还是两点左右")."""
+    sentence = re.split(r"[。！？!?；;]", text[:at])[-1]
+    said = re.findall(r"上午|早上|早晨|中午|下午|傍晚|晚上|夜里|凌晨", sentence)
+    return said[-1] if said else None
+
+
 def _time_of_day(text: str) -> tuple[time, str] | None:
     """The first time of day in text and the matched snippet."""
     found: list[tuple[int, time, str]] = []
@@ -184,7 +191,7 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
         minute = {"半": 30, "一刻": 15, "三刻": 45}.get(minute_token or "")
         if minute is None:
             minute = int(minute_token) if minute_token else 0
-        hour = _pm_adjust(zh_number(m.group(2)), m.group(1))
+        hour = _pm_adjust(zh_number(m.group(2)), m.group(1) or _zh_period_before(text, m.start()))
         found.append((m.start(), time(hour % 24, minute % 60), m.group(0)))
     if m := _AMPM.search(text):
         hour = _pm_adjust(int(m.group(1)), m.group(3))
@@ -333,7 +340,8 @@ _REFUSED = {
                      r"(?:\w+day|\d{1,2}(?::\d{2})?\s*(?:am|pm|a\.m\.|p\.m\.)?|tomorrow|today|noon)\b", re.IGNORECASE),
     # a week's words only before 周 / 星期 / 礼拜: "不是一点" refuses one o'clock whole (not a Monday, leaving "点"),
     # "不是下午一点" the afternoon's one o'clock (not 下 of 下周, leaving "午一点")
-    "zh": re.compile(r"(?:不是|而不是|不要|别)(?:(?:下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?)?(?:上午|下午|晚上|早上|中午)?"
+    "zh": re.compile(r"(?:不是|而不是|不要|别)(?:大后天|今天|明天|后天|昨天|前天)?(?:(?:下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?)?"
+                     r"(?:上午|下午|晚上|早上|中午)?"
                      r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|\d{1,2}分?)?)?"),
 }
 

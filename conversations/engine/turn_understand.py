@@ -447,8 +447,8 @@ def _time_completed(state: ContextState, work: TurnWork, config: ConversationCon
         return {}
     slot, _, words = asked.partition("\n")
     clock = next((config.slot_spec(n) for n in names if config.slot_spec(n).extractor == "at_time"), None)
-    if slot not in names or clock is None:
-        return {}
+    if slot not in names or clock is None or config.slot_spec(slot).extractor not in ("at_time", "until_time"):
+        return {}  # a length asked back ("how many hours?") is read as lengths are, never as a moment
     read = extract_slot(f"{'' if says_clock(words) else words} {work.text}".strip(), clock, ctx)  # offered times: the answer's own
     if read is None:
         return {}
