@@ -20,7 +20,7 @@ from workflows.services.reviews import review_applier
 
 from . import selectors, services
 from .models import ParkingOrder
-from .parsing import local_iso, parse_time
+from .parsing import local_iso, parse_minutes, parse_time
 from .places import find_places
 
 EXAMPLE_STAYS_MINUTES = (60, 180)
@@ -58,7 +58,7 @@ def rule_explain(ctx: StepContext) -> StepEffect:
             entry, exit_ = parse_time(slots["entry_time"], "entry_time"), parse_time(slots["exit_time"], "exit_time")
             stays.append((entry, exit_))
         elif slots.get("duration_minutes"):
-            stays.append((at, at + timedelta(minutes=int(slots["duration_minutes"]))))
+            stays.append((at, at + timedelta(minutes=parse_minutes(slots["duration_minutes"], "duration_minutes"))))
         asked = bool(stays)
         # the same stay on the days after it that were asked too (a weekend's Sunday)
         stays += [(entry + timedelta(days=int(n)), exit_ + timedelta(days=int(n)))

@@ -54,6 +54,14 @@ def parse_time(value: Any, field: str) -> datetime:
     return parsed
 
 
+def parse_minutes(value: Any, field: str) -> int:
+    """A length of time in whole minutes (a stay's), from a number or its digits; anything else is refused."""
+    text = str(value).strip()
+    if not text.isdigit() or not 0 < int(text) <= 525_600:
+        raise InvalidInput(f"{field} must be a whole number of minutes.", details={field: ["not a number of minutes"]})
+    return int(text)
+
+
 def local_iso(value: datetime | None) -> str | None:
     """ISO 8601 in the product's time zone (what people read and the API returns), never UTC."""
     return timezone.localtime(value).isoformat() if value else None
