@@ -368,6 +368,10 @@ def _swaps_in(text: str) -> tuple[tuple[str, str], ...]:
             for match in pattern.finditer(text):
                 # both lose their lead-in: "it's a yoga studio, not a gym" puts "yoga studio" for "gym"
                 new, old = _without_lead(lex, lead, match.group("new")), _without_lead(lex, lead, match.group("old"))
+                if lex.negation_before.fullmatch(new) or _only_fillers(lex, new):
+                    continue  # "no, not Jon — John": a "no" is no new value
+                if (copula := _copula_pattern(lex)) is not None and len(said := copula.split(new)) > 1 and said[-1].strip():
+                    new = said[-1].strip()  # "the frame will be light steel, not timber": "light steel"
                 if new and old and (new, old) not in found:
                     found.append((new, old))
             if found:
@@ -479,3 +483,12 @@ def opens_with_correction(text: str) -> bool:
         if (marker := lex.corrections.match(words)) and marker.end() > 0:
             return True
     return False
+
+
+@cache
+def _copula_pattern(lex: Lexicon) -> re.Pattern[str] | None:
+    words = word_list(lex.language, "copulas")
+    if not words:
+        return None
+    spelled = "|".join(re.escape(w) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?<![\w'’])(?:{spelled})(?!\w)" if lex.spaced else f"(?:{spelled})", re.IGNORECASE)

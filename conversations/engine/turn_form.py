@@ -151,7 +151,9 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         changes = commanded
     else:  # words said in place of others first ("steel frame instead of wood"), unless a slot took them
         swapped = None if work.slots_corrected else find_swap(state, form, work.text, work.language, turn=work.turn)
-        changes = [swapped] if swapped else find_corrections(state, form, work.text, work.language, at_review=reviewing)
+        changes = find_corrections(state, form, work.text, work.language, at_review=reviewing)
+        if swapped:  # the swap first, then the other changes the message makes ("…should be 7, not 1, and make the floor area 1,150")
+            changes = [swapped, *(change for change in changes if change[0].id != swapped[0].id)]
     if changes:
         for number, (target, value) in enumerate(changes):  # each change to its own question, said one by one
             before = state.finalized(target.id).answer
@@ -544,7 +546,27 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
         given = [(v, part) for part in parts if (v := volunteered_answer(part, spec, work.language)) is not None]
         if len({v.value for v, _ in given}) == 1:
             found.append((spec, *given[0]))
-    return found
+    return [_up_to_the_next(answer, found) for answer in found]
+
+
+# Words that join a value to the next one ("timber frame with smoke detectors", "砖混结构和烟感")
+_TRAILING_JOIN = re.compile(r"(?:\s+(?:with|and|plus|&|\+)|\s*[和及与、,，+])+\s*$", re.IGNORECASE)
+
+
+def _up_to_the_next(answer: tuple[FormQuestionSpec, FormEvaluation, str],
+                    found: list[tuple[FormQuestionSpec, FormEvaluation, str]]) -> tuple[FormQuestionSpec, FormEvaluation, str]:
+    """A free-text answer read in passing ends where another answer of the same part begins ("timber frame with
+    smoke detectors" is the materials up to the fire protection)."""
+    spec, verdict, part = answer
+    value = verdict.value or ""
+    if spec.answer_type != "text":
+        return answer
+    starts = [at for other, given, said in found if other is not spec and said == part and given.value
+              and (at := value.find(given.value)) > 0]
+    if not starts:
+        return answer
+    cut = _TRAILING_JOIN.sub("", value[:min(starts)]).strip(" ,，、")
+    return (spec, replace(verdict, value=cut), part) if cut else answer
 
 
 def _answer_beside_corrections(state: ContextState, work: TurnWork, form: FormSpec, asked: FormQuestionSpec,
