@@ -66,7 +66,7 @@ FLOORS = {
     "manager_assistant_en.json": (0.1, 77.0),
     "manager_assistant_zh.json": (0.1, 70.5),
     "parking_help_desk_en.json": (0.1, 84.6),
-    "parking_help_desk_zh.json": (0.1, 83.3),
+    "parking_help_desk_zh.json": (0.1, 84.7),
     "permit_form_en.json": (0.1, 82.9),
     "permit_form_zh.json": (0.1, 82.9),
     "project_intake_en.json": (0.1, 97.7),
