@@ -173,7 +173,6 @@ def _pm_adjust(hour: int, period: str | None) -> int:
     return hour
 
 
-@lru_cache(maxsize=_MEMO_SIZE)
 def _zh_period_before(text: str, at: int) -> str | None:
     """The part of the day said earlier in the same sentence as an hour that names none ("后天下午，还是两点左右")."""
     sentence = re.split(r"[。！？!?；;]", text[:at])[-1]
@@ -181,6 +180,7 @@ def _zh_period_before(text: str, at: int) -> str | None:
     return said[-1] if said else None
 
 
+@lru_cache(maxsize=_MEMO_SIZE)
 def _time_of_day(text: str) -> tuple[time, str] | None:
     """The first time of day in text and the matched snippet."""
     found: list[tuple[int, time, str]] = []
