@@ -278,11 +278,12 @@ _HUMAN = re.compile(
     r"\b(?:a|an)\s+(?:real\s+|actual\s+|live\s+)?(?:human|person|agent)(?:\s*,?\s*(?:please|pls))?\s*[.!?]*$|\bhuman\s+agent\b|"
     r"\bin\s+person\b|"
     r"转人工|人工客服|人工服务|找人工|真人|找客服|联系客服|客服人员|转接人工|"
-    r"找(?:个|一个|位)?(?:师傅|技师|技术员|维修师傅|工作人员|懂行的人)|"
+    r"找(?:个|一个|位)?(?:懂行的|专业的|真正的)?(?:师傅|技师|技术员|维修师傅|工作人员|人)(?:来|跟我|和我)|找(?:个|一个|位)?(?:师傅|技师|技术员|维修师傅|工作人员)|"
     r"(?:поговорить|связаться|говорить|соедините|соедини|свяжите|переключите)(?:\s+меня)?\s+с\s+(?:живым\s+)?"
     r"(?:человеком|оператором|живым|сотрудником|менеджером|мастером|техником|специалистом)|\bоператор\w*\b|"
     r"(?:hablar|comunicarme|p[aá]same|pasarme|ponerme\s+en\s+contacto)\s+con\s+(?:una\s+persona|un\s+humano|alguien|"
-    r"un\s+agente|un\s+operador|un\s+t[eé]cnico|un\s+mec[aá]nico)|\bagente\s+humano\b",
+    r"un\s+agente|un\s+operador|un\s+t[eé]cnico|un\s+mec[aá]nico)|\bagente\s+humano\b|"
+    r"\b(?:me\s+)?(?:puede|podr[ií]a|pueda)\s+atender\s+(?:una\s+persona|un\s+humano|alguien|un\s+t[eé]cnico|un\s+mec[aá]nico)",
     re.IGNORECASE,
 )
 _CANCEL_PHRASE = (
