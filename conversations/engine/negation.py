@@ -247,15 +247,17 @@ def doubt_over(text: str, start: int, end: int) -> str | None:
 
 
 @cache
-def _refiner_pattern(lex: Lexicon) -> re.Pattern[str] | None:
-    words = word_list(lex.language, "refiners")
-    return re.compile(_words_pattern(words, spaced=lex.spaced), re.IGNORECASE) if words else None
+def _list_pattern(lex: Lexicon, key: str, *, tail: str = "") -> re.Pattern[str] | None:
+    """One of a language's word lists (`refiners`, `joiners`, `totals`…) as a pattern, compiled once; None
+    when the language has no such list. `tail`: what may follow the words (the spaces after a lead-in)."""
+    words = word_list(lex.language, key)
+    return re.compile(_words_pattern(words, spaced=lex.spaced) + tail, re.IGNORECASE) if words else None
 
 
 def _only_refining(lex: Lexicon, words: str) -> bool:
     """Whether words only move a value said before ("a bit lower", "чуть ниже", "再低一点"): a hedge with them
     doubts that value."""
-    refiners = _refiner_pattern(lex)
+    refiners = _list_pattern(lex, "refiners")
     if refiners is None or not refiners.search(words):
         return False
     rest = refiners.sub(" ", lex.fillers.sub(" ", lex.approximators.sub(" ", words)))
@@ -363,7 +365,7 @@ def _swaps_in(text: str) -> tuple[tuple[str, str], ...]:
     for lex in lexicons_for(text):
         if not _swap_words(lex.language).search(text):
             continue  # none of the templates' own words is said ("instead of", "不是"): no swap to look for
-        lead = _lead_pattern(lex)
+        lead = _list_pattern(lex, "swap_leads", tail=r"\s*")
         for pattern in _swap_patterns(lex.language):
             for match in pattern.finditer(text):
                 # both lose their lead-in: "it's a yoga studio, not a gym" puts "yoga studio" for "gym"
@@ -379,18 +381,12 @@ def _swaps_in(text: str) -> tuple[tuple[str, str], ...]:
     return tuple(found)
 
 
-@cache
-def _lead_pattern(lex: Lexicon) -> re.Pattern[str] | None:
-    leads = word_list(lex.language, "swap_leads")
-    return re.compile(_words_pattern(leads, spaced=lex.spaced) + r"\s*", re.IGNORECASE) if leads else None
-
-
 def _without_lead(lex: Lexicon, lead: re.Pattern[str] | None, words: str) -> str:
     """The words without what leads into them: "it's", "是", a correction marker ("I meant"), fillers ("sorry"),
     joining words ("and actually it's steel frame")."""
     while True:
         words = words.strip(" ,，:：-—")
-        cut = next((m for p in (lead, lex.corrections, lex.fillers, _joiner_pattern(lex)) if p is not None
+        cut = next((m for p in (lead, lex.corrections, lex.fillers, _list_pattern(lex, "joiners", tail=r"\s*")) if p is not None
                     and (m := p.match(words)) and m.end() > 0), None)
         if cut is None:
             return words
@@ -401,18 +397,12 @@ def without_lead_words(words: str) -> str:
     """Words without what leads into a value: "it's", "是", a correction marker, fillers ("sorry, it's Priya")."""
     words = words.strip(" ,，:：-—")
     for lex in lexicons_for(words):
-        words = _without_lead(lex, _lead_pattern(lex), words)
+        words = _without_lead(lex, _list_pattern(lex, "swap_leads", tail=r"\s*"), words)
     return words
 
 
 # A message's parts: its clauses and the pieces a comma, a semicolon or a pause ("-", "—") sets apart.
 _PART_BREAK = re.compile(r"(?:(?<!\d)[.,]|[.,](?!\d)|[;!?\n。；！？，、]|(?<!\w)-(?!\w)|—)+")
-
-
-@cache
-def _joiner_pattern(lex: Lexicon) -> re.Pattern[str] | None:
-    joiners = word_list(lex.language, "joiners")
-    return re.compile(_words_pattern(joiners, spaced=lex.spaced) + r"\s*", re.IGNORECASE) if joiners else None
 
 
 def message_parts(text: str, *, at_contrasts: bool = True) -> list[str]:
@@ -422,33 +412,21 @@ def message_parts(text: str, *, at_contrasts: bool = True) -> list[str]:
     parts = []
     for piece in _PART_BREAK.split(text):
         for lex in lexicons_for(piece) if at_contrasts else ():
-            contrast = _contrast_pattern(lex)
+            contrast = _list_pattern(lex, "contrasts")
             piece = contrast.sub("\n", piece) if contrast is not None else piece
         for part in piece.split("\n"):
             for lex in lexicons_for(part):
-                part = _without_lead(lex, _joiner_pattern(lex), part)
+                part = _without_lead(lex, _list_pattern(lex, "joiners", tail=r"\s*"), part)
             if part.strip(" ,，:：-—"):
                 parts.append(part.strip(" ,，:：-—"))
     return parts
-
-
-@cache
-def _contrast_pattern(lex: Lexicon) -> re.Pattern[str] | None:
-    contrasts = word_list(lex.language, "contrasts")
-    return re.compile(_words_pattern(contrasts, spaced=lex.spaced), re.IGNORECASE) if contrasts else None
-
-
-@cache
-def _total_pattern(lex: Lexicon) -> re.Pattern[str] | None:
-    totals = word_list(lex.language, "totals")
-    return re.compile(_words_pattern(totals, spaced=lex.spaced), re.IGNORECASE) if totals else None
 
 
 def said_as_total(words: str) -> str | None:
     """The word that makes a number a sum of several ("in total", "加起来", "всего", "en total"), or None: it
     is no value of one of them."""
     for lex in lexicons_for(words):
-        pattern = _total_pattern(lex)
+        pattern = _list_pattern(lex, "totals")
         if pattern is not None and (found := pattern.search(words)):
             return found.group(0)
     return None

@@ -60,10 +60,15 @@ from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, QUESTION_MEANING, SIDE_Q
 from .typos import distance
 
 
+def _answer_command(work: TurnWork, spec: FormQuestionSpec) -> Command | None:
+    """The generator's command that answers this form question: an `answer` to it, or its slot set."""
+    return next((c for c in work.commands if c.kind == "answer" and c.question_id == spec.id
+                 or c.kind == "set_slot" and spec.slot and c.slot == spec.slot), None)
+
+
 def _command_answer(work: TurnWork, spec: FormQuestionSpec) -> str | None:
     """The value an `answer` command gives this form question, in the form's own format."""
-    answer = next((c for c in work.commands if c.kind == "answer" and c.question_id == spec.id
-                   or c.kind == "set_slot" and spec.slot and c.slot == spec.slot), None)
+    answer = _answer_command(work, spec)
     if answer is None or answer.value is None:
         return None
     if spec.answer_type == "number" and spec.unit:
@@ -531,9 +536,8 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
         if asked is not None and spec.id == asked.id or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
             continue
         if (said := _command_answer(work, spec)) is not None:  # the generator said it (checked as its answer)
-            sure = next(c.certainty for c in work.commands if c.kind in ("answer", "set_slot") and c.value
-                        and (c.question_id == spec.id or spec.slot and c.slot == spec.slot))
-            found.append((spec, FormEvaluation(True, said, certainty=sure), work.text))
+            command = _answer_command(work, spec)
+            found.append((spec, FormEvaluation(True, said, certainty=command.certainty if command else CERTAIN), work.text))
             continue
         if spec.fill_from_answers:
             verdict = evaluate_answer(work.text, spec, work.language)
