@@ -31,7 +31,8 @@ from ._text import (
 )
 from .config import EvidenceRule, HypothesisSpec
 from .intents import DISPUTE, NEW_EVIDENCE
-from .negation import doubt_over, negated
+from .lexicon import Lexicon, lexicons_for
+from .negation import doubt_over, negated, pattern_as_words
 from .state import (
     ACTIVE,
     CONFIRMED,
@@ -119,7 +120,7 @@ def match_evidence(
             if rule.id in found:
                 continue
             hit = first_match(clause, rule.patterns, language)
-            if hit is None or first_match(clause, rule.unless, language) or negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
+            if hit is None or _unless_said(clause, rule, language) or negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
                 continue  # a negated observation is never recorded as its positive ("no rattling", "не горит")
             found[rule.id] = replace(_evidence_match(rule, hit[2], locale),
                                      hedge=doubt_over(text, offset + hit[2].start(), offset + hit[2].end()))
@@ -133,9 +134,68 @@ def match_evidence(
         for rule in rules:
             if rule.id in spans or (hit := first_match(text, rule.patterns, language)) is None:
                 continue  # read in a clause already (taken, or a piece of a longer reading)
-            if not negated(text, hit[2].start(), hit[2].end(), pattern=hit[1]) and not first_match(text, rule.unless, language):
+            if not negated(text, hit[2].start(), hit[2].end(), pattern=hit[1]) and not _unless_said(text, rule, language):
                 found[rule.id] = _evidence_match(rule, hit[2], locale)
     return list(found.values())
+
+
+def _unless_said(text: str, rule: EvidenceRule, language: str) -> bool:
+    """Whether the words that rule a reading out are said: denied ("sin zumbido", "никакого гула"), they are not."""
+    if first_match(text, rule.unless, language) is None:
+        return False
+    return any(not negated(text, hit.start(), hit.end(), pattern=pattern)
+               for _lang, pattern in iter_patterns(rule.unless, language)
+               for hit in compile_pattern(pattern).finditer(text))
+
+
+def match_elided(text: str, rules: Iterable[EvidenceRule], language: str, locale: str = "en") -> list[EvidenceMatch]:
+    """The evidence of a check's own rules in an answer that leaves out what it is about: "it starts and runs" or
+    "arranca y funciona" to "does the compressor start?".
+
+    A clause opening with a pronoun ("it", "它", "он"), or straight with one of a rule's own words, is read as if it
+    opened with the rule's subject (the first word its pattern reads); a clause naming something else ("the fan
+    runs") is not. Negation, `unless` and doubt are read as for any clause."""
+    found: dict[str, EvidenceMatch] = {}
+    for clause in clauses(text):
+        for lex in lexicons_for(clause):
+            rest = _without_opening(lex, clause)
+            if lex.negation_before.match(rest):
+                continue  # "no zumba, no arranca": a subject put before the cue would take it out of the cue's scope
+            for rule in rules:
+                if rule.id in found:
+                    continue
+                for pattern in rule.patterns.get(lex.language, ()):  # the words of the language they are said in
+                    words = _WORDS.findall(pattern_as_words(pattern))
+                    if len(words) < 2 or lex.negation_before.fullmatch(words[0]) or not _opens_with_any(lex, rest, words[1:]):
+                        continue
+                    said = f"{words[0]} {rest}"
+                    if compile_pattern(pattern).match(said) is not None and (read := match_evidence(said, [rule], language, locale)):
+                        found[rule.id] = replace(read[0], raw=clause)
+                        break
+    return list(found.values())
+
+
+_WORDS = re.compile(r"[^\W_]+(?:['’][^\W_]+)?")
+
+
+def _without_opening(lex: Lexicon, clause: str) -> str:
+    """The clause without the fillers and the pronoun it opens with ("yeah it starts" -> "starts")."""
+    position = 0
+    while True:
+        gap = re.match(r"[\s,，、]*", clause[position:])
+        position += gap.end() if gap else 0
+        opening = lex.fillers.match(clause, position) or lex.pronouns.match(clause, position)
+        if opening is None or opening.end() == position:
+            return clause[position:]
+        position = opening.end()
+
+
+def _opens_with_any(lex: Lexicon, rest: str, words: list[str]) -> bool:
+    """Whether the words left begin with one of the pattern's own words (its predicate, not another subject)."""
+    if lex.spaced:
+        first = _WORDS.match(rest)
+        return first is not None and first.group(0).lower() in {w.lower() for w in words}
+    return any(rest.startswith(word) for word in words)
 
 
 def _evidence_match(rule: EvidenceRule, match: re.Match[str], locale: str) -> EvidenceMatch:

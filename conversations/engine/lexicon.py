@@ -38,6 +38,7 @@ class Lexicon:
     fillers: re.Pattern[str]
     alternatives: re.Pattern[str]
     request_openers: re.Pattern[str]  # what a request to the concierge opens with ("can I", "我想", "хочу", "quiero")
+    pronouns: re.Pattern[str]  # what stands for the thing asked about ("it", "它", "он", "eso")
 
 
 def _phrases(words: list[str], *, spaced: bool) -> re.Pattern[str]:
@@ -77,6 +78,7 @@ def lexicon(language: str) -> Lexicon:
         fillers=compiled(data["fillers"]),
         alternatives=compiled(data["alternatives"]),
         request_openers=compiled(data["request_openers"]),
+        pronouns=compiled(data["pronouns"]),
     )
 
 

@@ -36,6 +36,7 @@ from .evidence import (
     assess,
     complete_isolation,
     kind_unit,
+    match_elided,
     match_evidence,
     read_against_rating,
     read_measurement,
@@ -595,6 +596,13 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
         read = {m.rule_id: m for m in matches}
         matches = [read.get(r.id) or EvidenceMatch(r.id, r.type, localize(r.label, work.language), work.text.strip()[:80])
                    for r in named] + [m for m in matches if m.rule_id not in {r.id for r in named}]
+    step = procedure.step(state.current_step_id) if procedure is not None else None
+    if not matches and not named and step is not None and step.expects in ("any", "yes_no"):
+        # "it starts and runs" to "does the compressor start?": the answer leaves out what it is about (a check
+        # that expects a reading is answered by the reading, not by "it's fine")
+        matches = match_elided(f"{work.text}\n{reported}" if reported else work.text,
+                               [r for r in rules if r.id in step.answered_by], work.language, work.language)
+        work.trace.extend(f"{m.rule_id} said of {step.id}'s subject" for m in matches)
     # a bare yes / no, or one opening a message that volunteers more, answers the check in progress
     said = (_yes_no_evidence(state, work, config) if not matches and not work.deferred
             else _leading_yes_no(state, work, config, matches) if matches else None)

@@ -194,3 +194,49 @@ def test_lead_words_before_a_value_go() -> None:
 
     assert without_lead_words(after_correction("Sorry, it's Priya Raman")) == "Priya Raman"
     assert without_lead_words(after_correction("不好意思，名字打错了，是王晓明")) == "王晓明"
+
+
+# -- what rules a reading out counts only when said; an answer that leaves out its subject ---------------------
+_RUNS = {"en": [r"\bcompressor\b[^.]{0,20}\b(?:runs|starts)\b"], "es": [r"compresor[^.]{0,20}(?:arranca|funciona)"],
+         "ru": [r"компрессор[^.]{0,20}(?:запускается|работает)"], "zh": [r"压缩机[^。]{0,6}(?:运转|正常启动)"]}
+
+
+@pytest.mark.parametrize(("text", "language", "read"), [
+    ("el compresor arranca, sin zumbido", "es", True),  # the hum is denied: it rules nothing out
+    ("el compresor arranca y zumba", "es", False),
+    ("компрессор работает, никакого гула", "ru", True),
+    ("компрессор работает и гудит", "ru", False),
+])
+def test_words_that_rule_a_reading_out_count_only_when_said(text: str, language: str, read: bool) -> None:
+    from conversations.engine.config import EvidenceRule
+
+    runs = EvidenceRule(id="compressor_runs", patterns=_RUNS, unless={"es": ["zumb"], "ru": ["гул|гуд"]})
+    assert bool(match_evidence(text, [runs], language)) is read
+
+
+@pytest.mark.parametrize(("text", "language", "read"), [
+    ("it starts and runs, no humming", "en", True),
+    ("yeah it runs", "en", True),
+    ("arranca y funciona, sin zumbido", "es", True),
+    ("работает нормально", "ru", True),
+    ("正常启动，没有异响", "zh", True),
+    ("it doesn't start", "en", False),  # negated: never the positive reading
+    ("the fan runs", "en", False),  # another subject named: not the compressor
+    ("el ventilador funciona", "es", False),
+    ("I think it starts", "en", False),  # doubted: not recorded as sure
+])
+def test_an_answer_that_leaves_out_its_subject_is_read_for_the_check_asked(text: str, language: str, read: bool) -> None:
+    from conversations.engine.config import EvidenceRule
+    from conversations.engine.evidence import match_elided
+
+    runs = EvidenceRule(id="compressor_runs", patterns=_RUNS)
+    found = [m for m in match_elided(text, [runs], language, language) if not m.hedge]
+    assert bool(found) is read
+
+
+def test_an_answer_opening_with_a_negation_is_not_given_a_subject_before_it() -> None:
+    from conversations.engine.config import EvidenceRule
+    from conversations.engine.evidence import match_elided
+
+    hums = EvidenceRule(id="hums_no_start", patterns={"es": [r"compresor[^.]{0,20}zumba[^.]{0,20}no\s+arranca"]})
+    assert match_elided("No zumba, no arranca.", [hums], "es", "es") == []
