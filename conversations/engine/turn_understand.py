@@ -326,7 +326,7 @@ def fill_slots(
     _swapped(state, work, names, config, found, ctx)
     _name_corrected(state, work, names, config, found, ctx)
     _recognized(work, config, found)
-    _negated_values(work, config, found)
+    _negated_values(state, work, config, found, names=names, finders=finders)
     asked_about = _judge_certainty(work, config, found)
     _two_values_offered(work, config, found, ctx)
     state = state.evolve(time_asked_about=asked_about)
@@ -347,9 +347,11 @@ def fill_slots(
 _TIME_KINDS = ("at_time", "until_time", "clock_time", "duration_minutes")
 
 
-def _negated_values(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> None:
+def _negated_values(state: ContextState, work: TurnWork, config: ConversationConfig, found: dict[str, Extraction], *,
+                    names: list[str], finders: Iterable[Finder]) -> None:
     """A value said not to be so ("I didn't park overnight", "not the airport lot") is never stored (free text
-    keeps its own words: "no budget limit" is a constraint)."""
+    keeps its own words: "no budget limit" is a constraint); a thing named in its place ("not changsha, kunming",
+    "不是长沙，是昆明") is the value."""
     for name, extraction in list(found.items()):
         if config.slot_spec(name).extractor == "text" or extraction.raw in ("reference", ""):
             continue
@@ -358,6 +360,25 @@ def _negated_values(work: TurnWork, config: ConversationConfig, found: dict[str,
         if cue is not None and not _OPENING_NO.match(work.text[:at]):  # "no 2 hours" corrects: the 2 hours stand
             del found[name]
             work.trace.append(f"slot {name}: “{extraction.raw}” is negated")
+            if (instead := _named_instead(state, work, name, (at, at + len(extraction.raw)), names, finders, found)):
+                found[name] = instead
+                work.trace.append(f"slot {name}: “{instead.raw}” said in its place")
+
+
+def _named_instead(state: ContextState, work: TurnWork, name: str, denied: tuple[int, int], names: list[str],
+                   finders: Iterable[Finder], found: dict[str, Extraction]) -> Extraction | None:
+    """Another thing the message names for the slot, outside the denied words and not denied itself."""
+    masked = work.text[:denied[0]] + "#" * (denied[1] - denied[0]) + work.text[denied[1]:]
+    named = find_named_values(masked, work.language, finders, names=names,
+                              stated={k: e.value for k, e in found.items()},
+                              remembered={k: v.value for k, v in state.slots.items()})
+    if name not in named.settled:
+        return None
+    value, raw = named.settled[name]
+    at = masked.find(raw)
+    if at < 0 or negation_cue(masked, at, at + len(raw)) is not None:
+        return None
+    return Extraction(value=value, raw=raw)
 
 
 _OPENING_NO = re.compile(r"^\W*(?:no|nope|nah|нет|не-а)\W*$", re.IGNORECASE)
