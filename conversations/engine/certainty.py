@@ -9,7 +9,9 @@
 from __future__ import annotations
 
 import re
+from functools import cache
 
+from .lexicon import LANGUAGES, phrases, word_list
 from .negation import doubt, hedge_near, rough, unknowing
 from .timeparse import names_period, says_clock, zh_number
 
@@ -26,13 +28,20 @@ _ALTERNATIVE_WHEN = re.compile(
     r"|(?<![十一二三四五六七八九])([一二三四五六七八九])(?!\1)[一二三四五六七八九][点點]",
     re.IGNORECASE,
 )
-# A part of the day with no hour ("late afternoon", "傍晚", "вечером", "por la tarde")
-_PART_OF_DAY = re.compile(
-    r"\b(?:(?:early|late|mid)[\s-]+(?:in\s+the\s+)?)?(?:morning|afternoon|evening|night|lunch\s*time|after\s+work|after\s+lunch)\b|"
-    r"凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|午后|"
-    r"(?<!\w)(?:утром|днём|днем|вечером|ночью)(?!\w)|por\s+la\s+(?:ma[ñn]ana|tarde|noche)",
-    re.IGNORECASE,
-)
+
+
+@cache
+def _part_of_day() -> re.Pattern[str]:
+    """A part of the day said with no hour ("late afternoon", "end of the day", "下班前", "вечером", "por la tarde"),
+    from every language's lexicon (a message may mix them)."""
+    said = []
+    for language in LANGUAGES:
+        parts, modifiers = word_list(language, "parts_of_day"), word_list(language, "part_of_day_modifiers")
+        part = phrases(list(parts), spaced=language != "zh").pattern
+        said.append(rf"(?:{phrases(list(modifiers), spaced=True).pattern}\s+)?{part}" if modifiers else part)
+    return re.compile("|".join(said), re.IGNORECASE)
+
+
 _HOUR_SAID = re.compile(r"(?<![\d:])(\d{1,2})(?=\s*(?:[:：]\d{2}|[点點时時]|o'?clock|h\b)|(?![\d:.,]))")
 _ZH_HOUR = re.compile(r"([一二两三四五六七八九十]{1,3})[点點]")
 _TIME_WORDS = re.compile(rf"\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|[一二两三四五六七八九十]{{1,3}}[点點]|{_DAY}", re.IGNORECASE)
@@ -68,7 +77,7 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
         return (LIKELY, "hedged") if hedge_near(text, start, end) or _ROUGH_DURATION.search(words) else (CERTAIN, None)
     if _ALTERNATIVE_WHEN.search(text):
         return GUESS, "alternatives"
-    if kind in ("at_time", "until_time", "clock_time") and not says_clock(text) and _PART_OF_DAY.search(text) \
+    if kind in ("at_time", "until_time", "clock_time") and not says_clock(text) and _part_of_day().search(text) \
             and not _HOUR_SAID.search(text) and not _ZH_HOUR.search(text):
         # a stay priced "in the morning" takes the period's usual hour, said back; a call's time is asked
         return (GUESS if kind == "clock_time" else LIKELY), "part_of_day"
@@ -92,7 +101,7 @@ def text_certainty(text: str) -> str:
 
 def unsure_words(text: str, why: str | None) -> str | None:
     """The words that made a time unsure, to ask about them ("6 or 7", "late afternoon")."""
-    pattern = {"alternatives": _ALTERNATIVE_WHEN, "part_of_day": _PART_OF_DAY}.get(why or "")
+    pattern = {"alternatives": _ALTERNATIVE_WHEN, "part_of_day": _part_of_day()}.get(why or "")
     found = pattern.search(text) if pattern is not None else None
     return found.group(0) if found is not None else None
 

@@ -41,7 +41,7 @@ class Lexicon:
     pronouns: re.Pattern[str]  # what stands for the thing asked about ("it", "它", "он", "eso")
 
 
-def _phrases(words: list[str], *, spaced: bool) -> re.Pattern[str]:
+def phrases(words: list[str], *, spaced: bool) -> re.Pattern[str]:
     """One pattern for a list of phrases: longest first, whole words where words are spaced."""
     alternatives = "|".join(_phrase(w) for w in sorted(set(words), key=len, reverse=True))
     if not spaced or not alternatives:
@@ -62,7 +62,7 @@ def lexicon(language: str) -> Lexicon:
     negation = data["negation"]
 
     def compiled(words: list[str]) -> re.Pattern[str]:
-        return _phrases(words, spaced=spaced)
+        return phrases(words, spaced=spaced)
 
     return Lexicon(
         language=language,

@@ -14,6 +14,10 @@ from conversations.engine.certainty import CERTAIN, GUESS, LIKELY, time_certaint
     ("六七点走吧", "until_time", "2026-03-05T18:00:00+08:00", GUESS),
     ("set up a call on Thursday late in the afternoon", "clock_time", "", GUESS),
     ("put a call in for Monday at 3am", "clock_time", "03:00", GUESS),
+    ("ring him towards the end of the day on Tuesday", "clock_time", "", GUESS),  # parts of the day: the lexicon's
+    ("周三下班之前跟她通个电话", "clock_time", "", GUESS),
+    ("созвонимся в четверг ближе к концу дня", "clock_time", "", GUESS),
+    ("llámala el viernes a última hora", "clock_time", "", GUESS),
     ("i'll be gone for 400 days lol", "duration_minutes", "576000", GUESS),
     ("from 3 to 6:15 today", "at_time", "2026-03-04T15:00:00+08:00", LIKELY),
     ("三点到六点一刻", "at_time", "2026-03-04T15:00:00+08:00", LIKELY),
