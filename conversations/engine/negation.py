@@ -316,7 +316,8 @@ def _last_numeral(words: str) -> int | None:
     return found[-1] if found else None
 
 
-_CLAUSE_WORDS = r"[^,.;:!?，。；：！？\n—–]"
+# a colon or a point between digits is part of a value ("10:30", "12.5"), not a clause's end
+_CLAUSE_WORDS = r"(?:[^,.;:!?，。；：！？\n—–]|(?<=\d)[:.：](?=\d))"
 
 
 @cache
@@ -430,6 +431,18 @@ def said_as_total(words: str) -> str | None:
         if pattern is not None and (found := pattern.search(words)):
             return found.group(0)
     return None
+
+
+def said_as_more(text: str, start: int, end: int) -> bool:
+    """Whether the length said at `text[start:end]` is said as more on top of the one kept ("40 min longer",
+    "another hour", "再多停半小时", "ещё на час", "otros 40 minutos")."""
+    for lex in lexicons_for(text):
+        before, after = _list_pattern(lex, "extend_before", tail=r"\s*$"), _list_pattern(lex, "extend_after")
+        if before is not None and before.search(text[max(0, start - 16):start]):
+            return True
+        if after is not None and after.match(text[end:].lstrip()):
+            return True
+    return False
 
 
 def unread_parts(text: str, read: list[str]) -> list[str]:

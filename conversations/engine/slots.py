@@ -192,12 +192,12 @@ def _city(text: str, ctx: ExtractContext) -> Extraction | None:
 
 # Leaving: a time said with one of these is the end of the stay, not its start.
 _EXIT = re.compile(
-    r"开走|离开|离场|出场|开出|驶离|走的|(?<=[点點分半])\s*(?:就|才|再)?走|取车|提车|\bleft\b|\bdrove\s+(?:out|off|away)|\bexit(?:ed)?\b|"
+    r"开走|离开|离场|出场|开出|驶离|走的|(?<=[点點分半刻])\s*(?:就|才|再)?(?:走|出(?![发差门去国]))|\bout\s+(?=(?:at|by|around)\b)|取车|提车|\bleft\b|\bdrove\s+(?:out|off|away)|\bexit(?:ed)?\b|"
     r"\bpick(?:ed|ing)?\s+(?:it|the\s+car)\s+up|\bleav(?:e|ing)\b(?!\s+(?:it|the\s+car|my\s+car|the\s+vehicle|there|here))|"
     r"\bcollect(?:ed|ing)?\s+(?:it|the\s+car|my\s+car)\b|"
     r"\bcame\s+out\b|(?<!\w)(?:уехал\w*|выехал\w*)(?!\w)|\bsal[ií]\b|\bme\s+fui\b|\bretir[eé]\b|"
     # coming back for the car ends the stay: "if I come back at 10", "I'll be back by 6", "十点回来取"
-    r"\b(?:come|came|coming|get|got|getting|be|am|are)\s+back\b|(?<=\w['’]m)\s+back\b|(?<=[点點分半])\s*(?:就|才|再)?回来",
+    r"\b(?:come|came|coming|get|got|getting|be|am|are)\s+back\b|(?<=\w['’]m)\s+back\b|(?<=[点點分半刻])\s*(?:就|才|再)?回来",
     re.IGNORECASE,
 )
 
@@ -212,7 +212,7 @@ _LEAVING_AT = re.compile(r"\b(?:leav(?:e|ing)|left|exit(?:s|ed|ing)?|drive\s+out
                          r"(?:come|coming|came|get|getting|got|be|'m|am|are)\s+back)"
                          r"(?=\s+(?:at|around|about|by)\b))\b", re.IGNORECASE)
 # "今晚八点进场，明早九点出场", "晚上七点进去 第二天十点开走": coming in after the start's time, with leaving after the end's
-_COMING_IN = re.compile(r"(?<=[点點分半])\s*(?:进场|入场|进去|进来|开进去?|停进去?|进|停(?!到))(?:的)?\s*[，,、;；]?\s*(?:然后|再)?")
+_COMING_IN = re.compile(r"(?<=[点點分半刻])\s*(?:进场|入场|进去|进来|开进去?|停进去?|进|停(?!到))(?:的)?\s*[，,、;；]?\s*(?:然后|再)?")
 
 
 def _leaving_between(text: str) -> list[re.Match[str]]:

@@ -57,7 +57,7 @@ CN_DIGITS = {
 
 _ZH_TIME = re.compile(
     r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|昨晚|明晚|今早|明早|昨早)?\s*"
-    r"(\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*(?:[点點]|[时時](?![间間候]))(?:\s*(\d{1,2}|半|一刻|三刻)\s*分?)?"
+    r"(\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*(?:[点點]|[时時](?![间間候]))(?:\s*(\d{1,2}|半|一刻|三刻|[零一二三四五六七八九十]{1,3}(?![零一二三四五六七八九十点點时時个]))\s*分?)?"
 )
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
 _AMPM = re.compile(
@@ -189,8 +189,8 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
     if m := _ZH_TIME.search(text):
         minute_token = m.group(3)
         minute = {"半": 30, "一刻": 15, "三刻": 45}.get(minute_token or "")
-        if minute is None:
-            minute = int(minute_token) if minute_token else 0
+        if minute is None:  # "9点40", "九点四十", "十点零五"
+            minute = (int(minute_token) if minute_token.isdigit() else zh_number(minute_token.lstrip("零") or "零")) if minute_token else 0
         hour = _pm_adjust(zh_number(m.group(2)), m.group(1) or _zh_period_before(text, m.start()))
         found.append((m.start(), time(hour % 24, minute % 60), m.group(0)))
     if m := _AMPM.search(text):
@@ -224,8 +224,28 @@ def _time_of_day(text: str) -> tuple[time, str] | None:
         clock = [item for item in found if item is not first and 0 <= item[0] - end <= 2]
         if clock:
             first = clock[0]
-    _, value, raw = first
+    at, value, raw = first
+    if value.minute == 0 and (half := _HALF_BEFORE.search(text, 0, at)) is not None:
+        return value.replace(minute=30), text[half.start():at] + raw  # "half 10 in the morning", "half past 9pm"
     return value, raw
+
+
+_HALF_BEFORE = re.compile(r"\bhalf\s+(?:past\s+)?$", re.IGNORECASE)
+_BARE_CLOCK = re.compile(r"^\D{0,12}?(?<![\d:])(\d{1,2})(?:[:：.](\d{2}))?(?![\d:])\D{0,12}$")
+_HALF_HOUR = re.compile(r"\bhalf\s+(\d{1,2})\b", re.IGNORECASE)  # British "half 10": 10:30
+
+
+def clock_said(words: str) -> tuple[time, bool] | None:
+    """The time of day a few words say, and whether they say its half of the day ("9pm", "晚上九点四十"): a bare
+    "10" or "10:30" is a clock time too when the words are a value put in place of another ("10:30 not 10")."""
+    if (half := _HALF_HOUR.search(words)) is not None and 0 < int(half.group(1)) <= 12:
+        return time(int(half.group(1)) % 24, 30), says_period(words)
+    if (said := _time_of_day(words)) is not None:
+        return said[0], says_period(words) or said[0].hour >= 13
+    if (bare := _BARE_CLOCK.match(words)) is not None and int(bare.group(1)) <= 23 and int(bare.group(2) or 0) < 60:
+        hour = int(bare.group(1))
+        return time(hour, int(bare.group(2) or 0)), hour >= 13 or hour == 0
+    return None
 
 
 def says_clock(text: str) -> bool:
@@ -342,7 +362,7 @@ _REFUSED = {
     # "不是下午一点" the afternoon's one o'clock (not 下 of 下周, leaving "午一点")
     "zh": re.compile(r"(?:不是|而不是|不要|别)(?:大后天|今天|明天|后天|昨天|前天)?(?:(?:下|这|本)?(?:个)?(?:周|星期|礼拜)[一二三四五六日天]?)?"
                      r"(?:上午|下午|晚上|早上|中午)?"
-                     r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|\d{1,2}分?)?)?"),
+                     r"(?:[零一二两三四五六七八九十\d]{1,3}[点點](?:半|一刻|三刻|\d{1,2}分?|[零一二三四五六七八九十]{1,3}分?)?)?"),
 }
 
 

@@ -49,6 +49,7 @@ from .negation import (
     doubt,
     negation_cue,
     offers_alternatives,
+    said_as_more,
     without_lead_words,
     word_swaps,
 )
@@ -70,7 +71,7 @@ from .slots import (
     validate_slots,
 )
 from .state import EST_NONE, UNVERIFIED, ContextState
-from .timeparse import parse_date, says_clock
+from .timeparse import clock_said, parse_date, says_clock
 from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
 from .turn_work import (
     ANSWER,
@@ -324,12 +325,14 @@ def fill_slots(
     _one_token_two_things(state, work, config, found, lookups or {})
     state = _the_other_one(state, work, config, found)
     _swapped(state, work, names, config, found, ctx)
+    _time_swapped(state, work, names, found)
     _name_corrected(state, work, names, config, found, ctx)
     _recognized(work, config, found)
     _negated_values(state, work, config, found, names=names, finders=finders)
     asked_about = _judge_certainty(work, config, found)
     _two_values_offered(work, config, found, ctx)
     state = state.evolve(time_asked_about=asked_about)
+    _stay_extended(state, work, found)
     end_kept = _keep_stay_length(state, found, work.text)
     _end_as_sure_as_start(work, found)
     merged, changed = merge_slots(state.slots, found, work.turn)
@@ -369,8 +372,9 @@ def _named_instead(state: ContextState, work: TurnWork, name: str, denied: tuple
                    finders: Iterable[Finder], found: dict[str, Extraction]) -> Extraction | None:
     """Another thing the message names for the slot, outside the denied words and not denied itself."""
     masked = work.text[:denied[0]] + "#" * (denied[1] - denied[0]) + work.text[denied[1]:]
+    kept = {k: v.value for k, v in state.slots.items() if k != name}  # "not green lake, the airport one": in this city
     named = find_named_values(masked, work.language, finders, names=names,
-                              stated={k: e.value for k, e in found.items()},
+                              stated={**kept, **{k: e.value for k, e in found.items()}},
                               remembered={k: v.value for k, v in state.slots.items()})
     if name not in named.settled:
         return None
@@ -412,6 +416,47 @@ def _swapped(state: ContextState, work: TurnWork, names: list[str], config: Conv
                 found[name] = Extraction(value=value, raw=new)
                 work.slots_replaced.append(name)
                 work.trace.append(f"slot {name}: “{old}” replaced by “{new}”")
+
+
+def _time_swapped(state: ContextState, work: TurnWork, names: list[str], found: dict[str, Extraction]) -> None:
+    """A time said in place of one kept ("10:30 not 10", "不是九点四十，是十点四十走"): the stay's start or end that
+    holds the old time takes the new one, on its own day and in its own half of the day unless the new words name
+    one; the other end stays where it was."""
+    for new, old in word_swaps(work.text):
+        said, was = clock_said(new), clock_said(old)
+        if said is None or was is None:
+            continue
+        kept_times = {}
+        for name in [n for n in ("at_time", "until_time") if n in names and n in state.slots]:
+            try:
+                kept_times[name] = datetime.fromisoformat(str(state.slots[name].value))
+            except ValueError:
+                continue
+        if not any(_same_clock(kept, was) for kept in kept_times.values()) and \
+                any(_same_clock(kept, said) for kept in kept_times.values()):
+            for other in [n for n in ("at_time", "until_time", "duration_minutes") if n in found]:
+                del found[other]  # "10:30 not 10" when 10:30 is what is kept already: it says so again
+            name, kept = next((n, k) for n, k in kept_times.items() if _same_clock(k, said))
+            found[name] = Extraction(value=kept.isoformat(), raw=new)
+            work.trace.append(f"“{new}” is kept already")
+            return
+        for name, kept in kept_times.items():
+            if not _same_clock(kept, was):
+                continue
+            hour = said[0].hour if said[1] or kept.hour < 12 or said[0].hour >= 12 else said[0].hour + 12
+            value = kept.replace(hour=hour, minute=said[0].minute).isoformat()
+            for other in [n for n in ("at_time", "until_time", "duration_minutes") if n != name and n in found]:
+                del found[other]  # the words put one time in place of another: nothing else is said by them
+            found[name] = Extraction(value=value, raw=new)
+            work.slots_replaced.append(name)
+            work.trace.append(f"slot {name}: “{old}” replaced by “{new}”")
+            return
+
+
+def _same_clock(kept: datetime, said: tuple) -> bool:
+    """Whether a kept time is the clock time words say (either half of the day when they name none)."""
+    at, names_half = said
+    return (kept.hour % 12, kept.minute) == (at.hour % 12, at.minute) and (not names_half or kept.hour == at.hour)
 
 
 _NAME_AFTER = re.compile(r"^[\W_]*(?P<name>[\u4e00-\u9fff]{2,4}|[A-Z][\w'’-]+(?:\s+[A-Z][\w'’-]+){0,2})")
@@ -683,6 +728,28 @@ def _the_other_one(state: ContextState, work: TurnWork, config: ConversationConf
             # no longer usable, still remembered: the lot given next has this one before it
             state = state.evolve(slots={**state.slots, name: replace(current, status=UNVERIFIED, validated_by=None)})
     return state
+
+
+def _stay_extended(state: ContextState, work: TurnWork, found: dict[str, Extraction]) -> None:
+    """ "what if I stay 40 min longer", "再多停半小时": a length said as more than the stay kept is added to it."""
+    said = found.get("duration_minutes")
+    at = work.text.find(said.raw) if said is not None and said.raw else -1
+    if said is None or at < 0 or not said_as_more(work.text, at, at + len(said.raw)) or "at_time" in found:
+        return
+    length = state.slots.get("duration_minutes")
+    start, end = state.slots.get("at_time"), state.slots.get("until_time")
+    if end is not None and start is not None and (length is None or end.source_turn > length.source_turn):
+        begun, until = _aware(str(start.value)), _aware(str(end.value))
+        kept = int((until - begun).total_seconds() // 60) if begun and until else None
+    else:
+        kept = int(float(length.value)) if length is not None else None
+    if not kept:
+        return
+    found["duration_minutes"] = Extraction(value=str(kept + int(float(said.value))), raw=said.raw)
+    if end is not None and start is not None:
+        found["until_time"] = Extraction(value=(_aware(str(start.value)) + timedelta(minutes=kept + int(float(said.value)))).isoformat(),
+                                         raw=said.raw)
+    work.trace.append(f"stay extended by {said.value} minutes")
 
 
 def _keep_stay_length(state: ContextState, found: dict[str, Extraction], text: str = "") -> bool:

@@ -203,3 +203,39 @@ def test_a_new_bare_end_replaces_the_old_one_nearby():
     assert _near_old_end(start, evening_ten, old_end, "at 10 tonight") == evening_ten
     # nothing talked about before: as said
     assert _near_old_end(start, evening_ten, None, "at 10") == evening_ten
+
+
+# -- the fourth walk: minutes in Chinese numerals, "half 10", a time put in place of another, a stay made longer ----
+@pytest.mark.parametrize(("words", "hour", "minute"), [
+    ("晚上九点四十", 21, 40), ("十点零五", 10, 5), ("三点二十个人", 3, 0), ("half 10 in the morning", 10, 30),
+    ("half past 9pm", 21, 30), ("10:30", 10, 30),
+])
+def test_a_clock_time_keeps_its_minutes(words: str, hour: int, minute: int) -> None:
+    from conversations.engine.timeparse import clock_said
+
+    said = clock_said(words)
+    assert said is not None and (said[0].hour, said[0].minute) == (hour, minute)
+
+
+def _stay(*turns: str, now: datetime = WEDNESDAY) -> dict:
+    dialogue = Dialogue(ConversationConfig.from_dict(PLAN["conversation"]), now=now, timezone=ZONE)
+    for text in turns:
+        dialogue.say(text)
+    return {name: slot.value for name, slot in dialogue.state.slots.items()}
+
+
+def test_a_time_put_in_place_of_the_end_changes_the_end_only() -> None:
+    slots = _stay("lot A1 tomorrow from 17:30 to 21:40, how much?", "no, not 9:40, 10:40")
+    assert slots["at_time"].startswith("2026-11-26T17:30") and slots["until_time"].startswith("2026-11-26T22:40")
+
+
+def test_a_length_said_as_more_is_added_to_the_stay() -> None:
+    slots = _stay("lot A1 tomorrow from 10:40 for 2 hours, how much?", "what if i stay 40 min longer")
+    assert slots["at_time"].startswith("2026-11-26T10:40") and int(float(slots["duration_minutes"])) == 160
+
+
+def test_not_leaving_until_a_time_is_leaving_then() -> None:
+    from conversations.engine.negation import negation_cue
+
+    text = "and if i dont leave till 9pm?"
+    assert negation_cue(text, text.index("9pm"), text.index("9pm") + 3) is None
