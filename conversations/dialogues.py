@@ -107,8 +107,19 @@ def load_dialogues(paths: Iterable[Path] | None = None) -> list[dict[str, Any]]:
     dialogues = []
     for file in files:
         for dialogue in json.loads(file.read_text(encoding="utf-8")):
+            for number, turn in enumerate(dialogue.get("turns", ()), 1):
+                if unknown := set(turn.get("expect", {})) - EXPECTATIONS:
+                    # an expectation spelled otherwise would check nothing and pass
+                    raise ValueError(f"{file.name}: {dialogue.get('id')}, turn {number}: unknown expectation "
+                                     f"{', '.join(sorted(unknown))} (known: {', '.join(sorted(EXPECTATIONS))})")
             dialogues.append({**dialogue, "file": file.name})
     return dialogues
+
+
+# What a turn may expect (the module's docstring says what each checks)
+EXPECTATIONS = frozenset({"commands", "not_commands", "slots", "form", "reply_contains", "reply_not_contains", "decision",
+                          "tools", "state", "options", "not_options", "documents", "document_contains",
+                          "document_not_contains", "error", "refused"})
 
 
 def run_dialogues(dialogues: list[dict[str, Any]], user, model_server=None) -> DialogueReport:  # noqa: ANN001

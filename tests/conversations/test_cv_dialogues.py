@@ -63,3 +63,12 @@ def test_a_wrong_expectation_fails_the_check(demo, tmp_path) -> None:  # noqa: A
     with pytest.raises(CommandError, match="2 dialogue run"):  # on both generators, the one rules run is checked too
         call_command("test_dialogues", str(path), "--check", "--generator", "both", stdout=out)
     assert out.getvalue().count("0/1 passed") == 4 and out.getvalue().count("FAILED") == 2
+
+
+def test_an_expectation_spelled_otherwise_is_refused_not_passed(tmp_path) -> None:  # noqa: ANN001
+    """A key the runner does not check ("reply_lacks") would pass whatever the reply: loading refuses it."""
+    path = tmp_path / "typo.json"
+    path.write_text('[{"id": "d", "workflow": "parking_help_desk", "turns": [{"user": "hi", "expect": {"reply_lacks": ["x"]}}]}]',
+                    encoding="utf-8")
+    with pytest.raises(ValueError, match="reply_lacks"):
+        load_dialogues([path])
