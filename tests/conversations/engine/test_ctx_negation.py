@@ -240,3 +240,37 @@ def test_an_answer_opening_with_a_negation_is_not_given_a_subject_before_it() ->
 
     hums = EvidenceRule(id="hums_no_start", patterns={"es": [r"compresor[^.]{0,20}zumba[^.]{0,20}no\s+arranca"]})
     assert match_elided("No zumba, no arranca.", [hums], "es", "es") == []
+
+
+# -- the fourth walk's RV inversions ------------------------------------------------------------------------------
+def test_a_negation_word_inside_a_longer_word_negates_nothing() -> None:
+    """ "пахнет аммиаком" (it smells of ammonia) holds "нет аммиак" inside a word: never the smell's absence."""
+    from conversations.engine.config import EvidenceRule
+
+    smell = EvidenceRule(id="ammonia", patterns={"ru": [r"аммиак"]}, unless={"ru": [r"нет\s+аммиак"]})
+    no_smell = EvidenceRule(id="no_ammonia", patterns={"ru": [r"нет\s+(?:запах\w*|аммиак\w*)"]})
+    read = [m.rule_id for m in match_evidence("сзади жёлтый налёт и пахнет аммиаком", [smell, no_smell], "ru")]
+    assert read == ["ammonia"]
+    won_t = EvidenceRule(id="all_modes_fail", patterns={"en": [r"n'?t\b[^.]{0,30}\bany\s+mode"]})
+    assert match_evidence("fridge wont cool on any mode", [won_t], "en")  # a pattern may begin inside a word on purpose
+
+
+@pytest.mark.parametrize(("text", "language"), [
+    ("hace clic pero no hay chispa", "es"), ("有咔哒咔哒的声音，但是电极上看不到火花", "zh"), ("no spark but it clicks", "en"),
+])
+def test_two_readings_that_exclude_each_other_are_neither_recorded(text: str, language: str) -> None:
+    from conversations.engine.config import EvidenceRule
+
+    sparks = EvidenceRule(id="spark_ok", patterns={"en": [r"\bclicks?\b"], "es": [r"hace\s+clic"], "zh": [r"有咔哒"]},
+                          excludes=("no_spark",))
+    no_spark = EvidenceRule(id="no_spark", patterns={"en": [r"\bno\s+spark"], "es": [r"\bno\s+hay\s+chispa"],
+                                                     "zh": [r"看不到火花"]}, excludes=("spark_ok",))
+    assert match_evidence(text, [sparks, no_spark], language) == []
+
+
+def test_a_reading_across_a_but_does_not_overrule_what_a_clause_said() -> None:
+    from conversations.engine.config import EvidenceRule
+
+    runs = EvidenceRule(id="motor_runs", patterns={"en": [r"\bmotor\s+runs\b"]}, excludes=("motor_silent",))
+    silent = EvidenceRule(id="motor_silent", patterns={"en": [r"\bmotor\b[^.]{0,30}\bdoesn'?t\s+move"]}, excludes=("motor_runs",))
+    assert [m.rule_id for m in match_evidence("slide motor runs but the room doesnt move", [runs, silent], "en")] == ["motor_runs"]
