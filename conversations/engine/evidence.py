@@ -138,7 +138,6 @@ def match_evidence(
                 continue  # "motor runs but the room doesnt move" is no silent motor: a clause said the motor runs
             if not negated(text, hit[2].start(), hit[2].end(), pattern=hit[1]) and not _unless_said(text, rule, language):
                 found[rule.id] = _evidence_match(rule, hit[2], locale)
-    _one_of_each_pair(text, by_id, found)
     return list(found.values())
 
 
@@ -175,15 +174,6 @@ def _unless_said(text: str, rule: EvidenceRule, language: str) -> bool:
     return any(not negated(text, hit.start(), hit.end(), pattern=pattern) and not _cue_inside_a_word(text, hit.start())
                for _lang, pattern in iter_patterns(rule.unless, language)
                for hit in compile_pattern(pattern).finditer(text))
-
-
-def _one_of_each_pair(text: str, rules: Mapping[str, EvidenceRule], found: dict[str, EvidenceMatch]) -> None:
-    """Two readings of one message that exclude each other ("no spark but it clicks" read as no spark and as
-    sparking) are never both kept, nor one chosen: neither is recorded, the check stays open and is asked again
-    (contract 10; the words are kept as a note)."""
-    for a, b in [(a, b) for a in list(found) for b in list(found) if a < b and _excludes(rules, a, b)]:
-        found.pop(a, None)
-        found.pop(b, None)
 
 
 def match_elided(text: str, rules: Iterable[EvidenceRule], language: str, locale: str = "en") -> list[EvidenceMatch]:

@@ -21,7 +21,7 @@ from ._text import (
 from .catalog import marked, say, say_in
 from .certainty import GUESS
 from .commands import Command
-from .config import ConversationConfig, ProcedureSpec, StepSpec
+from .config import ConversationConfig, EvidenceRule, ProcedureSpec, StepSpec
 from .estimate import (
     confirm_estimate,
     draft_estimate,
@@ -486,20 +486,42 @@ _READING_WORDS = frozenset({"it's", "its", "reads", "read", "reading", "shows", 
                             "measured", "about", "around", "amps", "volts", "ohms", "the", "and", "was", "is", "i'm"})
 
 
+def _against_rating(work: TurnWork, rules: list[EvidenceRule], step: StepSpec) -> EvidenceMatch | None:
+    """A measurement said with its rating ("31 µF, rated 45", "44 мкф при номинале 45") judged by the step's
+    rating: below its tolerance or within it; None when the message gives no such pair."""
+    if not step.rating or (pair := read_against_rating(work.text, step.expects)) is None or pair[1] <= 0:
+        return None
+    measured, rated = pair
+    below = measured < rated * (1 - float(step.rating.get("tolerance", 0.1)))
+    rule_id = step.rating["below"] if below else step.rating["within"]
+    rule = next((r for r in rules if r.id == rule_id), None)
+    if rule is None:
+        return None
+    work.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
+    unit = kind_unit(step.expects)
+    value = f"{localize(rule.label, work.language)}: {measured:g} / {rated:g}" + (f" {unit}" if unit else "")
+    return EvidenceMatch(rule.id, rule.type, value, work.text.strip()[:80])
+
+
+def _judged_by_rating(state: ContextState, work: TurnWork, config: ConversationConfig,
+                      matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
+    """A reading said with its rating is judged by the rating whichever check is asked: "44 мкф при номинале 45"
+    is within it, never out of spec because the words name a rating."""
+    procedure = config.procedure(state.primary_system)
+    rules = config.all_evidence(state.primary_system)
+    for step in procedure.steps if procedure is not None else ():
+        judged = {step.rating["below"], step.rating["within"]} if step.rating else set()
+        if judged & {m.rule_id for m in matches} and (rated := _against_rating(work, rules, step)) is not None:
+            return [rated, *(m for m in matches if m.rule_id not in judged)]
+    return matches
+
+
 def _step_reading(state: ContextState, work: TurnWork, config: ConversationConfig, step: StepSpec) -> EvidenceMatch | None:
     """The evidence a measurement in the message gives a check that expects one: against its rating ("31 µF, rated
     45"), in its bands ("12,4 V"), or its own evidence for that value; None when it gives none."""
     rules = config.all_evidence(state.primary_system)
-    if step.rating and (pair := read_against_rating(work.text, step.expects)) is not None and pair[1] > 0:
-        measured, rated = pair
-        below = measured < rated * (1 - float(step.rating.get("tolerance", 0.1)))
-        rule_id = step.rating["below"] if below else step.rating["within"]
-        rule = next((r for r in rules if r.id == rule_id), None)
-        if rule is not None:
-            work.trace.append(f"reading {measured:g} against rating {rated:g} for {step.id}: {rule_id}")
-            unit = kind_unit(step.expects)
-            value = f"{localize(rule.label, work.language)}: {measured:g} / {rated:g}" + (f" {unit}" if unit else "")
-            return EvidenceMatch(rule.id, rule.type, value, work.text.strip()[:80])
+    if (rated := _against_rating(work, rules, step)) is not None:
+        return rated
     reading = read_measurement(work.text, step.expects)
     if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(work.language))):
         rule = next((r for r in rules if r.id == band), None)
@@ -613,7 +635,7 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if matches:
         work.deferred = False  # "not sure, but it reads 0 V": the reading counts
     matches = _own_reading(state, work, config, matches)
-    matches = _reading_for_step(state, work, config, matches)
+    matches = _reading_for_step(state, work, config, _judged_by_rating(state, work, config, matches))
     state, update = add_facts(
         state, matches, rules=rules, turn=work.turn, step_id=state.current_step_id
     )
