@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from ._serde import Serializable
 from ._text import asks_question, first_match
 from .config import ActionSpec
+from .negation import negated
 from .state import ContextState
 
 ACTIVE, HYPOTHETICAL, UNKNOWN = "active", "hypothetical", "unknown"
@@ -76,7 +77,10 @@ _SENTENCES = re.compile(r"[^.!?。！？\n]+[.!?。！？]?")
 
 def classify_sentence(sentence: str) -> str:
     """active, hypothetical or unknown for one sentence (a conditional framing wins)."""
-    if any(p.search(sentence) for p in _HYPOTHETICAL.values()):
+    framing = [m for p in _HYPOTHETICAL.values() for m in p.finditer(sentence)]
+    if framing and all(negated(sentence, m.start(), m.end()) for m in framing):
+        return ACTIVE  # "不是假设", "this isn't hypothetical": a real case, said so
+    if framing:
         return HYPOTHETICAL
     if any(p.search(sentence) for p in _ACTIVE.values()) or _NAME.search(sentence):
         return ACTIVE

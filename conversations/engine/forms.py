@@ -32,7 +32,14 @@ from ._text import (
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import ChoiceSpec, FormQuestionSpec, FormSpec
-from .negation import after_correction, hedge_near, negated, said_as_total, word_swaps
+from .negation import (
+    after_correction,
+    hedge_near,
+    message_parts,
+    negated,
+    said_as_total,
+    word_swaps,
+)
 from .plain_words import answer_shown, unit_measure
 from .state import (
     VALID,
@@ -43,7 +50,7 @@ from .state import (
     SlotValue,
     with_key,
 )
-from .timeparse import CN_DIGITS
+from .timeparse import zh_number
 from .typos import distance, reach
 
 YES_NO = {
@@ -72,7 +79,6 @@ _NUM = re.compile(
     r"(?<![A-Za-z0-9_.])(\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:[.,]\d+)?)(?![A-Za-z0-9_])"
 )
 _THOUSANDS = re.compile(r"\d{1,3}(?:,\d{3})+(?:\.\d+)?")
-_ZH_NUMBERS = {**CN_DIGITS, "〇": 0, "十": 10}
 
 
 @dataclass(frozen=True)
@@ -104,7 +110,7 @@ def number_value(text: str) -> str | None:
     if words:
         return str(NUMBER_WORDS[words[0].group(0).lower()])
     numeral = next((m for m in _CN_NUMERAL.finditer(text) if _counts(m)), None)
-    return str(_cn_value(numeral.group(0))) if numeral else None
+    return str(zh_number(numeral.group(0))) if numeral else None
 
 
 _NUMBER_WORD = re.compile(r"(?<!\w)(?:" + "|".join(NUMBER_WORDS) + r")(?!\w)", re.IGNORECASE)
@@ -127,7 +133,9 @@ _CN_NUMERAL = re.compile(r"[零〇一二两三四五六七八九十百千万]+")
 _TWO_NUMBERS = re.compile(
     r"(?<![\d.,])(\d+(?:[.,]\d+)?)\s*(?:,?\s*(?:or(?:\s+maybe)?|possibly|maybe|perhaps|probably|may\s+be|could\s+be)\b|-|–|~|/|to|或者?|还是|到|至|"
     r"或许|也可能是?|可能|или|либо|может|o|u|a|quizás?)\s*(\d+(?:[.,]\d+)?)(?![\d.,:])"
-    r"|(?<![零〇一二两三四五六七八九十百千万])([一二两三四五六七八九])\s*(?:或者?|还是|到|至)?\s*([一二两三四五六七八九])(?![十百千万])",
+    r"|(?<![零〇一二两三四五六七八九十百千万])([一二两三四五六七八九])\s*(?:或者?|还是|到|至)?\s*([一二两三四五六七八九])(?![十百千万])"
+    # "四五十个人", "两三百平": two neighbouring digits of one place, 40 or 50
+    r"|(?<![零〇一二两三四五六七八九十百千万])([一二两三四五六七八九])([二三四五六七八九])([十百千万])(?![一二三四五六七八九])",
     re.IGNORECASE,
 )
 # Half of something counted whole: "two and a half storeys", "2.5 floors", "两层半", "два с половиной", "dos y medio"
@@ -139,7 +147,12 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
     """The numbers an answer hesitates between ("6 or 7" -> 6, 7; "two and a half storeys" -> 2, 3), or
     None when it gives one number. Never stored as a fact: the person is asked which one."""
     if (two := _TWO_NUMBERS.search(text)) is not None:
-        first, second = (two.group(1), two.group(2)) if two.group(1) else (str(_cn_value(two.group(3))), str(_cn_value(two.group(4))))
+        if two.group(1):
+            first, second = two.group(1), two.group(2)
+        elif two.group(3):
+            first, second = str(zh_number(two.group(3))), str(zh_number(two.group(4)))
+        else:
+            first, second = (str(zh_number(two.group(5) + two.group(7))), str(zh_number(two.group(6) + two.group(7))))
         if first != second and _plain(first) < _plain(second):
             return first, second
     if _unit_key(unit) in _WHOLE_UNITS and (value := number_value(text)) is not None:
@@ -163,24 +176,6 @@ _ANY_NUMBER = re.compile(r"\d+(?:[.,]\d+)*|[零〇一二两三四五六七八九
 def _hedged_number(text: str) -> bool:
     """A number said with a hedge ("about 950", "maybe two", "3 or so", "2000左右")."""
     return any(hedge_near(text, m.start(), m.end()) for m in _ANY_NUMBER.finditer(text))
-
-
-def _cn_value(token: str) -> int:
-    """A Chinese numeral as an int: 三 -> 3, 十二 -> 12, 两百 -> 200, 一千四百五十 -> 1450, 一万二 -> 12000."""
-    total = section = digit = 0
-    unit_before = 1  # the place unit just before the current digit (1: none, or a 零 between)
-    for ch in token:
-        if ch in "十百千":
-            unit_before = {"十": 10, "百": 100, "千": 1000}[ch]
-            section, digit = section + (digit or 1) * unit_before, 0
-        elif ch == "万":
-            total, section, digit, unit_before = total + (section + digit) * 10000, 0, 0, 10000
-        else:
-            digit = _ZH_NUMBERS.get(ch, 0)
-            unit_before = 1 if ch in "零〇" else unit_before
-    if digit and unit_before >= 100:  # 两百五 is 250, 一万二 is 12000: a digit right after a unit is the next place
-        digit *= unit_before // 10
-    return total + section + digit
 
 
 def evaluate_answer(
@@ -222,9 +217,17 @@ def evaluate_answer(
     if spec.answer_type == "yes_no":
         # a question's own ways of saying yes or no come first, in the plan's order ("straight to voicemail"
         # is yes to "have you tried to reach him?", "还没找他聊过" is no)
+        # "Yes, twice in person. And I never asked for an email": the yes or no the answer opens with is the
+        # answer; a way of saying the other one in a later sentence speaks of something else
+        parts = message_parts(text)
+        opening_end = text.find(parts[0]) + len(parts[0]) if parts else 0
+        opening = next((v for v, patterns in YES_NO.items() if parts and first_match(parts[0], patterns, language)), None)
         for choice in spec.choices:  # a way of saying it that is negated ("这件事先不聊了") says nothing
-            if any(not negated(text, m.start(), m.end(), pattern=p)
-                   for _, p in iter_patterns(choice.patterns, language) for m in compile_pattern(p).finditer(text)):
+            said = [m for _, p in iter_patterns(choice.patterns, language) for m in compile_pattern(p).finditer(text)
+                    if not negated(text, m.start(), m.end(), pattern=p)]
+            if said and opening not in (None, choice.value) and all(m.start() >= opening_end for m in said):
+                return FormEvaluation(True, opening)
+            if said:
                 return FormEvaluation(True, choice.value)
         for value, patterns in YES_NO.items():
             if first_match(text, patterns, language):
@@ -746,7 +749,7 @@ def edit_target(state: ContextState, form: FormSpec, text: str, *, listed: bool 
     answered = [q for q in form.questions if state.finalized(q.id) is not None]
     if listed and (pick := _PICK.match(text)):
         raw = pick.group("n") or pick.group("zh")
-        index = _ORDINALS.get(raw.lower()) if raw.lower() in _ORDINALS else int(raw) if raw.isdigit() else _cn_value(raw)
+        index = _ORDINALS.get(raw.lower()) if raw.lower() in _ORDINALS else int(raw) if raw.isdigit() else zh_number(raw)
         if index == -1:
             index = len(answered)
         return answered[index - 1] if 1 <= index <= len(answered) else None

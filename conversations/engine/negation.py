@@ -476,6 +476,14 @@ def opens_with_correction(text: str) -> bool:
     return False
 
 
+def says_it_was_wrong(text: str) -> bool:
+    """Whether a message corrects what was kept: it opens with a correction ("不对，…", "sorry, …") or reproaches
+    the reading anywhere ("I told you", "你记错了", "я же сказал", "ya te dije")."""
+    if opens_with_correction(text):
+        return True
+    return any((words := _list_pattern(lex, "reproaches")) is not None and words.search(text) for lex in lexicons_for(text))
+
+
 @cache
 def _copula_pattern(lex: Lexicon) -> re.Pattern[str] | None:
     words = word_list(lex.language, "copulas")

@@ -708,11 +708,11 @@ def extract_slots(
     text: str, specs: Iterable[SlotSpec], ctx: ExtractContext
 ) -> dict[str, Extraction]:
     """All declared slots found in text."""
-    text = shared_period(text)
+    timed = shared_period(text)  # "9 to 5" read as a day's hours; a free text keeps the words as said ("15 to 20k")
     found = {}
     specs = list(specs)
     for spec in specs:
-        if extraction := extract_slot(text, spec, ctx):
+        if extraction := extract_slot(text if spec.extractor == "text" else timed, spec, ctx):
             found[spec.name] = extraction
     free = [s.name for s in specs if s.extractor == "text" and s.name in found]
     for name in free:  # "the goal is X, users are Y": the goal stops where the users begin
@@ -773,7 +773,7 @@ _BETWEEN_HOURS = re.compile(r"\b(between\s+\d{1,2}(?::\d{2})?(?:\s*(?:am|pm))?)\
 # in the day); with a 24-hour number ("8 to 20") both are 24-hour times.
 _BARE_RANGE = re.compile(
     r"(?<![\d:.\-/])(\d{1,2})(?::(\d{2}))?(\s+(?:to|until|till|til|thru|through)\s+)(\d{1,2})(?::(\d{2}))?"
-    r"(?![\d:]|\s*(?:a\.?m|p\.?m|h\b|hours?|hrs?|mins?|minutes?|days?|weeks?|%))",
+    r"(?![\d:]|[^\W\d_]|\s*(?:a\.?m|p\.?m|h\b|hours?|hrs?|mins?|minutes?|days?|weeks?|%|grand|thousand|million|dollars|bucks))",
     re.IGNORECASE,
 )
 

@@ -43,6 +43,7 @@ _RELATIVE_DAYS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
 
 CN_DIGITS = {
     "零": 0,
+    "〇": 0,
     "一": 1,
     "二": 2,
     "两": 2,
@@ -131,17 +132,23 @@ class ParsedTime:
 
 
 def zh_number(token: str) -> int:
-    """A Chinese numeral (or digits) as an int: 三 -> 3, 十二 -> 12, 二十五 -> 25."""
+    """A Chinese numeral (or digits) as an int: 三 -> 3, 十二 -> 12, 两百五 -> 250, 一千二百五十 -> 1250, 一万二 -> 12000."""
     if token.isdigit():
         return int(token)
-    if token == "十":
-        return 10
-    if token.startswith("十"):
-        return 10 + CN_DIGITS.get(token[1:], 0)
-    if "十" in token:
-        tens, _, ones = token.partition("十")
-        return CN_DIGITS.get(tens, 1) * 10 + (CN_DIGITS.get(ones, 0) if ones else 0)
-    return CN_DIGITS.get(token, 0)
+    total = section = digit = 0
+    unit_before = 1  # the place unit just before the current digit (1: none, or a 零 between)
+    for ch in token:
+        if ch in "十百千":
+            unit_before = {"十": 10, "百": 100, "千": 1000}[ch]
+            section, digit = section + (digit or 1) * unit_before, 0
+        elif ch == "万":
+            total, section, digit, unit_before = total + (section + digit) * 10000, 0, 0, 10000
+        else:
+            digit = CN_DIGITS.get(ch, 0)
+            unit_before = 1 if ch in "零〇" else unit_before
+    if digit and unit_before >= 100:  # 两百五 is 250, 一万二 is 12000: a digit right after a unit is the next place
+        digit *= unit_before // 10
+    return total + section + digit
 
 
 _NIGHT_PERIODS = ("晚上", "夜里", "今晚", "昨晚", "明晚", "noche")
@@ -255,7 +262,9 @@ def says_clock(text: str) -> bool:
 
 
 _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec")
-_MONTH_NAME = r"(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?"
+# a month by its own spellings only: "maybe 15" is no 15 May, "marching 3" no 3 March
+_MONTH_NAME = (r"(jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?|sep(?:t(?:ember)?)?|"
+               r"oct(?:ober)?|nov(?:ember)?|dec(?:ember)?)\b\.?")
 _MONTH_DAY_EN = re.compile(
     rf"\b{_MONTH_NAME}\s+(\d{{1,2}})(?:st|nd|rd|th)?(?:,?\s+(\d{{4}}))?(?!\s*:)\b"
     rf"|\b(\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?{_MONTH_NAME}(?:,?\s+(\d{{4}}))?\b",

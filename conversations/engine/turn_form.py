@@ -45,11 +45,13 @@ from .forms import (
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .negation import (
     message_parts,
+    negated,
     only_fillers,
     opens_with_correction,
     picks_between,
     rough_or_doubtful,
     said_unsure,
+    says_it_was_wrong,
     without_lead_words,
     word_swaps,
 )
@@ -193,6 +195,13 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if prefilled and not _answers_beyond(work, state, config, spec):
         # "面向小区居民和团长" while the constraints are asked: it answered another question, not this one
         return _form_next(state, work, config, current_question(state, form))
+    if not work.model_read and says_it_was_wrong(work.text) and (changed := _answer_said_otherwise(state, work, form, spec)):
+        # "等一下，你记错了，我联系过他" (the contact was kept as no): the earlier answer its words give is changed
+        earlier, before, value = changed
+        state = finalize_answer(state, earlier, value, turn=work.turn, locale=work.language, form=form)
+        work.form_changed_question, work.form_changed_from, work.form_changed_to = earlier.id, before, value
+        work.trace.append(f"form answer {earlier.id} said otherwise: {before} -> {value}")
+        return _form_next(state, work, config, spec)
     if (spec.answer_type == "text" and not work.model_read and opens_with_correction(work.text)
             and (earlier := _account_corrected(state, form, work.text, spec)) is not None):
         # "sorry, to be precise: the portal is for clients AND suppliers" while the goal is asked: the project's
@@ -662,6 +671,28 @@ def _other_raws(work: TurnWork, state: ContextState, config: ConversationConfig,
     assert form is not None
     others = {q.slot for q in form.questions if q.slot and q.id != spec.id}
     return [state.slots[n].raw for n in work.slots_changed if n in others and n in state.slots and state.slots[n].raw]
+
+
+def _answer_said_otherwise(state: ContextState, work: TurnWork, form: FormSpec,
+                           asked: FormQuestionSpec) -> tuple[FormQuestionSpec, str, str] | None:
+    """The one earlier yes/no, choice or number answer a correcting message gives otherwise in that question's own
+    terms (its patterns, a choice's name, its unit): (question, old answer, new answer), or None."""
+    changed = []
+    for answer in state.finalized_answers:
+        spec = form.question(answer.question_id)
+        if spec is None or spec.id == asked.id or spec.answer_type == "text":
+            continue
+        said = {v.value for part in message_parts(work.text) if not _denied_part(work.text, part)
+                and (v := volunteered_answer(part, spec, work.language))}  # "不是工业！…是商业": not the denied one
+        if len(said) == 1 and (value := next(iter(said))) and value != answer.answer:
+            changed.append((spec, answer.answer, value))
+    return changed[0] if len(changed) == 1 else None
+
+
+def _denied_part(text: str, part: str) -> bool:
+    """Whether a part of the message is said not to be so ("不是工业", "not 2 storeys")."""
+    at = text.find(part)
+    return at >= 0 and negated(text, at, at + len(part))
 
 
 def _account_corrected(state: ContextState, form: FormSpec, text: str, asked: FormQuestionSpec) -> FormQuestionSpec | None:

@@ -123,3 +123,11 @@ def test_a_message_with_two_changes_changes_each_question_it_names(answers: tupl
     outcome = advance_context(state, text, now=datetime.now(UTC), timezone="Asia/Shanghai", config=config)
     assert outcome.state.finalized("3.1.2").answer == "3 storeys" and outcome.state.finalized("3.1.3").answer == "1800 sq ft"
     assert {(c.question_id, c.value) for c in commands_understood(outcome)} >= {("3.1.2", "3 storeys"), ("3.1.3", "1800 sq ft")}
+
+
+@pytest.mark.parametrize(("text", "kind"), [("不是假设，她真的连续三天没来", "active"), ("this is not hypothetical, Dana really walked out", "active"),
+                                            ("what if an employee walks out?", "hypothetical")])
+def test_a_denied_what_if_is_a_real_case(text: str, kind: str) -> None:
+    from conversations.engine.ask_then_act import detect_situation
+
+    assert detect_situation(text) == kind

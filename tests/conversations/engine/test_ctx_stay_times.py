@@ -239,3 +239,17 @@ def test_not_leaving_until_a_time_is_leaving_then() -> None:
 
     text = "and if i dont leave till 9pm?"
     assert negation_cue(text, text.index("9pm"), text.index("9pm") + 3) is None
+
+
+@pytest.mark.parametrize("text", ["a short call sometime next week, maybe 15 minutes", "marching 3 times round the yard"])
+def test_a_month_is_read_by_its_own_spellings_only(text: str) -> None:
+    from conversations.engine.timeparse import parse_date
+
+    assert parse_date(text, now=WEDNESDAY, timezone=ZONE) is None
+
+
+@pytest.mark.parametrize(("numeral", "value"), [("一千二百五十", 1250), ("两百五", 250), ("一万二", 12000), ("十二", 12), ("一千零五", 1005)])
+def test_a_chinese_numeral_is_read_whole(numeral: str, value: int) -> None:
+    from conversations.engine.timeparse import zh_number
+
+    assert zh_number(numeral) == value
