@@ -63,18 +63,18 @@ def test_the_set_is_large_varied_and_well_formed() -> None:
 # The shares the rules reach today, file by file: they may only get better (confidently wrong at most,
 # right or asked back at least, in %). The targets are 0-1 % and 97 %.
 FLOORS = {
-    "manager_assistant_en.json": (0.1, 77.0),
-    "manager_assistant_zh.json": (0.1, 70.5),
-    "parking_help_desk_en.json": (0.1, 84.6),
-    "parking_help_desk_zh.json": (0.1, 84.7),
+    "manager_assistant_en.json": (0.1, 85.1),
+    "manager_assistant_zh.json": (0.1, 75.8),
+    "parking_help_desk_en.json": (0.1, 86.0),
+    "parking_help_desk_zh.json": (0.1, 87.4),
     "permit_form_en.json": (0.1, 82.9),
     "permit_form_zh.json": (0.1, 82.9),
     "project_intake_en.json": (0.1, 97.7),
     "project_intake_zh.json": (0.1, 82.1),
-    "rv_diagnostic_en.json": (0.1, 83.5),
-    "rv_diagnostic_es.json": (0.1, 66.5),
-    "rv_diagnostic_ru.json": (0.1, 63.0),
-    "rv_diagnostic_zh.json": (0.1, 89.2),
+    "rv_diagnostic_en.json": (0.1, 85.0),
+    "rv_diagnostic_es.json": (0.1, 70.0),
+    "rv_diagnostic_ru.json": (0.1, 64.8),
+    "rv_diagnostic_zh.json": (0.1, 90.9),
 }
 
 

@@ -10,13 +10,13 @@ import pytest
 
 from conversations.engine import ConversationConfig
 from conversations.engine.forms import (
-    _cn_value,
     edit_target,
     evaluate_answer,
     number_value,
     wants_edit,
 )
 from conversations.engine.simulate import Dialogue
+from conversations.engine.timeparse import zh_number
 from conversations.engine.turn import opening_question, record_reply
 
 PLAN = Path(__file__).resolve().parents[3] / "workflows" / "plans" / "permit_form.json"
@@ -106,7 +106,7 @@ def test_the_answer_named_by_words_unit_or_place() -> None:
 @pytest.mark.parametrize(("token", "value"), [("三", 3), ("十二", 12), ("两百", 200), ("两百五", 250), ("一千四百五十", 1450),
                                               ("一千零五", 1005), ("一万二", 12000)])
 def test_chinese_numerals(token, value) -> None:  # noqa: ANN001
-    assert _cn_value(token) == value
+    assert zh_number(token) == value
 
 
 def test_numbers_and_units_as_written() -> None:
