@@ -269,15 +269,20 @@ def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bo
         return recorded
     plate_like = bool(_PLATE_LIKE.fullmatch(key))
     if plate_like and not "\u4e00" <= key[0] <= "\u9fff":
-        # "B88888" for 沪B88888: a plate typed without its province character is the recorded plate it ends,
-        # when one does; when plates of two provinces do, it is none of them until the person says which
+        # "B88888" for 沪B88888, "7mk29" for 云A·7MK29: a plate typed without its province character (and its
+        # city's letter) is the recorded plate it ends, when one does; when two do, it is none of them until the
+        # person says which
         ends = (ParkingOrder.objects.filter(plate_key__endswith=key).order_by()
                 .values_list("plate_no", "plate_key").distinct()[:_PLATES_COMPARED])
-        fits = {recorded_key: plate for plate, recorded_key in ends
-                if len(recorded_key) == len(key) + 1 and "\u4e00" <= recorded_key[0] <= "\u9fff"}
+        fits = {recorded_key: plate for plate, recorded_key in ends if _plate_head(recorded_key[:len(recorded_key) - len(key)])}
         if fits:
             return next(iter(fits.values())) if len(fits) == 1 else False
     return key if plate_like else False
+
+
+def _plate_head(head: str) -> bool:
+    """Whether what a typed plate left out is its province character, with or without its city's letter."""
+    return len(head) in (1, 2) and "\u4e00" <= head[0] <= "\u9fff" and (len(head) == 1 or head[1].isalpha())
 
 
 def city_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bool:

@@ -102,11 +102,13 @@ def test_a_plate_typed_without_its_province_is_the_recorded_plate_it_ends(rules)
     order("P-2", "晋K 3E771")  # the same plate written another way
     assert selectors.plate_lookup("k3e771") == "晋K·3E771"
     assert selectors.plate_lookup("K-3E771") == "晋K·3E771"
-    assert selectors.plate_lookup("3E771") == "3E771"  # a shorter tail is no plate's: as typed
+    assert selectors.plate_lookup("3e771") == "晋K·3E771"  # without the province and the city's letter too
     order("P-3", "蒙K3E771")
     assert selectors.plate_lookup("K3E771") is False  # two provinces' plates end so: neither is guessed
+    assert selectors.plate_lookup("3E771") is False
     assert selectors.plate_lookup("蒙k3e771") == "蒙K3E771"
     assert selectors.plate_lookup("ZX9981") == "ZX9981"  # plate-shaped, no orders: as typed
+    assert selectors.plate_lookup("E771") == "E771"  # four characters say too little: as typed
 
 
 def test_billing_plugs_its_lookups_and_place_finder_into_conversations() -> None:
