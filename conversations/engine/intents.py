@@ -10,7 +10,7 @@ No model is involved: the same text always routes the same way.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Annotated
 
@@ -18,7 +18,15 @@ import pydantic
 from pydantic import Field
 
 from ._serde import FrozenDict, Serializable
-from ._text import compile_pattern, count_matches, detect_language, first_match, normalize_patterns
+from ._text import (
+    compile_pattern,
+    count_matches,
+    detect_language,
+    first_match,
+    iter_patterns,
+    normalize_patterns,
+)
+from .negation import negated
 from .schema import Localized, Names, Patterns, Spec
 
 LOCATE = "LOCATE"
@@ -353,8 +361,15 @@ class IntentResult(Serializable):
 
 
 def _domain_matches(text: str, intents: Iterable[DomainIntent]) -> list[tuple[DomainIntent, int]]:
+    """The intents the message asks for, each with how many of its patterns say it; a request said not to be
+    wanted ("我不是要查欠费", "I'm not asking about arrears") is none."""
     hits = [(intent, count_matches(text, intent.patterns)) for intent in intents]
-    return [(intent, n) for intent, n in hits if n > 0]
+    return [(intent, n) for intent, n in hits if n > 0 and not _only_negated(text, intent.patterns)]
+
+
+def _only_negated(text: str, patterns: Mapping[str, Iterable[str]]) -> bool:
+    said = [(p, m) for _, p in iter_patterns(patterns) for m in compile_pattern(p).finditer(text)]
+    return bool(said) and all(negated(text, m.start(), m.end(), pattern=p) for p, m in said)
 
 
 def _confirmation_value(text: str) -> str:

@@ -46,7 +46,10 @@ def _distance(lex: Lexicon, between: str) -> int:
 
 
 def _pseudo(lex: Lexicon, text: str, cue: re.Match[str], segment: tuple[int, int]) -> bool:
-    """Whether the cue is part of a phrase that only looks like a negation ("not sure", "没问题")."""
+    """Whether the cue is part of a phrase that only looks like a negation ("not sure", "没问题"), or asks a
+    question by saying a word and its negative ("欠不欠费", "贵不贵", "有没有")."""
+    if cue.start() > 0 and cue.end() < len(text) and cue.group(0) in ("不", "没") and text[cue.start() - 1] == text[cue.end()]:
+        return True
     return any(p.start() <= cue.start() < p.end() for p in lex.pseudo_negation.finditer(text, *segment))
 
 

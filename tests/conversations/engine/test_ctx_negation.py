@@ -275,3 +275,18 @@ def test_a_reading_across_a_but_does_not_overrule_what_a_clause_said() -> None:
     runs = EvidenceRule(id="motor_runs", patterns={"en": [r"\bmotor\s+runs\b"]}, excludes=("motor_silent",))
     silent = EvidenceRule(id="motor_silent", patterns={"en": [r"\bmotor\b[^.]{0,30}\bdoesn'?t\s+move"]}, excludes=("motor_runs",))
     assert [m.rule_id for m in match_evidence("slide motor runs but the room doesnt move", [runs, silent], "en")] == ["motor_runs"]
+
+
+@pytest.mark.parametrize(("text", "target"), [("查下GHX-2207欠不欠费", "欠费"), ("那辆车还有没有别的欠费", "欠费"), ("这个贵不贵", "贵")])
+def test_a_word_and_its_negative_ask_a_question_and_negate_nothing(text: str, target: str) -> None:
+    assert _cue(text, target) is None
+
+
+def test_a_request_said_not_to_be_wanted_is_no_request() -> None:
+    from conversations.engine.intents import DomainIntent, route_intent
+
+    arrears = DomainIntent(name="arrears_check", patterns={"zh": ["查欠费|欠费"], "en": [r"\barrears\b"]})
+    verify = DomainIntent(name="fee_verify", patterns={"zh": ["对不对|收.{0,4}对"], "en": [r"\bcharged\s+right\b"]})
+    routed = route_intent("我不是要查欠费哈，就想问一下这单收18块对不对", domain_intents=[arrears, verify], default_language="zh")
+    assert routed.intent == "fee_verify"
+    assert route_intent("I'm not asking about arrears", domain_intents=[arrears, verify]).intent != "arrears_check"
