@@ -22,7 +22,7 @@ from .catalog import say, say_in, say_n
 from .certainty import CERTAIN, GUESS, time_certainty, unsure_words
 from .commands import Command
 from .config import ActionSpec, ConversationConfig
-from .negation import opens_a_request
+from .negation import negated, opens_a_request, tells_lateness
 from .plain_words import upper_first
 from .state import VALID, ContextState, SlotValue, with_key
 from .timeparse import _date_part, _time_of_day, names_period, without_refused
@@ -154,7 +154,10 @@ def _zh_number(text: str) -> int:
 def read_length(text: str, language: str) -> str | None:
     """A call's length said in the message, in minutes ("45 minutes", "half an hour", "一个小时", "四十五分钟")."""
     lang = _lang(language)
-    match = _LENGTH[lang].search(without_refused(text, lang))
+    said = without_refused(text, lang)
+    # "showing up 30-40 minutes late" tells of lateness, "shouldn't be 40 minutes" refuses: neither is the call's length
+    match = next((m for m in _LENGTH[lang].finditer(said) if not tells_lateness(said, m.start(), m.end())
+                  and not negated(said, m.start(), m.end())), None)
     if match is None:
         return None
     if match.group("hh"):

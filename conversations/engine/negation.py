@@ -436,6 +436,29 @@ def said_as_total(words: str) -> str | None:
     return None
 
 
+def tells_lateness(text: str, start: int, end: int) -> bool:
+    """Whether the length said at `text[start:end]` tells how late someone was ("30 minutes late", "迟到半小时"),
+    not a length asked for."""
+    for lex in lexicons_for(text):
+        words = _list_pattern(lex, "lateness")
+        if words is None:
+            continue
+        before = re.search(rf"(?:{words.pattern})\s*$", text[max(0, start - 8):start], re.IGNORECASE)
+        if words.match(text[end:].lstrip()) or before is not None:
+            return True
+    return False
+
+
+def request_from(part: str) -> str:
+    """The words of a part from where it opens a request on ("Tomás has been late all month and I'd like a call
+    with him" asks from "I'd like"): what comes before is an account, not the request."""
+    for lex in lexicons_for(part):
+        opener = lex.request_openers.search(part)
+        if opener is not None and opener.start() > 0:
+            return part[opener.start():]
+    return part
+
+
 def said_as_more(text: str, start: int, end: int) -> bool:
     """Whether the length said at `text[start:end]` is said as more on top of the one kept ("40 min longer",
     "another hour", "再多停半小时", "ещё на час", "otros 40 minutos")."""

@@ -49,6 +49,7 @@ from .negation import (
     only_fillers,
     opens_with_correction,
     picks_between,
+    request_from,
     rough_or_doubtful,
     said_unsure,
     says_it_was_wrong,
@@ -715,7 +716,7 @@ def _action_parts(work: TurnWork, config: ConversationConfig) -> list[str]:
     Tuesday at 3pm"): no part of an account given in the same message."""
     if not (work.action_requested or work.actions_declined):
         return []
-    return [part for part in message_parts(work.text, at_contrasts=False)
+    return [request_from(part) for part in message_parts(work.text, at_contrasts=False)
             if read_actions(part, work.language, config.actions) != (None, ())]
 
 
