@@ -267,9 +267,11 @@ def chitchat_kind(text: str) -> str | None:
 # Asking for a human being (the rules' human_handoff) and dropping the request (the rules' cancel).
 # A wish for a person: a verb of reaching someone, then a person (a staff member of any trade: the RV desk's
 # technician, a mechanic, 师傅, мастер, técnico), or the words people use for one on their own ("转人工")
-_PERSON = (r"(?:a\s+|an\s+|the\s+|some\s+|your\s+)?(?:real\s+|actual\s+|live\s+|human\s+)*"
+_PERSON = (r"(?:(?:a\s+|an\s+|the\s+|some\s+|your\s+)?(?:real\s+|actual\s+|live\s+|human\s+)*"
            r"(?:person|people|human|agent|operator|some\s*one|somebody|any\s*one|anybody|staff|manager|supervisor|"
-           r"representative|rep|technician|tech|mechanic|advisor|specialist)\b")
+           r"representative|rep|technician|tech|mechanic|advisor|specialist|service\s+writer|writer)\b"
+           # "one of the service writers", "one of your techs"
+           r"|one\s+of\s+(?:the|your)\s+(?:\w+\s+)?(?:writers|techs|technicians|mechanics|people|staff|guys|advisors|agents|folks)\b)")
 _HUMAN = re.compile(
     rf"\b(?:talk|speak|chat)\s+(?:to|with)\s+{_PERSON}|"
     rf"\b(?:get|want)\s+(?:me\s+)?{_PERSON}(?!\s+(?:to\b|count|who|that))|"
@@ -279,9 +281,10 @@ _HUMAN = re.compile(
     r"\bin\s+person\b|"
     r"转人工|人工客服|人工服务|找人工|真人|找客服|联系客服|客服人员|转接人工|"
     r"找(?:个|一个|位)?(?:懂行的|专业的|真正的)?(?:师傅|技师|技术员|维修师傅|工作人员|人)(?:来|跟我|和我)|找(?:个|一个|位)?(?:师傅|技师|技术员|维修师傅|工作人员)|"
+    r"(?:позов\w*|позвать|пригласи\w*)\s+(?:мне\s+|сюда\s+)?(?:живого\s+)?(?:мастер|человек|оператор|сотрудник|менеджер|техник|специалист)\w*|"
     r"(?:поговорить|связаться|говорить|соедините|соедини|свяжите|переключите)(?:\s+меня)?\s+с\s+(?:живым\s+)?"
     r"(?:человеком|оператором|живым|сотрудником|менеджером|мастером|техником|специалистом)|\bоператор\w*\b|"
-    r"(?:hablar|comunicarme|p[aá]same|pasarme|ponerme\s+en\s+contacto)\s+con\s+(?:una\s+persona|un\s+humano|alguien|"
+    r"(?:hablar|comunicarme|p[aá]same|pasarme|me\s+pasas?|me\s+pase|me\s+comunicas?|ponerme\s+en\s+contacto)\s+con\s+(?:una\s+persona|un\s+humano|alguien|"
     r"un\s+agente|un\s+operador|un\s+t[eé]cnico|un\s+mec[aá]nico)|\bagente\s+humano\b|"
     r"\b(?:me\s+)?(?:puede|podr[ií]a|pueda)\s+atender\s+(?:una\s+persona|un\s+humano|alguien|un\s+t[eé]cnico|un\s+mec[aá]nico)",
     re.IGNORECASE,
@@ -314,7 +317,7 @@ def asks_for_human(text: str) -> bool:
     match = _HUMAN.search(text)
     if match is None or negated_at(text, match.start(), match.end()):
         return False
-    lead = re.split(r"[,，;；:：.!?。！？…]", text[:match.start()])[-1]
+    lead = re.split(r"[,，;；:：.!?。！？…]|(?<=[\u4e00-\u9fff])\s+(?=[\u4e00-\u9fff])", text[:match.start()])[-1]  # a space pauses Chinese
     third_party = re.search(r"(?:some|any)\s*(?:one|body)$", match.group(0), re.IGNORECASE) and _THIRD_PARTY.match(text[match.end():])
     if not opens_a_request(lead) or third_party:
         return False  # "用户也能一键转人工客服" tells of a feature, not a wish

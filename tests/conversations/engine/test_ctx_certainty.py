@@ -36,6 +36,8 @@ def test_a_time_is_as_sure_as_its_words(text: str, kind: str, value: str, certai
 @pytest.mark.parametrize("text", [
     "can I talk to a real person about this?", "this is confusing, can I talk to a real person?", "I want to speak to a human",
     "转人工", "quiero hablar con una persona", "хочу поговорить с оператором", "can I get a human on this please",
+    "позовите мастера из сервиса", "¿me pasas con alguien del taller?", "this isnt going anywhere, can I get one of the service writers on here",
+    "算了不想跟机器聊了 帮我找个真人客服",
 ])
 def test_a_wish_for_a_person_is_a_handoff(text: str) -> None:
     assert asks_for_human(text)
