@@ -293,9 +293,16 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
             intent=None, missing=("system",), rounds=0, last_question=work.question or "", asked_turn=work.turn, kind="system"))
     seen = match_evidence(work.text, config.all_evidence(state.primary_system), work.language, work.language)
     work.evidence_seen = seen  # read once, found or not: the evidence stage takes it as it is
+    others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id]
+    if seen and others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
+        # "fuses are fine. now lets do the slide": what this system's check read is kept, then the switch is made
+        state, _ = add_facts(state, seen, rules=config.all_evidence(state.primary_system), turn=work.turn,
+                             step_id=state.current_step_id)
+        work.trace.append(f"{', '.join(m.rule_id for m in seen)} kept for {procedure.id} before the switch")
+        work.evidence_seen = None
+        return _switch_to(state, work, config, others[0])
     if seen:
         return state  # evidence of this system: an answer, not another fault
-    others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id]
     if not others:
         return state  # no other system named: nothing below applies
     if isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
