@@ -26,7 +26,7 @@ from ._text import (
     iter_patterns,
     normalize_patterns,
 )
-from .negation import negated
+from .negation import may_negate, negated
 from .schema import Localized, Names, Patterns, Spec
 
 LOCATE = "LOCATE"
@@ -368,6 +368,8 @@ def _domain_matches(text: str, intents: Iterable[DomainIntent]) -> list[tuple[Do
 
 
 def _only_negated(text: str, patterns: Mapping[str, Iterable[str]]) -> bool:
+    if not may_negate(text):
+        return False
     said = [(p, m) for _, p in iter_patterns(patterns) for m in compile_pattern(p).finditer(text)]
     return bool(said) and all(negated(text, m.start(), m.end(), pattern=p) for p, m in said)
 
