@@ -23,6 +23,7 @@ from .certainty import GUESS
 from .commands import Command
 from .config import ConversationConfig, EvidenceRule, ProcedureSpec, StepSpec
 from .estimate import (
+    REPORT_PATTERNS,
     confirm_estimate,
     draft_estimate,
     estimate_request,
@@ -765,10 +766,17 @@ def _estimate_and_report(state: ContextState, work: TurnWork, config: Conversati
         lines = "; ".join(f"{line.label} {line.hours:g} h" for line in state.estimate.lines)
         work.notice = say(work.language, HOW_LONG_TEXT, hours=f"{hours:g}", lines=lines)
         work.step_unanswered = True
-    if work.meaning == REPORT:
+    asked_too = work.meaning == ESTIMATE and first_match(
+        work.text, (config.diagnostic.report_patterns if config.diagnostic else None) or REPORT_PATTERNS, work.language)
+    if work.meaning == REPORT or asked_too:  # "confirm the estimate at 1 h and write the report": both are done
         # Never a dead end: the report is written whenever asked; before isolation it says what is unknown.
+        confirmed = asked_too and work.reply_action == "estimate_confirmed"
         work.reply_action = "final_report"
         work.notice = say(work.language, REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT)
+        if confirmed:  # the estimate confirmed in the same words is said too
+            hours = state.estimate.confirmed_hours or state.estimate.total_hours
+            work.notice = say(work.language, "Labor estimate confirmed: {hours} h; the report will show it as confirmed.",
+                              hours=f"{hours:g}") + " " + work.notice
         if not state.isolation_complete:
             work.report_blockers = ("isolation_incomplete",)
         if "final_report" in config.modes.enabled:
