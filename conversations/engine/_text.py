@@ -225,6 +225,13 @@ def negated_at(text: str, start: int, end: int | None = None) -> bool:
     return negated(text, start, start if end is None else end)
 
 
+def unnegated_hits(text: str, patterns: Mapping[str, Iterable[str]], language: str | None = None) -> list[re.Match[str]]:
+    """Every match of the patterns in text that no negation cue has in its scope (a pattern that says its own
+    negation is read as said)."""
+    return [hit for _, pattern in iter_patterns(patterns, language) for hit in compile_pattern(pattern).finditer(text)
+            if not negated(text, hit.start(), hit.end(), pattern=pattern)]
+
+
 def defers_answer(text: str) -> bool:
     """The person puts the answer off or is unsure ("not sure", "I need to check the drawings", "待定")."""
     return bool(_DEFERRAL.search(text.replace("’", "'")))

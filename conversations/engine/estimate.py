@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 from ._serde import Serializable
 from ._text import first_match, localize, normalize_patterns
-from .config import HypothesisSpec
+from .config import DiagnosticSpec, HypothesisSpec
 from .evidence import recommendations
 from .state import (
     ACTIVE,
@@ -96,6 +96,11 @@ REPORT_PATTERNS = normalize_patterns(
         ],
     }
 )
+
+
+def asks_for_report(text: str, diagnostic: DiagnosticSpec | None, language: str) -> bool:
+    """Whether the message asks for the final report, in the plan's own words or the built-in ones."""
+    return first_match(text, (diagnostic.report_patterns if diagnostic else None) or REPORT_PATTERNS, language) is not None
 _HOURS = normalize_patterns(
     {"any": [r"(\d+(?:[.,]\d+)?)\s*(?:h\b|hrs?\b|hours?\b|小时|час\w*|horas?\b)"]}
 )

@@ -28,6 +28,7 @@ from ._text import (
     iter_patterns,
     localize,
     normalize_patterns,
+    unnegated_hits,
 )
 from .config import EvidenceRule, HypothesisSpec
 from .intents import DISPUTE, NEW_EVIDENCE
@@ -171,9 +172,7 @@ def _unless_said(text: str, rule: EvidenceRule, language: str) -> bool:
     """Whether the words that rule a reading out are said: denied ("sin zumbido", "никакого гула"), they are not."""
     if first_match(text, rule.unless, language) is None:
         return False
-    return any(not negated(text, hit.start(), hit.end(), pattern=pattern) and not _cue_inside_a_word(text, hit.start())
-               for _lang, pattern in iter_patterns(rule.unless, language)
-               for hit in compile_pattern(pattern).finditer(text))
+    return any(not _cue_inside_a_word(text, hit.start()) for hit in unnegated_hits(text, rule.unless, language))
 
 
 def match_elided(text: str, rules: Iterable[EvidenceRule], language: str, locale: str = "en") -> list[EvidenceMatch]:

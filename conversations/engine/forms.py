@@ -27,6 +27,7 @@ from ._text import (
     localize,
     negated_at,
     normalize_patterns,
+    unnegated_hits,
     word_at,
 )
 from .catalog import say
@@ -223,8 +224,7 @@ def evaluate_answer(
         opening_end = text.find(parts[0]) + len(parts[0]) if parts else 0
         opening = next((v for v, patterns in YES_NO.items() if parts and first_match(parts[0], patterns, language)), None)
         for choice in spec.choices:  # a way of saying it that is negated ("这件事先不聊了") says nothing
-            said = [m for _, p in iter_patterns(choice.patterns, language) for m in compile_pattern(p).finditer(text)
-                    if not negated(text, m.start(), m.end(), pattern=p)]
+            said = unnegated_hits(text, choice.patterns, language)
             if said and opening not in (None, choice.value) and all(m.start() >= opening_end for m in said):
                 return FormEvaluation(True, opening)
             if said:

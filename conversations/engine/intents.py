@@ -23,10 +23,10 @@ from ._text import (
     count_matches,
     detect_language,
     first_match,
-    iter_patterns,
     normalize_patterns,
+    unnegated_hits,
 )
-from .negation import may_negate, negated
+from .negation import may_negate
 from .schema import Localized, Names, Patterns, Spec
 
 LOCATE = "LOCATE"
@@ -368,10 +368,8 @@ def _domain_matches(text: str, intents: Iterable[DomainIntent]) -> list[tuple[Do
 
 
 def _only_negated(text: str, patterns: Mapping[str, Iterable[str]]) -> bool:
-    if not may_negate(text):
-        return False
-    said = [(p, m) for _, p in iter_patterns(patterns) for m in compile_pattern(p).finditer(text)]
-    return bool(said) and all(negated(text, m.start(), m.end(), pattern=p) for p, m in said)
+    """Whether every way the patterns are said (at least one, counted before) is negated."""
+    return may_negate(text) and not unnegated_hits(text, patterns)
 
 
 def _confirmation_value(text: str) -> str:

@@ -36,6 +36,7 @@ from .plain_words import (
 from .state import ContextState
 from .timeparse import says_clock
 from .turn import ANSWER, FOLLOW_UP, REQUEST, TurnOutcome, final_report_for
+from .turn_work import ESTIMATE_CONFIRMED_TEXT
 
 
 @dataclass(frozen=True)
@@ -510,7 +511,7 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
         lines.append(say(lang, "Labor estimate skipped: the report will leave labor out. Diagnostics go on."))
     elif outcome.reply_action == "estimate_confirmed":
         hours = state.estimate.confirmed_hours or state.estimate.total_hours
-        lines.append(say(lang, "Labor estimate confirmed: {hours} h; the report will show it as confirmed.", hours=f"{hours:g}"))
+        lines.append(say(lang, ESTIMATE_CONFIRMED_TEXT, hours=f"{hours:g}"))
     return lines
 
 

@@ -23,7 +23,7 @@ from .certainty import GUESS
 from .commands import Command
 from .config import ConversationConfig, EvidenceRule, ProcedureSpec, StepSpec
 from .estimate import (
-    REPORT_PATTERNS,
+    asks_for_report,
     confirm_estimate,
     draft_estimate,
     estimate_request,
@@ -66,6 +66,7 @@ from .turn_work import (
     DEFERRED_TEXT,
     DISPUTE_MEANING,
     ESTIMATE,
+    ESTIMATE_CONFIRMED_TEXT,
     EVIDENCE,
     FALLBACK_TEXT,
     HANDOFF_MEANING,
@@ -295,19 +296,19 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
     seen = match_evidence(work.text, config.all_evidence(state.primary_system), work.language, work.language)
     work.evidence_seen = seen  # read once, found or not: the evidence stage takes it as it is
     others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id]
-    if seen and others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
-        # "fuses are fine. now lets do the slide": what this system's check read is kept, then the switch is made
-        state, _ = add_facts(state, seen, rules=config.all_evidence(state.primary_system), turn=work.turn,
-                             step_id=state.current_step_id)
-        work.trace.append(f"{', '.join(m.rule_id for m in seen)} kept for {procedure.id} before the switch")
-        work.evidence_seen = None
+    if others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
+        # "ok forget that, the roof a/c ...", "switch to the fridge"; "fuses are fine. now lets do the slide": what
+        # this system's check read is kept, then the switch is made
+        if seen:
+            state, _ = add_facts(state, seen, rules=config.all_evidence(state.primary_system), turn=work.turn,
+                                 step_id=state.current_step_id)
+            work.trace.append(f"{', '.join(m.rule_id for m in seen)} kept for {procedure.id} before the switch")
+            work.evidence_seen = None
         return _switch_to(state, work, config, others[0])
     if seen:
         return state  # evidence of this system: an answer, not another fault
     if not others:
         return state  # no other system named: nothing below applies
-    if isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
-        return _switch_to(state, work, config, others[0])  # "ok forget that, the roof a/c ...", "switch to the fridge"
     if isinstance(others[0], ProcedureSpec) and _ALSO.search(work.text):
         work.notice = say(work.language, ALSO_TEXT, other=_system_label(others[0], work.language).removeprefix("the "),
                           system=_system_label(procedure, work.language).removeprefix("the "))
@@ -766,8 +767,7 @@ def _estimate_and_report(state: ContextState, work: TurnWork, config: Conversati
         lines = "; ".join(f"{line.label} {line.hours:g} h" for line in state.estimate.lines)
         work.notice = say(work.language, HOW_LONG_TEXT, hours=f"{hours:g}", lines=lines)
         work.step_unanswered = True
-    asked_too = work.meaning == ESTIMATE and first_match(
-        work.text, (config.diagnostic.report_patterns if config.diagnostic else None) or REPORT_PATTERNS, work.language)
+    asked_too = work.meaning == ESTIMATE and asks_for_report(work.text, config.diagnostic, work.language)
     if work.meaning == REPORT or asked_too:  # "confirm the estimate at 1 h and write the report": both are done
         # Never a dead end: the report is written whenever asked; before isolation it says what is unknown.
         confirmed = asked_too and work.reply_action == "estimate_confirmed"
@@ -775,8 +775,7 @@ def _estimate_and_report(state: ContextState, work: TurnWork, config: Conversati
         work.notice = say(work.language, REPORT_READY_TEXT if state.isolation_complete else REPORT_NOT_YET_TEXT)
         if confirmed:  # the estimate confirmed in the same words is said too
             hours = state.estimate.confirmed_hours or state.estimate.total_hours
-            work.notice = say(work.language, "Labor estimate confirmed: {hours} h; the report will show it as confirmed.",
-                              hours=f"{hours:g}") + " " + work.notice
+            work.notice = say(work.language, ESTIMATE_CONFIRMED_TEXT, hours=f"{hours:g}") + " " + work.notice
         if not state.isolation_complete:
             work.report_blockers = ("isolation_incomplete",)
         if "final_report" in config.modes.enabled:

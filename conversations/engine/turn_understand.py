@@ -28,7 +28,7 @@ from .catalog import say
 from .certainty import CERTAIN, GUESS, LIKELY, time_certainty
 from .commands import Command
 from .config import ConversationConfig
-from .estimate import REPORT_PATTERNS, estimate_request
+from .estimate import asks_for_report, estimate_request
 from .fee_questions import amounts_said, asks_amount_right, names_other_one, says_start
 from .forms import waiting_question, wants_edit
 from .intents import (
@@ -166,12 +166,8 @@ def read_meaning(state: ContextState, work: TurnWork, config: ConversationConfig
         return ESTIMATE
     if config.diagnostic_enabled and _NEXT_STEP.search(work.text):
         return NEXT_STEP_MEANING
-    if config.diagnostic_enabled:
-        patterns = (
-            config.diagnostic.report_patterns if config.diagnostic else None
-        ) or REPORT_PATTERNS
-        if first_match(work.text, patterns, work.language):
-            return REPORT
+    if config.diagnostic_enabled and asks_for_report(work.text, config.diagnostic, work.language):
+        return REPORT
     if routed.kind == "domain":
         return REQUEST
     if routed.kind == "builtin":
@@ -426,12 +422,8 @@ def _time_swapped(state: ContextState, work: TurnWork, names: list[str], found: 
         said, was = clock_said(new), clock_said(old)
         if said is None or was is None:
             continue
-        kept_times = {}
-        for name in [n for n in ("at_time", "until_time") if n in names and n in state.slots]:
-            try:
-                kept_times[name] = datetime.fromisoformat(str(state.slots[name].value))
-            except ValueError:
-                continue
+        kept_times = {n: at for n in ("at_time", "until_time")
+                      if n in names and n in state.slots and (at := _aware(str(state.slots[n].value))) is not None}
         if not any(_same_clock(kept, was) for kept in kept_times.values()) and \
                 any(_same_clock(kept, said) for kept in kept_times.values()):
             for other in [n for n in ("at_time", "until_time", "duration_minutes") if n in found]:
@@ -738,17 +730,18 @@ def _stay_extended(state: ContextState, work: TurnWork, found: dict[str, Extract
         return
     length = state.slots.get("duration_minutes")
     start, end = state.slots.get("at_time"), state.slots.get("until_time")
-    if end is not None and start is not None and (length is None or end.source_turn > length.source_turn):
-        begun, until = _aware(str(start.value)), _aware(str(end.value))
-        kept = int((until - begun).total_seconds() // 60) if begun and until else None
+    begun = _aware(str(start.value)) if start is not None else None
+    if end is not None and begun is not None and (length is None or end.source_turn > length.source_turn):
+        until = _aware(str(end.value))
+        kept = int((until - begun).total_seconds() // 60) if until else None
     else:
         kept = int(float(length.value)) if length is not None else None
     if not kept:
         return
-    found["duration_minutes"] = Extraction(value=str(kept + int(float(said.value))), raw=said.raw)
-    if end is not None and start is not None:
-        found["until_time"] = Extraction(value=(_aware(str(start.value)) + timedelta(minutes=kept + int(float(said.value)))).isoformat(),
-                                         raw=said.raw)
+    total = kept + int(float(said.value))
+    found["duration_minutes"] = Extraction(value=str(total), raw=said.raw)
+    if end is not None and begun is not None:
+        found["until_time"] = Extraction(value=(begun + timedelta(minutes=total)).isoformat(), raw=said.raw)
     work.trace.append(f"stay extended by {said.value} minutes")
 
 

@@ -85,6 +85,7 @@ READING_WAY_OUT_TEXT = marked(
 REPORT_NOT_YET_TEXT = marked(
     "Here is the report so far. The cause isn't isolated yet, so it lists what is still unknown: the "
     "suspected causes and the checks not done.")
+ESTIMATE_CONFIRMED_TEXT = marked("Labor estimate confirmed: {hours} h; the report will show it as confirmed.")
 REPORT_READY_TEXT = marked(
     "Here is the final report: complaint, cause and correction, with the labor estimate as it stands.")
 
