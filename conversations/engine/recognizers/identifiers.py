@@ -1,0 +1,286 @@
+"""Identifiers and named things: order numbers and plates in any case, with spaces, dots, dashes or slashes
+between their groups, or without the plate's province; lots, cities and systems by name, alias or a near
+typo (`rapidfuzz`).
+
+Identifiers are resolved, not pattern-matched: every candidate join of neighbouring tokens is compared with
+the operator's records (`Records`) without separators or case. A token shaped like an identifier that no
+record has is still reported (value None, its words kept), so the desk says it found no such order instead
+of answering for another; a plate's tail that two records end is reported with both, to ask which. A city
+named that has no record (the gazetteer in `places.json`) is reported the same way.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from rapidfuzz import fuzz, process
+
+from ..certainty import CERTAIN, GUESS, LIKELY
+from . import Span
+
+_PLACES_FILE = Path(__file__).resolve().parent / "places.json"
+_PROVINCES = "京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼"
+_SEPARATORS = re.compile(r"[\s\-_./·•,:#]+")
+NEAR_SCORE = 86  # rapidfuzz ratio (0-100) from which a word is a near typo of a name
+
+
+_LOOKALIKES = str.maketrans("АВЕКМНОРСТУХ", "ABEKMHOPCTYX")  # Cyrillic letters a plate shares with Latin ones
+
+
+def normalized(value: str) -> str:
+    """An identifier without separators, case or script: "hz 2611.00731" and "HZ-2611-00731" are one, and so are
+    a Russian plate typed in Latin letters and in Cyrillic ones."""
+    return _SEPARATORS.sub("", value).upper().translate(_LOOKALIKES)
+
+
+@dataclass(frozen=True)
+class Records:
+    """What the operator has, to resolve what a message names: canonical orders and plates, and named things
+    (lots, cities, systems) as code -> the words that name it. `lot_city` says which city a lot is in, to read
+    a lot name two cities share by the city said beside it."""
+
+    orders: tuple[str, ...] = ()
+    plates: tuple[str, ...] = ()
+    named: Mapping[str, Mapping[str, tuple[str, ...]]] = field(default_factory=dict)
+    lot_city: Mapping[str, str] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, known: Mapping[str, Any]) -> Records:
+        named = {kind: {code: tuple(words) for code, words in known.get(kind, {}).items()} for kind in ("lot", "city", "system")}
+        cities = named["city"]
+        lot_city = {lot: next((c for c in cities if lot.upper().startswith(c.upper() + "-")), "") for lot in named["lot"]}
+        return cls(tuple(known.get("order", ())), tuple(known.get("plate", ())), named, lot_city)
+
+    def __hash__(self) -> int:
+        return hash((self.orders, self.plates))
+
+
+@cache
+def _gazetteer() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+    data = json.loads(_PLACES_FILE.read_text(encoding="utf-8"))
+    names = {}
+    for place in data["cities"]:
+        shown = place.get("zh") or place["en"]
+        for word in place.values():
+            names[word.lower()] = shown if place.get("zh") and re.search(r"[\u4e00-\u9fff]", word) else place["en"]
+    return names, {k: tuple(v) for k, v in data["plate_provinces"].items()}
+
+
+# --- plates and orders ---------------------------------------------------------------------------------
+
+_PLATE = re.compile(rf"([{_PROVINCES}])\s*([A-Za-z])\s*[·•.\-\s]?\s*((?:[A-Za-z0-9]\s?){{4,5}}[A-Za-z0-9])(?![A-Za-z0-9])")
+_PINYIN_PLATE = re.compile(r"(?<![A-Za-z])([a-z]{1,5})\s+([A-Za-z])\s*[·.\-\s]?\s*([A-Za-z0-9]{5,6})(?![A-Za-z0-9])", re.IGNORECASE)
+_TOKEN = re.compile(r"[A-Za-z0-9\u0400-\u04ff]+(?:[\-_./·][A-Za-z0-9\u0400-\u04ff]+)*")
+_MAX_JOIN = 4
+
+
+def _plate_spans(text: str, records: Records) -> list[Span]:
+    spans = []
+    by_plate = {normalized(p): p for p in records.plates}
+    for m in _PLATE.finditer(text):
+        value = f"{m.group(1)}{m.group(2)}{m.group(3)}"
+        key = normalized(value)
+        spans.append(Span("plate", m.start(), m.end(), m.group(0), {"kind": "plate", "value": by_plate.get(key),
+                                                                      **({} if key in by_plate else {"text": m.group(0)})}))
+    _, provinces = _gazetteer()
+    for m in _PINYIN_PLATE.finditer(text):
+        if any(s.overlaps(m.start(), m.end()) for s in spans) or not any(ch.isdigit() for ch in m.group(3)):
+            continue
+        options = [f"{p}{m.group(2)}{m.group(3)}" for p in provinces.get(m.group(1).lower(), ())]
+        hits = [by_plate[normalized(o)] for o in options if normalized(o) in by_plate]
+        if hits:
+            spans.append(_one_or_either("plate", m.start(), m.end(), text, hits))
+    return spans
+
+
+def _one_or_either(kind: str, start: int, end: int, text: str, hits: list[str], certainty: str = CERTAIN) -> Span:
+    hits = list(dict.fromkeys(hits))
+    if len(hits) == 1:
+        return Span(kind, start, end, text[start:end], {"kind": kind, "value": hits[0]}, certainty)
+    return Span(kind, start, end, text[start:end], {"kind": kind, "value": None, "either": hits}, GUESS, "either")
+
+
+def _joins(text: str) -> list[tuple[int, int, str]]:
+    """Every join of up to four neighbouring tokens one separator apart ("hz 2611 00731"), longest first."""
+    tokens = list(_TOKEN.finditer(text))
+    found = []
+    for i in range(len(tokens)):
+        for j in range(min(len(tokens), i + _MAX_JOIN), i, -1):
+            group = tokens[i:j]
+            if any(len(text[a.end():b.start()]) > 2 or not _SEPARATORS.fullmatch(text[a.end():b.start()] or " ")
+                   for a, b in zip(group, group[1:], strict=False)):
+                continue
+            start, end = group[0].start(), group[-1].end()
+            found.append((start, end, text[start:end]))
+    return found
+
+
+_ID_SHAPED = re.compile(r"(?=[A-Za-z0-9\-_./·]*\d)(?:[A-Za-z]{1,4}[\-_./·]?\d{3,}(?:[\-_./·]\d{2,})*|\d{4,}(?:[\-_./·]\d{3,})+|"
+                        r"[A-Za-z]{1,4}\d{2,}[\-_./·]\d{2,}(?:[\-_./·]\d{2,})*)")
+
+
+def _order_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
+    by_order = {normalized(o): o for o in records.orders}
+    by_tail = {}
+    for plate in records.plates:
+        by_tail.setdefault(normalized(plate)[1:], []).append(plate) if plate[:1] in _PROVINCES else None
+    spans: list[Span] = []
+    for start, end, words in _joins(text):
+        if any(s.overlaps(start, end) for s in [*taken, *spans]):
+            continue
+        key = normalized(words)
+        if key in by_order:
+            spans.append(Span("order", start, end, words, {"kind": "order", "value": by_order[key]}))
+            continue
+        plates = [p for p in records.plates if normalized(p) == key]
+        if plates:
+            spans.append(Span("plate", start, end, words, {"kind": "plate", "value": plates[0]}, *_script(words, plates[0])))
+            continue
+        tails = by_tail.get(key, []) if len(key) >= 6 and any(ch.isdigit() for ch in key) and key[:1].isalpha() else []
+        if tails:
+            spans.append(_one_or_either("plate", start, end, text, tails, _script(words, tails[0])[0]))
+    for m in _ID_SHAPED.finditer(text):  # shaped like an order number, and no record has it
+        if not any(s.overlaps(m.start(), m.end()) for s in [*taken, *spans]) and not _date_or_time(m.group(0)):
+            spans.append(Span("order", m.start(), m.end(), m.group(0), {"kind": "order", "value": None, "text": m.group(0)}))
+    return spans
+
+
+def _script(words: str, record: str) -> tuple[str, str | None]:
+    """A plate typed in the other script's look-alike letters ("o123pk" for О123РК) is likely, said back."""
+    own = _SEPARATORS.sub("", words).upper()
+    return (CERTAIN, None) if own in _SEPARATORS.sub("", record).upper() else (LIKELY, "look-alike letters")
+
+
+def _date_or_time(words: str) -> bool:
+    return bool(re.fullmatch(r"\d{4}[-/.]\d{1,2}(?:[-/.]\d{1,2})?|\d{1,2}[-/.]\d{1,2}(?:[-/.]\d{2,4})?|\d{1,2}[:.]\d{2}", words))
+
+
+# --- named things: lots, cities, systems ------------------------------------------------------------------
+
+def _word_at(text: str, word: str) -> list[tuple[int, int]]:
+    latin = word[:1].isascii() or re.match(r"[\u0400-\u04ff]", word[:1])
+    before = r"(?<![\w])" if latin else ""
+    after = r"(?![\w])" if word[-1:].isascii() or re.match(r"[\u0400-\u04ff]", word[-1:]) else ""
+    body = r"[\s\-]*".join(re.escape(p) for p in re.split(r"[\s\-]+", word))
+    return [m.span() for m in re.finditer(before + body + after, text, re.IGNORECASE)]
+
+
+def _named_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
+    hits: list[tuple[int, int, str, str]] = []
+    for kind in ("lot", "city", "system"):
+        for code, words in records.named.get(kind, {}).items():
+            for word in (words if kind == "system" else (code, *words)):  # a system's code is no word people say
+                for start, end in _word_at(text, word):
+                    hits.append((start, end, kind, code))
+    hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
+    spans: list[Span] = []
+    # a longer name typed a letter off outweighs a shorter name inside it ("watr heater" is no "heater")
+    longer = [s for s in _near_typos(text, records, taken) if not any(h[0] <= s.start and s.end <= h[1] for h in hits)]
+    spans += [s for s in longer if any(s.start <= h[0] and h[1] <= s.end and (h[1] - h[0]) < (s.end - s.start) for h in hits)]
+    for start, end, kind, _ in hits:
+        if any(s.overlaps(start, end) for s in [*taken, *spans]):
+            continue
+        codes = [h[3] for h in hits if h[0] == start and h[1] == end and h[2] == kind]
+        spans.append(_one_or_either(kind, start, end, text, codes))
+    spans += _near_typos(text, records, [*taken, *spans])
+    spans += _unknown_cities(text, records, [*taken, *spans])
+    return _resolve_shared_lots(sorted(spans, key=lambda s: s.start), records)
+
+
+def _near_typos(text: str, records: Records, taken: list[Span]) -> list[Span]:
+    """A name typed a letter off ("Hangzou", "furnance", "холодильнк", "热水期"): likely, said back."""
+    choices = {}
+    for kind in ("lot", "city", "system"):
+        for code, words in records.named.get(kind, {}).items():
+            for word in words:
+                if len(word) >= (3 if re.search(r"[\u4e00-\u9fff]", word) else 5):
+                    choices[word.lower()] = (kind, code)
+    spans: list[Span] = []
+    latin = [c for c in choices if not re.search(r"[\u4e00-\u9fff]", c)]
+    chinese = [c for c in choices if c not in latin]
+    for start, end, piece in _windows(text):
+        if any(s.overlaps(start, end) for s in [*taken, *spans]) or piece.lower() in choices:
+            continue
+        if re.match(r"[\u4e00-\u9fff]", piece):
+            if re.search(r"[不没的了是在]", piece):
+                continue  # "暖风不…" is a name and a negation, not a name typed off
+            best = next((c for c in chinese if len(c) == len(piece) >= 3 and sum(a != b for a, b in zip(c, piece, strict=True)) == 1), None)
+        else:
+            found = process.extractOne(piece.lower(), latin, scorer=fuzz.ratio, score_cutoff=NEAR_SCORE) if len(piece) >= 5 else None
+            best = found[0] if found is not None else None
+        if best is None:
+            continue
+        kind, code = choices[best]
+        spans.append(Span(kind, start, end, piece, {"kind": kind, "value": code}, LIKELY, "near typo"))
+    return spans
+
+
+def _windows(text: str) -> Iterable[tuple[int, int, str]]:
+    """Pieces a name may be typed as: one to three neighbouring words, longest first, and every stretch of two
+    to six Chinese characters."""
+    words = list(re.finditer(r"[A-Za-z\u0400-\u04ff]+", text))
+    for size in (3, 2, 1):
+        for i in range(len(words) - size + 1):
+            a, b = words[i], words[i + size - 1]
+            if any(not re.fullmatch(r"[\s\-]+", text[x.end():y.start()]) for x, y in zip(words[i:i + size], words[i + 1:i + size], strict=False)):
+                continue
+            if size > 1 and min(len(a.group(0)), len(b.group(0))) <= 2:
+                continue  # "el calefactor" is the name with an article, not a name typed off
+            yield a.start(), b.end(), text[a.start():b.end()]
+    for run in re.finditer(r"[\u4e00-\u9fff]{3,}", text):
+        chunk = run.group(0)
+        for size in range(min(len(chunk), 6), 2, -1):
+            for i in range(len(chunk) - size + 1):
+                yield run.start() + i, run.start() + i + size, chunk[i:i + size]
+
+
+def _unknown_cities(text: str, records: Records, taken: list[Span]) -> list[Span]:
+    known = {w.lower() for words in records.named.get("city", {}).values() for w in words} | {
+        c.lower() for c in records.named.get("city", {})}
+    names, _ = _gazetteer()
+    spans = []
+    for word, shown in names.items():
+        if word in known or shown.lower() in known:
+            continue
+        for start, end in _word_at(text, word) or _inflected_at(text, word):
+            if not any(s.overlaps(start, end) for s in [*taken, *spans]) and (not word.isascii() or text[start:start + 1].isupper()
+                                                                             or len(word) > 5):
+                spans.append(Span("city", start, end, text[start:end], {"kind": "city", "value": None, "text": text[start:end]}))
+    return spans
+
+
+def _inflected_at(text: str, word: str) -> list[tuple[int, int]]:
+    """A Russian place name in another case ("в Казани", "из Москвы"): its stem and an ending of up to two letters."""
+    if not re.fullmatch(r"[а-яё]{4,}", word):
+        return []
+    stem = re.sub(r"[аяеоиыьй]$", "", word)
+    return [m.span() for m in re.finditer(rf"(?<![\w]){re.escape(stem)}[а-яё]{{0,2}}(?![\w])", text, re.IGNORECASE)]
+
+
+def _resolve_shared_lots(spans: list[Span], records: Records) -> list[Span]:
+    """A lot name two cities share ("Station car park") is the one in the city said beside it."""
+    cities = {s.value["value"] for s in spans if s.kind == "city" and s.value.get("value")}
+    resolved = []
+    for span in spans:
+        either = span.value.get("either") if span.kind == "lot" else None
+        if either and cities:
+            mine = [code for code in either if records.lot_city.get(code) in cities]
+            if len(mine) == 1:
+                span = Span("lot", span.start, span.end, span.text, {"kind": "lot", "value": mine[0]})
+        resolved.append(span)
+    return resolved
+
+
+def read_identifiers(text: str, records: Records, language: str = "en") -> list[Span]:
+    """Every order, plate, lot, city and system the text names, in order; each span's value is
+    {"kind", "value"} (value None with "text" for one no record has, or with "either" for two that fit)."""
+    plates = _plate_spans(text, records)
+    orders = _order_spans(text, records, plates)
+    named = _named_spans(text, records, [*plates, *orders])
+    return sorted([*plates, *orders, *named], key=lambda s: s.start)

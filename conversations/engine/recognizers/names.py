@@ -1,0 +1,300 @@
+"""Persons' names, whole, in four languages: "Siobhan O'Brien-Adeyemi", "José María García López",
+"Анна Петрова", "欧阳娜娜", without titles ("Dr Okafor" -> Okafor, 王经理 -> 王), possessives ("priya's") or the
+words after a name (小李今天又迟到了 -> 小李), and a Russian name said in another case read as its nominative
+("с Иваном" -> Иван).
+
+A capitalised name is certain; a name typed in lower case after a word that introduces one ("talk to
+priya") is likely; a word that is as often a common word as a name ("Will", "Summer", 文明, Надежда) is a
+guess. The words (titles, particles, stop words, the words that end a Chinese name) are the lexicon's
+`names` entries and the Chinese surnames its `surnames` list.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+from functools import cache
+
+from ..certainty import CERTAIN, GUESS, LIKELY
+from ..lexicon import LANGUAGES, LEXICON_DIR
+from . import Span
+
+
+@dataclass(frozen=True)
+class _Words:
+    stops: frozenset[str]
+    titles: frozenset[str]
+    particles: frozenset[str]
+    cues: tuple[str, ...]
+    ambiguous: frozenset[str]
+    enders: tuple[str, ...]
+
+
+@cache
+def _words(language: str) -> _Words:
+    data = json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))["names"]
+    return _Words(frozenset(w.lower() for w in data["stops"]), frozenset(w.lower().rstrip(".") for w in data["titles"]),
+                  frozenset(data["particles"]), tuple(sorted(data["cues"], key=len, reverse=True)),
+                  frozenset(w.lower() for w in data["ambiguous"]), tuple(sorted(data.get("enders", ()), key=len, reverse=True)))
+
+
+@cache
+def _all(attribute: str) -> frozenset[str]:
+    found: set[str] = set()
+    for language in LANGUAGES:
+        value = getattr(_words(language), attribute)
+        found |= set(value)
+    return frozenset(found)
+
+
+@cache
+def _surnames() -> tuple[str, ...]:
+    data = json.loads((LEXICON_DIR / "zh.json").read_text(encoding="utf-8"))
+    return tuple(sorted(data["surnames"], key=len, reverse=True))
+
+
+@cache
+def _places() -> frozenset[str]:
+    from .identifiers import _gazetteer  # the city names: "Hangzhou" is no person
+
+    names, _ = _gazetteer()
+    return frozenset(names)
+
+
+# --- Latin and Cyrillic script ------------------------------------------------------------------------------
+
+_L = r"A-Za-zÀ-ÖØ-öø-ÿĀ-žА-Яа-яЁё"
+_UP = r"A-ZÀ-ÖØ-ÞĀ-ŽА-ЯЁ"
+_WORD = re.compile(rf"[{_L}](?:[{_L}]|['’](?=[{_L}])|-(?=[{_L}]))*")
+_SENTENCE_END = re.compile(r"[.!?。！？:\n]\s*$|^\s*$")
+
+
+def _capitalised(word: str) -> bool:
+    return word[:1].isupper() and not (len(word) > 1 and word.isupper() and len(word) <= 3)
+
+
+def _nominative(word: str, before: str, language: str, after: str = "") -> str:
+    """A Russian name in the case its preposition or verb asks, back in the nominative ("с Иваном" -> Иван,
+    "напиши Наталье" -> Наталья, "Ивана нет" -> Иван)."""
+    if language != "ru" or not re.search(r"[а-яё]$", word, re.IGNORECASE):
+        return word
+    cue = before.strip().split()[-1].lower() if before.strip() else ""
+    lower = word.lower()
+    if cue in ("с", "со"):
+        for ending, back in (("ым", ""), ("им", ""), ("ом", ""), ("еем", "ей"), ("ем", ""), ("ой", "а"), ("ей", "я"), ("ью", "ь")):
+            if lower.endswith(ending) and len(word) > len(ending) + 2:
+                return word[: -len(ending)] + back
+    if cue in ("напиши", "передай", "скажи", "позвони", "к", "ко", "сообщи", "отправь"):
+        if lower.endswith(("ье", "ие")):
+            return word[:-1] + "я"
+        if lower.endswith("е") and len(word) > 3:
+            return word[:-1] + "а"
+        if lower.endswith(("ову", "еву", "ину", "ыну")):
+            return word[:-1]
+        if lower.endswith("у") and len(word) > 3:
+            return word[:-1]
+    if cue in ("спроси", "позови", "найди", "вызови", "про", "попроси") and lower.endswith(("у", "ю")) and len(word) > 3:
+        return word[:-1] + ("а" if lower.endswith("у") else "я")
+    genitive = cue in ("у", "для", "от", "без", "до", "нет") or re.match(r"\s+(?:нет|не\s+было|опять\s+нет)(?!\w)", after, re.IGNORECASE)
+    if genitive:
+        if re.search(r"[бвгдзклмнпрстфхцчшщ]а$", lower) and len(word) > 3:
+            return word[:-1]
+        if lower.endswith(("ова", "ева", "ина")):
+            return word[:-1]
+    return word
+
+
+def _latin_names(text: str, language: str) -> list[Span]:
+    words = list(_WORD.finditer(text))
+    spans: list[Span] = []
+    titles, particles, stops = _all("titles"), _all("particles"), _all("stops")
+    shouting = text.upper() == text and any(ch.isalpha() for ch in text)
+    i = 0
+    while i < len(words):
+        w = words[i]
+        token = w.group(0)
+        lower = token.lower()
+        own = _clean(token)
+        at_start = _SENTENCE_END.search(text[: w.start()]) is not None
+        if lower in titles and i + 1 < len(words):
+            i += 1
+            continue
+        capital = _capitalised(token) or (shouting and lower not in stops)
+        if not capital or own.lower() in stops or own.lower() in _places():
+            i += 1
+            continue
+        j = i + 1
+        parts = [words[i]]
+        while j < len(words):
+            nxt = words[j].group(0)
+            gap = text[words[j - 1].end():words[j].start()]
+            if gap.strip() or "\n" in gap:
+                break
+            if (_capitalised(nxt) or (shouting and nxt.lower() not in stops)) and _clean(nxt).lower() not in stops \
+                    and _clean(nxt).lower() not in _places():
+                parts.append(words[j])
+                j += 1
+                continue
+            if nxt.lower() in particles and j + 1 < len(words) and _capitalised(words[j + 1].group(0)) and not shouting:
+                parts.append(words[j])
+                j += 1
+                continue
+            if nxt.lower() in particles and j + 2 < len(words) and words[j + 1].group(0).lower() in particles \
+                    and _capitalised(words[j + 2].group(0)):
+                parts.extend([words[j], words[j + 1]])
+                j += 2
+                continue
+            break
+        while len(parts) > 1 and parts[-1].group(0).lower() in particles:
+            parts.pop()
+        name = " ".join(_clean(p.group(0)) for p in parts)
+        if shouting:
+            name = " ".join(part.capitalize() if part.isupper() else part for part in name.split())
+        if language == "ru" or re.search(r"[а-яё]", name, re.IGNORECASE):
+            before, after = text[: parts[0].start()], text[parts[-1].end():]
+            name = " ".join(_nominative(part, before, "ru", after) for part in name.split())
+        certainty = CERTAIN
+        if len(parts) == 1 and (own.lower() in _all("ambiguous") or at_start and not _introduced(text, parts[0].start())):
+            certainty = GUESS if own.lower() in _all("ambiguous") else LIKELY
+        if len(parts) == 1 and at_start and own.lower() not in _all("ambiguous") and not _followed_by_person_verb(text, parts[0].end()):
+            certainty = GUESS
+        spans.append(Span("name", parts[0].start(), parts[-1].end(), text[parts[0].start():parts[-1].end()], name, certainty))
+        i = j
+    return spans
+
+
+_PERSON_VERB = re.compile(r"\s+(?:(?:has|had|is|was|will|can|did|didn'?t|doesn'?t|isn'?t|wasn'?t|hasn'?t|won'?t|keeps|kept|never|always|just|"
+                          r"also|said|says|asked|told|called|left|came|missed|quit|wants|needs|signed|pidi[oó]|lleg[oó]|dijo|se\s+fue|firm[oó]|"
+                          r"и\s|не\s|сказал\w*|попросил\w*|подал\w*|ушл?\w*|пришл?\w*)|[,:])", re.IGNORECASE)
+
+
+def _followed_by_person_verb(text: str, end: int) -> bool:
+    return _PERSON_VERB.match(text, end) is not None or text[end:].strip() == "" or text[end:end + 2] in ("'s", "’s")
+
+
+def _introduced(text: str, start: int) -> bool:
+    before = text[:start].lower().rstrip()
+    return any(before.endswith(cue) for cue in _all("cues"))
+
+
+def _clean(token: str) -> str:
+    return re.sub(r"['’]s$", "", token)
+
+
+def _lowercase_names(text: str, taken: list[Span]) -> list[Span]:
+    """A name typed in lower case after a word that introduces one ("talk to priya", "напиши наталье")."""
+    spans = []
+    stops = _all("stops") | _all("titles")
+    lowered = text.lower()
+    for cue in _all("cues"):
+        for m in re.finditer(rf"(?<![\w]){re.escape(cue)}\s+", lowered):
+            words = list(_WORD.finditer(text, m.end()))
+            picked = []
+            for w in words[:3]:
+                token = w.group(0)
+                gap = text[(picked[-1].end() if picked else m.end()):w.start()]
+                if gap.strip() or not token.islower() or _clean(token) in stops or token in _all("particles") and not picked:
+                    if token in _all("particles") and picked and len(words) > len(picked) + 1:
+                        picked.append(w)
+                        continue
+                    break
+                if len(token) < 3 or _clean(token) in _places():
+                    break
+                picked.append(w)
+            while picked and picked[-1].group(0) in _all("particles"):
+                picked.pop()
+            if not picked or any(s.overlaps(picked[0].start(), picked[-1].end()) for s in [*taken, *spans]):
+                continue
+            if len(picked) > 1 and not _looks_like_name_words(picked):
+                picked = picked[:1]
+            name = " ".join(p.group(0) if p.group(0) in _all("particles") else _clean(p.group(0)).capitalize() for p in picked)
+            name = " ".join(_nominative(part, text[: picked[0].start()], "ru") for part in name.split())
+            certainty = GUESS if _clean(picked[0].group(0)) in _all("ambiguous") else LIKELY
+            spans.append(Span("name", picked[0].start(), picked[-1].end(), text[picked[0].start():picked[-1].end()], name, certainty))
+    return spans
+
+
+def _looks_like_name_words(words: list[re.Match[str]]) -> bool:
+    return all(len(w.group(0)) >= 2 for w in words) and not any(w.group(0).endswith(("ing", "ed")) for w in words[1:])
+
+
+def _possessive_names(text: str, taken: list[Span]) -> list[Span]:
+    """"priya's timekeeping": a lower-case word with an 's that is no common word."""
+    spans = []
+    for m in re.finditer(r"(?<![\w'])([a-z]{3,})['’]s\b", text):
+        if m.group(1) in _all("stops") or any(s.overlaps(m.start(), m.end()) for s in taken):
+            continue
+        spans.append(Span("name", m.start(1), m.end(1), m.group(1), m.group(1).capitalize(), LIKELY))
+    return spans
+
+
+# --- Chinese ------------------------------------------------------------------------------------------------
+
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]+")
+
+
+def _chinese_names(text: str) -> list[Span]:
+    words = _words("zh")
+    spans: list[Span] = []
+    for run in _CJK_RUN.finditer(text):
+        chunk = run.group(0)
+        i = 0
+        while i < len(chunk):
+            found = _chinese_name_at(chunk, i, words)
+            if found is None:
+                i += 1
+                continue
+            name, length, certainty = found
+            start = run.start() + i
+            spans.append(Span("name", start, start + length, chunk[i:i + length], name, certainty))
+            i += length
+    return spans
+
+
+def _chinese_name_at(chunk: str, i: int, words: _Words) -> tuple[str, int, str] | None:
+    prefix = next((p for p in ("小", "老", "阿") if chunk.startswith(p, i)), "")
+    at = i + len(prefix)
+    surname = next((s for s in _surnames() if chunk.startswith(s, at)), None)
+    if surname is None:
+        return None
+    after = at + len(surname)
+    title = next((t for t in words.titles if chunk.startswith(t, after)), None)
+    if prefix:
+        if prefix == "老" and chunk.startswith(("是", "板", "师", "公", "婆", "家"), at):
+            return None
+        return (chunk[i:after], after - i, CERTAIN) if not chunk.startswith(tuple(words.ambiguous), i) else None
+    if title is not None:
+        return surname, len(surname) + len(title), CERTAIN
+    before = chunk[:i]
+    cued = any(before.endswith(c) for c in words.cues)
+    for size in (2, 1):  # a given name of two characters, or of one
+        end = after + size
+        if end > len(chunk):
+            continue
+        given = chunk[after:end]
+        if any(ch in "的了是在有不没说又也和跟给把被都就还这那们吗呢吧啊个" for ch in given):
+            continue
+        rest = chunk[end:]
+        if size == 2 and any(given[1:].startswith(e) or (given[1:] + rest).startswith(e) for e in words.enders if len(e) <= 2) \
+                and not rest.startswith(words.enders):
+            continue
+        if rest and not rest.startswith(words.enders) and not any(before.endswith(c) for c in ("叫", "是", "名字", "姓名")):
+            if size == 1:
+                return None
+            continue
+        name = chunk[i:end]
+        if name in words.ambiguous or any(name.startswith(a) for a in words.ambiguous if len(a) == len(name)):
+            return (name, len(name), GUESS) if rest.startswith(("说", "今天", "明天")) or cued else None
+        if not cued and not rest and i == 0 and len(chunk) == len(name) and len(name) == 2:
+            return name, len(name), LIKELY
+        return name, len(name), CERTAIN
+    return None
+
+
+def read_names(text: str, language: str = "en") -> list[Span]:
+    """Every person's name the text says, in order, as spans whose value is the name as it is written to them."""
+    spans = [*_latin_names(text, language), *_chinese_names(text)]
+    spans += _lowercase_names(text, spans)
+    spans += _possessive_names(text, spans)
+    return sorted(spans, key=lambda s: s.start)
