@@ -24,7 +24,9 @@ _DAY = r"(?:mon|tues?|wed(?:nes)?|thu(?:rs)?|fri|sat(?:ur)?|sun)(?:day)?|周[一
 _WHEN = rf"(?:\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm))?|{_DAY})"
 # Two times or days offered as one ("6 or 7", "monday or tuesday", "周一还是周二", "六七点", "в 6 или 7")
 _ALTERNATIVE_WHEN = re.compile(
-    rf"(?<![A-Za-z0-9:]){_WHEN}\s*(?:,\s*)?(?:or(?:\s+maybe)?|或者?|还是|или|либо|o|u)\s*(?:maybe\s+|perhaps\s+|可能\s*)?{_WHEN}(?![A-Za-z0-9:])"
+    rf"(?<![A-Za-z0-9:]){_WHEN}\s*(?:,\s*)?(?:or(?:\s+maybe)?|或者?|还是|или|либо|o|u)\s*(?:maybe\s+|perhaps\s+|可能\s*)?"
+    rf"(?:(?:on|в|во|el|la|las)\s+)?{_WHEN}(?![A-Za-z0-9:])"
+    r"|[一二两三四五六七八九十\d]{1,3}[点點]\s*(?:或者?|还是)\s*[一二两三四五六七八九十\d]{1,3}[点點]"
     r"|(?<![十一二三四五六七八九])([一二三四五六七八九])(?!\1)[一二三四五六七八九][点點]",
     re.IGNORECASE,
 )

@@ -569,6 +569,14 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
             continue
         if end.precision == "day" and (clock := _end_clock(tail)) is not None:
             end = ParsedTime(datetime.combine(end.value.date(), clock, tzinfo=end.value.tzinfo), "minute", end.raw)
+        if (end.precision == "minute" and start.precision == "minute" and start.value.hour >= 12 and end.value.hour < 12
+                and names_period(head) and not _TWENTY_FOUR_HOUR.search(head) and not _TWENTY_FOUR_HOUR.search(tail)
+                and not names_period(tail) and day_part(tail) is None and not _NEXT_DAY.search(tail)
+                and parse_date(head, now=ctx.now, timezone=ctx.timezone) is None
+                and (end.value.hour + 12, end.value.minute) > (start.value.hour, start.value.minute)):
+            # "from 3pm to 6:15 tomorrow": a range whose day is said after it, its end naming no half of the day,
+            # ends in the start's afternoon ("from 8 this evening until 9 tomorrow" names the start's day: overnight)
+            end = replace(end, value=end.value + timedelta(hours=12))
         value = end.value
         if (own_day is not None and now is None and end.precision == "minute" and start.precision == "minute"
                 and parse_date(head, now=ctx.now, timezone=ctx.timezone) is None):

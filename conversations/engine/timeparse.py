@@ -26,6 +26,8 @@ _MONTH_DAY_ZH = re.compile(r"(?<!\d)(\d{1,2})\s*月\s*(\d{1,2})\s*[日号]")
 _RELATIVE_DAYS: tuple[tuple[re.Pattern[str], int], ...] = tuple(
     (re.compile(p, re.IGNORECASE), offset)
     for p, offset in (
+        (r"大前天", -3),
+        (r"大后天|大後天", 3),
         (r"\bday\s+before\s+yesterday\b|前天|позавчера|\banteayer\b|\bantes\s+de\s+ayer\b", -2),
         (r"\bday\s+after\s+tomorrow\b|后天|послезавтра|\bpasado\s+ma[ñn]ana\b", 2),
         (r"\byesterday\b|昨天|昨日|昨晚|(?<!\w)вчера(?!\w)|\bayer\b", -1),
@@ -64,11 +66,14 @@ _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
 _AMPM = re.compile(
     r"(?<![\d:])(\d{1,2})(?::(\d{2}))?\s*(a\.?m\.?|p\.?m\.?)(?![a-z])", re.IGNORECASE
 )
+# "в 3 часа дня", "с 8", "к 10 утра"; "a las 5 de la tarde", "de 8", "desde las 7" (a range's start)
 _RU_TIME = re.compile(
-    r"(?<!\w)в\s+(\d{1,2})(?::(\d{2}))?\s*(?:час\w*)?\s*(утра|дня|вечера|ночи)?", re.IGNORECASE
+    r"(?<!\w)(?:в|во|с|со|к|после|около)\s+(\d{1,2})(?::(\d{2}))?(?!\s*(?:минут|дн|день|недел|месяц|раз|человек|этаж|январ|феврал|март|апрел|ма[яй]|июн|июл|август|сентябр|октябр|ноябр|декабр|%|[.,]\d))"
+    r"\s*(?:час\w*)?\s*(утра|дня|вечера|ночи)?", re.IGNORECASE
 )
 _ES_TIME = re.compile(
-    r"\ba\s+las?\s+(\d{1,2})(?::(\d{2}))?\s*(?:de\s+la\s+(ma[ñn]ana|tarde|noche))?", re.IGNORECASE
+    r"\b(?:a\s+las?|desde\s+las?|de\s+las?|hasta\s+las?|de(?=\s+\d{1,2}(?::\d{2})?(?:\s*$|\s+a\s+\d)))\s+(\d{1,2})(?::(\d{2}))?"
+    r"(?!\s*(?:minutos?|d[ií]as?|semanas?|mes|personas?|pisos?|%|[.,]\d))\s*(?:de\s+la\s+(ma[ñn]ana|tarde|noche))?", re.IGNORECASE
 )
 _NOON = re.compile(r"\bnoon\b|\bmidday\b|中午|(?<!\w)полдень(?!\w)|\bmediod[ií]a\b", re.IGNORECASE)
 _MIDNIGHT = re.compile(r"\bmidnight\b|午夜|半夜|(?<!\w)полночь(?!\w)|\bmedianoche\b", re.IGNORECASE)
@@ -104,7 +109,7 @@ def _hour_then_period(m: re.Match[str]) -> time | None:
 
 _PERIOD = re.compile(
     r"a\.?m\.?|p\.?m\.?|\b(?:morning|afternoon|evening|tonight|night|noon|midnight)\b|凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|"
-    r"今晚|昨晚|明晚|午夜|半夜|утра|дня|вечера|ночи|полдень|полночь|de\s+la\s+(?:ma[ñn]ana|tarde|noche)|mediod[ií]a|medianoche",
+    r"今晚|昨晚|明晚|今早|明早|昨早|午夜|半夜|утра|дня|вечера|ночи|полдень|полночь|de\s+la\s+(?:ma[ñn]ana|tarde|noche)|mediod[ií]a|medianoche",
     re.IGNORECASE,
 )
 

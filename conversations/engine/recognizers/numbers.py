@@ -530,3 +530,22 @@ def _certainty(text: str, start: int, end: int, quantity: Quantity, unsure_comma
     if unsure_comma:
         return LIKELY, "separator"
     return CERTAIN, None
+
+
+def number_atoms(text: str, language: str = "en") -> list[_Atom]:
+    """Every number said in the text, each alone (no joining, no units), with where it stands."""
+    return _atoms(text, language)
+
+
+def with_digits(text: str) -> str:
+    """The text with its number words as digits ("dos horas y media" -> "2 horas y media", "три часа" ->
+    "3 часа"); Chinese numerals and digits are left as they are."""
+    found = []
+    for m in _word_pattern().finditer(text):
+        for start, end in _word_numbers(m):
+            value = _words_value(text[start:end])
+            if value is not None and text[start:end].lower() not in ("a", "one", "una", "un", "a couple", "couple of", "пару", "пара"):
+                found.append((start, end, value))
+    for start, end, value in reversed(found):
+        text = text[:start] + f"{value:g}" + text[end:]
+    return text

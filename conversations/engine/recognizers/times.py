@@ -19,9 +19,13 @@ from typing import Any
 import holidays
 
 from ..certainty import CERTAIN, GUESS, LIKELY, time_certainty
+from ..fee_questions import day_part
+from ..lexicon import LANGUAGES, LEXICON_DIR, lexicons_for
+from ..negation import hedge_near
 from ..slots import EXTRACTORS, ExtractContext, shared_period
 from ..timeparse import parse_date, parse_datetime
 from . import Span
+from .numbers import number_atoms, with_digits
 
 
 @dataclass(frozen=True)
@@ -113,16 +117,236 @@ def _period_end(text: str, today: date) -> tuple[date, re.Match[str]] | None:
 
 
 def _deadline(text: str, today: date, now: datetime, timezone: str) -> tuple[date, str] | None:
-    named = _festival(text, today) or _period_end(text, today)
-    if named is not None:
-        return named[0], named[1].group(0)
+    """A day something must be done by: a deadline word with a date, a festival or a period's end."""
     cue = _DEADLINE.search(text)
     if cue is None:
         return None
+    named = _festival(text, today) or _period_end(text, today)
+    if named is not None:
+        return named[0], named[1].group(0)
     day = parse_date(text[cue.end():], now=now, timezone=timezone)
     if day is None and cue.start() > 0:
         day = parse_date(text[: cue.start()], now=now, timezone=timezone) if re.match(r"截止|之前|以前|前", cue.group(0)) else None
+    if day is not None and day < today - timedelta(days=31):
+        day = day.replace(year=day.year + 1)  # "by 15 January" said in December is next January
     return (day, cue.group(0)) if day is not None and day > today + timedelta(days=1) else None
+
+
+# --- days named another way, written as dates for the clock readers ------------------------------------------
+
+_ORDINAL_DAY = re.compile(r"\b(?:on\s+)?the\s+(\d{1,2})(?:st|nd|rd|th)\b|\bel\s+d[ií]a\s+(\d{1,2})\b|(?<!\w)(\d{1,2})-?(?:го|е)\s+числа(?!\w)",
+                          re.IGNORECASE)
+_NEXT_WEEK = re.compile(r"\bnext\s+week\b|\bthe\s+week\s+after\b|(?<!\w)(?:на\s+)?следующей\s+неделе(?!\w)|(?<!\w)на\s+той\s+неделе(?!\w)|"
+                        r"\b(?:de\s+)?la\s+semana\s+que\s+viene\b|\b(?:de\s+)?la\s+pr[óo]xima\s+semana\b|\bla\s+semana\s+pr[óo]xima\b",
+                        re.IGNORECASE)
+_WEEKDAY_WORDS = (r"\bmon(?:day)?\b|понедельник\w*|\blunes\b", r"\btues?(?:day)?\b|вторник\w*|\bmartes\b",
+                  r"\bwed(?:nesday)?\b|сред[ауы]|\bmi[ée]rcoles\b", r"\bthu(?:rs)?(?:day)?\b|четверг\w*|\bjueves\b",
+                  r"\bfri(?:day)?\b|пятниц[ауы]|\bviernes\b", r"\bsat(?:urday)?\b|суббот[ауы]|\bs[áa]bado\b",
+                  r"\bsun(?:day)?\b|воскресень[ея]|\bdomingo\b")
+_SINCE = re.compile(r"\bsince\b|\bdesde\s+el\b|(?<!\w)с\s+(?=понедельник|вторник|сред|четверг|пятниц|суббот|воскресень)", re.IGNORECASE)
+_LAST_MONTH_END = re.compile(r"\bend\s+of\s+last\s+month\b|上个?月底|上个?月末|(?<!\w)в\s+конце\s+прошлого\s+месяца(?!\w)|"
+                             r"\ba\s+finales\s+del\s+mes\s+pasado\b", re.IGNORECASE)
+
+
+def _as_date(day: date) -> str:
+    return f"{day.year}/{day.month:02d}/{day.day:02d}"
+
+
+def _dated(text: str, today: date) -> tuple[str, bool]:
+    """The text with a day said another way written as a date the clock readers read ("on the 3rd at 14:00",
+    "wednesday next week", "元旦那天", "since monday"), and whether one was."""
+    if (m := _ORDINAL_DAY.search(text)) is not None:
+        number = int(next(g for g in m.groups() if g))
+        month = today if number >= today.day else (today.replace(day=1) + timedelta(days=32))
+        try:
+            return text[: m.start()] + _as_date(month.replace(day=number)) + text[m.end():], True
+        except ValueError:
+            return text, False
+    if (m := _LAST_MONTH_END.search(text)) is not None:
+        return text[: m.start()] + _as_date(today.replace(day=1) - timedelta(days=1)) + text[m.end():], True
+    if (week := _NEXT_WEEK.search(text)) is not None:
+        monday = today - timedelta(days=today.weekday()) + timedelta(days=7)
+        for index, pattern in enumerate(_WEEKDAY_WORDS):
+            if (day := re.search(pattern, text, re.IGNORECASE)) is not None:
+                first, last = sorted([day.span(), week.span()])
+                return text[: first[0]] + _as_date(monday + timedelta(days=index)) + text[last[1]:], True
+    if (found := _festival(text, today)) is not None:
+        return text[: found[1].start()] + _as_date(found[0]) + text[found[1].end():], True
+    return text, False
+
+
+# --- the words, made plain: spellings, clock phrases, month names and number words ------------------------
+
+@cache
+def _time_words(language: str) -> dict[str, Any]:
+    import json
+
+    return json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))["time_words"]
+
+
+_RU_ORDINALS = ("перв", "втор", "трет", "четв", "пят", "шест", "седьм", "восьм", "девят", "десят", "одиннадцат", "двенадцат")
+
+
+def _clock(template: str, m: re.Match[str]) -> str:
+    said = m.group(1) if m.groups() else ""
+    if "{ordinal-1}" in template:
+        index = next(i for i, stem in enumerate(_RU_ORDINALS) if said.lower().replace("ё", "е").startswith(stem))
+        return template.replace("{ordinal-1}", str(index or 12))
+    if "{h-1}" in template:
+        return template.replace("{h-1}", str((int(said) - 1) or 12))
+    return template.replace("{h}", said).replace("{1}", said)
+
+
+_ENGLISH_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                   "November", "December", "September")
+
+
+def plain_time_words(text: str) -> str:
+    """The text with time words in their plain spelling ("tmrw" -> tomorrow, "завтро" -> завтра), clock phrases
+    as clocks ("quarter past 9" -> 9:15, "полвосьмого" -> 7:30, "3 y cuarto" -> 3:15), a day of a month named in
+    Russian or Spanish as in English ("20 декабря" -> 20 December) and number words as digits."""
+    text = with_digits(text)
+    for lex in lexicons_for(text) or ():
+        words = _time_words(lex.language)
+        text = _respelled(text, {k.lower(): v for k, v in words["spellings"].items()})
+        for pattern, template in words["clock"]:
+            text = re.sub(pattern, lambda m, t=template: _clock(t, m), text, flags=re.IGNORECASE)
+        if "month_day" in words:
+            text = re.sub(words["month_day"], lambda m, months=tuple(words["months"]): _english_day(m, months), text,
+                          flags=re.IGNORECASE)
+    return text
+
+
+def _respelled(text: str, spellings: dict[str, str]) -> str:
+    if not spellings:
+        return text
+    pattern = "|".join(re.escape(k) for k in sorted(spellings, key=len, reverse=True))
+    return re.sub(rf"(?<![\w])({pattern})(?![\w])", lambda m: spellings[m.group(1).lower()], text, flags=re.IGNORECASE)
+
+
+def _english_day(m: re.Match[str], months: tuple[str, ...]) -> str:
+    return f"{m.group(1)} {_ENGLISH_MONTHS[months.index(m.group(2).lower())]}" + (f" {m.group(3)}" if m.group(3) else "")
+
+
+# --- lengths of time and offsets from now ("3 hours", "полтора часа", "3 days ago", "через две недели") -------
+
+_MINUTES = {"minute": 1, "hour": 60, "day": 1440, "week": 10080, "month": 43200}
+
+
+@cache
+def _unit_words() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
+    found = []
+    for language in LANGUAGES:
+        for unit, words in _time_words(language)["units"].items():
+            for word in words:
+                spaced = word.isascii() or re.match(r"[а-яё]", word)
+                before, after = (r"(?<![^\W\d])", r"(?![\w])") if spaced else ("", "")  # "3h" yes, "friday" no
+                found.append((unit, word, re.compile(rf"{before}{re.escape(word)}{after}", re.IGNORECASE)))
+    return tuple(sorted(found, key=lambda f: -len(f[1])))
+
+
+@cache
+def _phrase_pattern(key: str) -> re.Pattern[str] | None:
+    words = {w for language in LANGUAGES for w in _time_words(language)[key]}
+    if not words:
+        return None
+    body = "|".join(r"\s+".join(re.escape(p) for p in w.split()) for w in sorted(words, key=len, reverse=True))
+    return re.compile(rf"(?:{body})", re.IGNORECASE)
+
+
+@cache
+def _vague() -> dict[str, tuple[float, str]]:
+    return {w.lower(): (float(v[0]), v[1]) for language in LANGUAGES for w, v in _time_words(language)["vague"].items()}
+
+
+_HALF_AFTER_UNIT = re.compile(r"\s*(?:and\s+a\s+half|y\s+medi[oa]|с\s+половиной|半)(?![\w])", re.IGNORECASE)
+_HALF_BEFORE_UNIT = re.compile(r"\s*(?:个|個)?\s*(?:and\s+a\s+half|半)\s*(?:个|個)?\s*$", re.IGNORECASE)
+_ONE_BEFORE = re.compile(r"(?:\b(?:an?|one|una?|un)|(?<![\w])(?:одн[уа]|один)|一个?|一)\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class _Length:
+    start: int
+    end: int
+    minutes: int
+    certainty: str
+    why: str | None
+
+
+def _lengths(text: str) -> list[_Length]:
+    """Every length of time said: a number (or a word for one, or none: "через час") and a unit, halves and
+    compounds ("一小时十五分钟") added up, rough amounts ("a few hours", "пару часов") marked."""
+    atoms = number_atoms(text)
+    found: list[_Length] = []
+    taken = 0
+    for unit, _, pattern in _unit_words():
+        for m in pattern.finditer(text):
+            if m.start() < taken and any(f.start <= m.start() < f.end for f in found):
+                continue
+            if any(f.start <= m.start() < f.end for f in found):
+                continue
+            if unit in ("minute", "hour") and re.fullmatch(r"[mh]", m.group(0), re.IGNORECASE) and not re.search(r"\d\s?$", text[: m.start()]):
+                continue
+            before = text[: m.start()]
+            amount, start, certainty, why = None, m.start(), CERTAIN, None
+            half = _HALF_BEFORE_UNIT.search(before)
+            head = before[: half.start()] if half else before
+            atom = next((a for a in atoms if a.end <= len(head) and not head[a.end:].strip(" -个個")), None)
+            if atom is not None:
+                amount, start = atom.value, atom.start
+            elif (one := _ONE_BEFORE.search(head)) is not None:
+                amount, start = 1.0, one.start()
+            else:
+                vague = next(((w, v) for w, v in _vague().items() if re.search(rf"(?<![\w]){re.escape(w)}\s*$", head, re.IGNORECASE)), None)
+                if vague is not None:
+                    amount, certainty, why = vague[1][0], (GUESS if vague[1][1] == "guess" else LIKELY), "rough"
+                    start = head.lower().rfind(vague[0])
+                elif m.group(0).lower() in ("час", "hora", "неделю", "месяц", "semana", "mes"):
+                    amount = 1.0  # "через час", "hora y media", "неделю назад": the unit alone is one of it
+                else:
+                    continue
+            if _CLOCK_CUE.search(text[:start]) or _DAY_PART_AFTER.match(text, m.end()):
+                continue  # "в 3 часа дня", "в час ночи", "a las 3 horas": a time of day, not a length
+            if half is not None:
+                amount += 0.5
+            end = m.end()
+            if (after := _HALF_AFTER_UNIT.match(text, end)) is not None:
+                amount, end = amount + 0.5, after.end()
+            if unit == "minute" and amount is not None and 0 < amount < 1:
+                continue
+            found.append(_Length(start, end, int(round(amount * _MINUTES[unit])), certainty, why))
+    found.sort(key=lambda f: f.start)
+    merged: list[_Length] = []
+    for length in found:  # "1 hour 15 minutes", "一小时十五分钟": one length
+        if merged and re.fullmatch(r"\s*(?:and|y|и)?\s*", text[merged[-1].end:length.start]) and merged[-1].minutes > length.minutes:
+            last = merged.pop()
+            length = _Length(last.start, length.end, last.minutes + length.minutes, last.certainty, last.why)
+        merged.append(length)
+    return merged
+
+
+_CLOCK_CUE = re.compile(r"(?<![\w])(?:в|во|к|до|после|около|с|со)\s*$|\b(?:a|hasta|desde)\s+las?\s*$|\bat\s*$|第\s*$", re.IGNORECASE)
+_DAY_PART_AFTER = re.compile(r"\s*(?:утра|дня|вечера|ночи)(?![\w])", re.IGNORECASE)
+
+
+def _half_day(text: str) -> re.Match[str] | None:
+    pattern = _phrase_pattern("half_day")
+    return pattern.search(text) if pattern is not None else None
+
+
+def _offset(text: str, length: _Length, now: datetime) -> TimeValue | None:
+    """A length said as a distance from now: "3 days ago" is a day, "in 20 minutes" a moment."""
+    before, after = text[: length.start], text[length.end:]
+    ago = (_phrase_pattern("ago_after") and re.match(rf"\s*(?:{_phrase_pattern('ago_after').pattern})", after, re.IGNORECASE)) or (
+        _phrase_pattern("ago_before") and re.search(rf"(?:{_phrase_pattern('ago_before').pattern})\s*$", before, re.IGNORECASE))
+    later = (_phrase_pattern("later_after") and re.match(rf"\s*(?:{_phrase_pattern('later_after').pattern})", after, re.IGNORECASE)) or (
+        _phrase_pattern("later_before") and re.search(rf"(?<![\w])(?:{_phrase_pattern('later_before').pattern})\s*$", before, re.IGNORECASE))
+    if not ago and not later:
+        return None
+    moment = now - timedelta(minutes=length.minutes) if ago else now + timedelta(minutes=length.minutes)
+    if length.minutes >= 1440:
+        return TimeValue(date=moment.date())
+    return TimeValue(at=moment.replace(second=0, microsecond=0))
 
 
 # --- the reading ------------------------------------------------------------------------------------------
@@ -136,12 +360,37 @@ def read_time(text: str, *, now: datetime, language: str = "en", timezone: str |
     zone = timezone or str(now.tzinfo)
     ctx = ExtractContext(now=now, timezone=zone, language=language)
     today = now.date()
-    timed = shared_period(text)
+    text = plain_time_words(text)
     if (deadline := _deadline(text, today, now, zone)) is not None:
         return Span("time", 0, len(text), deadline[1], TimeValue(by=deadline[0]), CERTAIN)
+    text, _ = _dated(text, today)
+    timed = shared_period(text)
+    next_week_alone = _NEXT_WEEK.search(text) is not None
+    if next_week_alone:  # "next week sometime": a week, not a day; its Monday is asked
+        monday = today - timedelta(days=today.weekday()) + timedelta(days=7)
+        return Span("time", 0, len(text), text, TimeValue(date=monday), GUESS, "week")
+    lengths = [] if _LATENESS.search(text) else _lengths(text)
+    for length in lengths:
+        if (offset := _offset(text, length, now)) is not None:
+            certainty = length.certainty if length.certainty != CERTAIN else (LIKELY if offset.at is not None else CERTAIN)
+            if hedge_near(text, length.start, length.end):
+                certainty = GUESS if certainty == CERTAIN else certainty
+            return Span("time", length.start, length.end, text[length.start:length.end], offset, certainty, length.why)
     start = EXTRACTORS["at_time"](timed, ctx)
     end = EXTRACTORS["until_time"](timed, ctx)
     length = EXTRACTORS["duration_minutes"](timed, ctx)
+    if _LATENESS.search(text) and start is None:
+        return None  # "running 30 minutes late": how late, not a time
+    if length is not None and lengths and lengths[0].end - lengths[0].start > len(length.raw) and lengths[0].minutes > int(length.value):
+        length = None  # "一小时十五分钟": the whole length, not its first part
+    if length is None and lengths and not re.search(r"\d[:：]\d\d|[点點]", text):
+        own = lengths[0]
+        certainty = own.certainty
+        if certainty == CERTAIN and hedge_near(text, own.start, own.end):
+            certainty = LIKELY
+        return Span("time", own.start, own.end, text[own.start:own.end], TimeValue(minutes=own.minutes), certainty, own.why)
+    if length is None and (half := _half_day(text)) is not None:
+        return Span("time", half.start(), half.end(), half.group(0), TimeValue(minutes=360), GUESS, "rough")
     day = parse_date(timed, now=now, timezone=zone)
     if _WHOLE_DAY.search(text) and day is not None:
         begin = datetime.combine(day, datetime.min.time(), tzinfo=now.tzinfo)
@@ -157,15 +406,24 @@ def read_time(text: str, *, now: datetime, language: str = "en", timezone: str |
         parsed = parse_datetime(timed, now=now, timezone=zone)
         moment = datetime.fromisoformat(start.value)
         certainty, why = time_certainty(text, start.raw, "at_time", start.value)
+        if _SINCE.search(text) and moment.date() > today:
+            moment -= timedelta(days=7)  # "since monday": the one before today
         if parsed is not None and parsed.precision == "day":
+            if (part := day_part(text)) is not None:  # "明早", "tomorrow evening": the part's usual hour, asked
+                return Span("time", 0, len(text), start.raw, TimeValue(at=datetime.combine(moment.date(), part[1], tzinfo=moment.tzinfo)),
+                            GUESS, "part_of_day")
             return Span("time", 0, len(text), start.raw, TimeValue(date=moment.date()), _day_certainty(text, certainty), why)
-        return Span("time", 0, len(text), start.raw, TimeValue(at=moment), certainty, why)
+        return Span("time", 0, len(text), start.raw, TimeValue(at=moment), _day_certainty(text, certainty), why)
     if day is not None:
         return Span("time", 0, len(text), text, TimeValue(date=day), _day_certainty(text, CERTAIN))
     return None
 
 
-_NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)", re.IGNORECASE)
+_LATENESS = re.compile(r"\blate\b|опазд\w*|\btarde\b(?!\s*$)|迟到|晚到", re.IGNORECASE)
+# "next Friday" said midweek: this week's or next week's
+_NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)|(?<!\w)следующ\w*\s+(?:понед|вторн|сред|четв|пятн|субб|воскр)|"
+                           r"\bpr[óo]xim[oa]\s+(?:lunes|martes|mi[ée]|jueves|viernes|s[áa]b|domingo)|"
+                           r"\b(?:lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo)\s+pr[óo]xim[oa]\b", re.IGNORECASE)
 _SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
 
 
