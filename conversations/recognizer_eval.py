@@ -140,8 +140,9 @@ def _same_quantity(expected: dict[str, Any], reading: dict[str, Any]) -> bool:
 
 
 def evaluate(cases: dict[str, list[dict[str, Any]]], readers: dict[str, dict[str, Reader]] | None = None,
-             *, show: bool = False) -> Report:
-    """Read every case with our recognizers and any other readers given ({name: {kind: reader}})."""
+             *, show: bool = False, languages: dict[str, tuple[str, ...]] | None = None) -> Report:
+    """Read every case with our recognizers and any other readers given ({name: {kind: reader}}), each other
+    reader on the cases in the languages it reads ({name: languages}, all when not given)."""
     report = Report()
     everyone = {"ours": OURS} | (readers or {})
     for name, by_kind in everyone.items():
@@ -150,6 +151,8 @@ def evaluate(cases: dict[str, list[dict[str, Any]]], readers: dict[str, dict[str
             if reader is None:
                 continue
             for case in kind_cases:
+                if name != "ours" and case["language"] not in (languages or {}).get(name, (case["language"],)):
+                    continue
                 try:
                     read = reader(case)
                 except Exception as error:  # noqa: BLE001 - a library that fails on a case reads nothing

@@ -128,6 +128,11 @@ def _jieba(case: dict[str, Any]) -> tuple[Any, str] | None:
     return [w.word for w in jieba.posseg.cut(case["text"]) if w.flag == "nr"], CERTAIN
 
 
+# The languages each library reads: it is measured on those cases only.
+LANGUAGES_READ: dict[str, tuple[str, ...]] = {"dateparser": ("en", "zh", "ru", "es"), "ctparse": ("en",), "cn2an": ("zh",),
+                                              "text2num": ("en", "es"), "quantulum3": ("en",), "jieba": ("zh",)}
+
+
 def available_readers() -> dict[str, dict[str, Reader]]:
     """{library: {kind: reader}} for the compared libraries that are installed."""
     readers: dict[str, dict[str, Reader]] = {}

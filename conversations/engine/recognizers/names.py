@@ -29,6 +29,8 @@ class _Words:
     cues: tuple[str, ...]
     ambiguous: frozenset[str]
     enders: tuple[str, ...]
+    not_given: str  # characters no Chinese given name holds (function words, numerals, pronouns)
+    word_like: frozenset[str]  # surnames that are as often part of a word (周, 车): a name only where a clause or cue begins
 
 
 @cache
@@ -36,7 +38,8 @@ def _words(language: str) -> _Words:
     data = json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))["names"]
     return _Words(frozenset(w.lower() for w in data["stops"]), frozenset(w.lower().rstrip(".") for w in data["titles"]),
                   frozenset(data["particles"]), tuple(sorted(data["cues"], key=len, reverse=True)),
-                  frozenset(w.lower() for w in data["ambiguous"]), tuple(sorted(data.get("enders", ()), key=len, reverse=True)))
+                  frozenset(w.lower() for w in data["ambiguous"]), tuple(sorted(data.get("enders", ()), key=len, reverse=True)),
+                  data.get("not_given", ""), frozenset(data.get("word_like_surnames", ())))
 
 
 @cache
@@ -164,9 +167,11 @@ def _latin_names(text: str, language: str) -> list[Span]:
     return spans
 
 
-_PERSON_VERB = re.compile(r"\s+(?:(?:has|had|is|was|will|can|did|didn'?t|doesn'?t|isn'?t|wasn'?t|hasn'?t|won'?t|keeps|kept|never|always|just|"
-                          r"also|said|says|asked|told|called|left|came|missed|quit|wants|needs|signed|pidi[oó]|lleg[oó]|dijo|se\s+fue|firm[oó]|"
-                          r"и\s|не\s|сказал\w*|попросил\w*|подал\w*|ушл?\w*|пришл?\w*)|[,:])", re.IGNORECASE)
+_PERSON_VERB = re.compile(r"\s+(?:(?:has|had|is|was|will|can|did|didn'?t|doesn'?t|isn'?t|wasn'?t|hasn'?t|hasnt|havent|won'?t|keeps|kept|"
+                          r"never|always|just|also|said|says|asked|told|called|left|came|missed|quit|wants|needs|signed|showed|"
+                          r"pidi[oó]|lleg[oó]|dijo|se\s+fue|firm[oó]|no\s+(?:vino|contesta|lleg[oó])|"
+                          r"сказал\w*|попросил\w*|подал\w*|ушл?\w*|пришл?\w*|не\s+(?:вышел|вышла|пришел|пришла|отвечает))(?![\w'])|[,:])",
+                          re.IGNORECASE)
 
 
 def _followed_by_person_verb(text: str, end: int) -> bool:
@@ -253,48 +258,92 @@ def _chinese_names(text: str) -> list[Span]:
 
 
 def _chinese_name_at(chunk: str, i: int, words: _Words) -> tuple[str, int, str] | None:
+    """A Chinese name starting at `i`: a prefix and a surname (小李, 老王) or 阿 and a character (阿强), a surname
+    and a title (王经理 -> 王), or a surname and a given name of one or two characters that no function word is in,
+    followed by the end of the clause or a word that ends a name (小李今天…, 林晓的…)."""
+    before = chunk[:i]
+    if chunk[i] in "和跟给与同" and _chinese_name_at(chunk, i + 1, words) is not None:
+        return None  # "和李娜": the name starts after the word that joins it
     prefix = next((p for p in ("小", "老", "阿") if chunk.startswith(p, i)), "")
     at = i + len(prefix)
+    if prefix == "阿" and at < len(chunk) and chunk[at] not in words.not_given and _ends_name(chunk[at + 1:], words):
+        return chunk[i:at + 1], at + 1 - i, CERTAIN
     surname = next((s for s in _surnames() if chunk.startswith(s, at)), None)
     if surname is None:
         return None
     after = at + len(surname)
-    title = next((t for t in words.titles if chunk.startswith(t, after)), None)
+    title = next((t for t in sorted(words.titles, key=len, reverse=True) if chunk.startswith(t, after)), None)
     if prefix:
         if prefix == "老" and chunk.startswith(("是", "板", "师", "公", "婆", "家"), at):
             return None
         return (chunk[i:after], after - i, CERTAIN) if not chunk.startswith(tuple(words.ambiguous), i) else None
     if title is not None:
         return surname, len(surname) + len(title), CERTAIN
-    before = chunk[:i]
-    cued = any(before.endswith(c) for c in words.cues)
+    cued = any(before.endswith(c) for c in (*words.cues, *words.titles)) or not before
+    if surname in words.word_like and not cued:
+        return None  # "上周连着", "停车许可证": the character is part of a word
+    overlapped = False
     for size in (2, 1):  # a given name of two characters, or of one
         end = after + size
         if end > len(chunk):
             continue
         given = chunk[after:end]
-        if any(ch in "的了是在有不没说又也和跟给把被都就还这那们吗呢吧啊个" for ch in given):
+        if any(ch in words.not_given for ch in given):
             continue
         rest = chunk[end:]
-        if size == 2 and any(given[1:].startswith(e) or (given[1:] + rest).startswith(e) for e in words.enders if len(e) <= 2) \
-                and not rest.startswith(words.enders):
-            continue
-        if rest and not rest.startswith(words.enders) and not any(before.endswith(c) for c in ("叫", "是", "名字", "姓名")):
-            if size == 1:
-                return None
+        if size == 2 and rest and not _ends_name(rest, words) and _ends_name(given[1:] + rest, words):
+            overlapped = True
+            continue  # "张伟说": the second character begins what follows ("李明明天": 李明 or 李明明, said back)
+        if not _ends_name(rest, words) and not (size == 2 and cued and before):
             continue
         name = chunk[i:end]
-        if name in words.ambiguous or any(name.startswith(a) for a in words.ambiguous if len(a) == len(name)):
+        if name in words.ambiguous:
             return (name, len(name), GUESS) if rest.startswith(("说", "今天", "明天")) or cued else None
-        if not cued and not rest and i == 0 and len(chunk) == len(name) and len(name) == 2:
+        if (not cued and not rest and len(name) == 2 and i == 0) or overlapped:
             return name, len(name), LIKELY
         return name, len(name), CERTAIN
     return None
 
 
+def _ends_name(rest: str, words: _Words) -> bool:
+    return not rest or rest.startswith(words.enders)
+
+
+def _leading_names(text: str, taken: list[Span], certainty: str = LIKELY) -> list[Span]:
+    """A name typed in lower case that opens a sentence, before what a person does ("pedro se fue temprano",
+    "nguyen thi lan keeps swapping shifts", "will said he can't")."""
+    spans = []
+    for sentence in re.finditer(r"(?:^|(?<=[.!?\n]))\s*([^.!?\n]+)", text):
+        words = list(_WORD.finditer(text, sentence.start(1), sentence.end(1)))
+        picked: list[re.Match[str]] = []
+        for w in words[:5]:
+            token = w.group(0)
+            if not token.islower() or _clean(token) in _all("stops") or (token in _all("particles") and not picked):
+                break
+            picked.append(w)
+            if _PERSON_VERB.match(text, w.end()):
+                break
+        while picked and picked[-1].group(0) in _all("particles"):
+            picked.pop()
+        if not picked or len(picked) > 4 or not _PERSON_VERB.match(text, picked[-1].end()):
+            continue
+        if any(s.overlaps(picked[0].start(), picked[-1].end()) for s in taken) or any(_clean(p.group(0)) in _places() for p in picked):
+            continue
+        name = " ".join(p.group(0) if p.group(0) in _all("particles") else _clean(p.group(0)).capitalize() for p in picked)
+        sure = GUESS if len(picked) == 1 and picked[0].group(0) in _all("ambiguous") else certainty
+        spans.append(Span("name", picked[0].start(), picked[-1].end(), text[picked[0].start():picked[-1].end()], name, sure))
+    return spans
+
+
 def read_names(text: str, language: str = "en") -> list[Span]:
     """Every person's name the text says, in order, as spans whose value is the name as it is written to them."""
+    if text.upper() == text and re.search(r"[A-ZА-ЯЁ]{2}", text):  # SHOUTED: read as typed in lower case
+        lowered = text.lower()
+        spans = [*_leading_names(lowered, [], CERTAIN), *_lowercase_names(lowered, [])]
+        return sorted((Span(s.kind, s.start, s.end, text[s.start:s.end], s.value, s.certainty) for s in spans),
+                      key=lambda s: s.start)
     spans = [*_latin_names(text, language), *_chinese_names(text)]
+    spans += _leading_names(text, spans)
     spans += _lowercase_names(text, spans)
     spans += _possessive_names(text, spans)
     return sorted(spans, key=lambda s: s.start)

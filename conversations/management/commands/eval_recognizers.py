@@ -23,14 +23,14 @@ class Command(BaseCommand):
 
     def handle(self, *args, kinds: list[str], show: bool, libraries: bool, max_wrong: float | None,  # noqa: ANN002, ANN003
                min_right_or_unsure: float | None, **options) -> None:
-        readers = {}
+        readers, languages = {}, {}
         if libraries:
-            from conversations.recognizer_libraries import available_readers
+            from conversations.recognizer_libraries import LANGUAGES_READ, available_readers
 
-            readers = available_readers()
+            readers, languages = available_readers(), LANGUAGES_READ
             if not readers:
                 self.stderr.write("no library to compare is installed (pip install '.[compare]')")
-        report = evaluate(load_cases(kinds or KINDS), readers, show=show)
+        report = evaluate(load_cases(kinds or KINDS), readers, show=show, languages=languages)
         for note in report.notes:
             self.stdout.write(note)
         for line in report.lines():
