@@ -93,6 +93,11 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
     return CERTAIN, None
 
 
+def offers_alternatives(text: str) -> bool:
+    """Whether two times or days are offered as one ("6 or 7", "tuesday or wednesday", "六点或者七点")."""
+    return _ALTERNATIVE_WHEN.search(text) is not None
+
+
 def text_certainty(text: str) -> str:
     """How sure an answer in the person's own words is: a guess when they say they don't know ("三五万？真不知道"),
     likely with a hedge or a rough value ("budget 50k or so", "sometime in Q1, roughly"), else certain."""

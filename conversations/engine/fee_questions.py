@@ -27,7 +27,7 @@ DAY_PARTS: tuple[tuple[str, re.Pattern[str], time], ...] = (
     ("evening", re.compile(r"\bevening\b|傍晚|(?<!\w)вечер\w*", re.IGNORECASE), time(18, 0)),
     ("night", re.compile(r"\bnight(?:-?time|s)?\b|\btonight\b|\bovernight\b|晚上|夜里|夜间|夜晚|今晚|明晚|昨晚|过夜|整晚|一晚|"
                          r"(?<!\w)ноч\w*|\bnoche\b", re.IGNORECASE), time(22, 0)),
-    ("morning", re.compile(r"\bmorning\b|早上|早晨|上午|(?<!\w)утр\w*|\bpor\s+la\s+ma[ñn]ana\b", re.IGNORECASE), time(9, 0)),
+    ("morning", re.compile(r"\bmorning\b|早上|早晨|上午|今早|明早|昨早|一早|(?<!\w)утр\w*|\bpor\s+la\s+ma[ñn]ana\b", re.IGNORECASE), time(9, 0)),
     ("afternoon", re.compile(r"\bafternoon\b|下午|\bpor\s+la\s+tarde\b", re.IGNORECASE), time(14, 0)),
     ("daytime", re.compile(r"\bday-?time\b|\bduring\s+the\s+day\b|白天|日间|(?<!\w)днём(?!\w)|\bde\s+d[ií]a\b", re.IGNORECASE),
      time(10, 0)),

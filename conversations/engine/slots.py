@@ -565,6 +565,8 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
                else parse_datetime(tail, now=start.value, timezone=ctx.timezone))
         if end is None and start.precision == "minute":
             end = _end_time(tail, start.value, ctx.timezone)  # "from 7pm till 8": a bare hour after a clock time
+        if end is None and _NOW.fullmatch(tail.strip(" ，,。.!?？！")) and ctx.now > start.value:
+            end = ParsedTime(ctx.now.astimezone(start.value.tzinfo).replace(second=0, microsecond=0), "minute", tail)  # "停到现在"
         if end is None:
             continue
         if end.precision == "day" and (clock := _end_clock(tail)) is not None:

@@ -18,7 +18,7 @@ from typing import Any
 
 import holidays
 
-from ..certainty import CERTAIN, GUESS, LIKELY, time_certainty
+from ..certainty import CERTAIN, GUESS, LIKELY, offers_alternatives, time_certainty
 from ..fee_questions import day_part
 from ..lexicon import LANGUAGES, LEXICON_DIR, lexicons_for
 from ..negation import hedge_near
@@ -292,16 +292,16 @@ def _lengths(text: str) -> list[_Length]:
             half = _HALF_BEFORE_UNIT.search(before)
             head = before[: half.start()] if half else before
             atom = next((a for a in atoms if a.end <= len(head) and not head[a.end:].strip(" -个個")), None)
-            if atom is not None:
+            vague = next(((w, v) for w, v in _vague().items() if re.search(rf"(?<![\w]){re.escape(w)}\s*$", head, re.IGNORECASE)), None)
+            if vague is not None:  # "a couple of hours", "пару часов", "unas horas": rough, said back or asked
+                amount, certainty, why = vague[1][0], (GUESS if vague[1][1] == "guess" else LIKELY), "rough"
+                start = head.lower().rfind(vague[0])
+            elif atom is not None:
                 amount, start = atom.value, atom.start
             elif (one := _ONE_BEFORE.search(head)) is not None:
                 amount, start = 1.0, one.start()
             else:
-                vague = next(((w, v) for w, v in _vague().items() if re.search(rf"(?<![\w]){re.escape(w)}\s*$", head, re.IGNORECASE)), None)
-                if vague is not None:
-                    amount, certainty, why = vague[1][0], (GUESS if vague[1][1] == "guess" else LIKELY), "rough"
-                    start = head.lower().rfind(vague[0])
-                elif m.group(0).lower() in ("час", "hora", "неделю", "месяц", "semana", "mes"):
+                if m.group(0).lower() in ("час", "hora", "неделю"):
                     amount = 1.0  # "через час", "hora y media", "неделю назад": the unit alone is one of it
                 else:
                     continue
@@ -356,14 +356,39 @@ _WHOLE_DAY = re.compile(r"\b(?:the\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day
 
 
 def read_time(text: str, *, now: datetime, language: str = "en", timezone: str | None = None) -> Span | None:
-    """The one time the message says, or None."""
+    """The one time the message says, or None; two times or days offered as one are a guess."""
+    found = _read_time(text, now=now, language=language, timezone=timezone)
+    if found is not None and found.certainty != GUESS and offers_alternatives(plain_time_words(text)):
+        return Span(found.kind, found.start, found.end, found.text, found.value, GUESS, "alternatives")
+    return found
+
+
+_BARE_HOUR = re.compile(r"\b(?:at|around|about|@|a\s+eso\s+de\s+las|sobre\s+las)\s+(\d{1,2})(?::(\d{2}))?(?![\d:])"
+                        r"(?!\s*(?:%|hours?|hrs?|h\b|minutes?|mins?|days?|people|persons|floors?|stor))", re.IGNORECASE)
+
+
+def _with_bare_hour(text: str, day: date, tzinfo: Any) -> tuple[datetime, str] | None:
+    """A day with an hour said bare ("tomorrow at 3", "monday around 10"): the hour in working time (1 to 6 in
+    the afternoon, 7 to 11 in the morning), said back."""
+    m = _BARE_HOUR.search(text)
+    if m is None or int(m.group(1)) > 23:
+        return None
+    hour = int(m.group(1))
+    if 1 <= hour <= 6:
+        hour += 12
+    return datetime.combine(day, datetime.min.time().replace(hour=hour % 24, minute=int(m.group(2) or 0) % 60), tzinfo=tzinfo), m.group(0)
+
+
+def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str | None = None) -> Span | None:
     zone = timezone or str(now.tzinfo)
     ctx = ExtractContext(now=now, timezone=zone, language=language)
     today = now.date()
     text = plain_time_words(text)
+    if (ended := _period_end(text, today)) is not None and not _LAST_MONTH_END.search(text):
+        return Span("time", ended[1].start(), ended[1].end(), ended[1].group(0), TimeValue(by=ended[0]), CERTAIN)
+    text, _ = _dated(text, today)
     if (deadline := _deadline(text, today, now, zone)) is not None:
         return Span("time", 0, len(text), deadline[1], TimeValue(by=deadline[0]), CERTAIN)
-    text, _ = _dated(text, today)
     timed = shared_period(text)
     next_week_alone = _NEXT_WEEK.search(text) is not None
     if next_week_alone:  # "next week sometime": a week, not a day; its Monday is asked
@@ -409,6 +434,8 @@ def read_time(text: str, *, now: datetime, language: str = "en", timezone: str |
         if _SINCE.search(text) and moment.date() > today:
             moment -= timedelta(days=7)  # "since monday": the one before today
         if parsed is not None and parsed.precision == "day":
+            if (bare := _with_bare_hour(text, moment.date(), moment.tzinfo)) is not None:
+                return Span("time", 0, len(text), bare[1], TimeValue(at=bare[0]), LIKELY, "half_of_day")
             if (part := day_part(text)) is not None:  # "明早", "tomorrow evening": the part's usual hour, asked
                 return Span("time", 0, len(text), start.raw, TimeValue(at=datetime.combine(moment.date(), part[1], tzinfo=moment.tzinfo)),
                             GUESS, "part_of_day")
