@@ -42,6 +42,7 @@ from .negation import (
     word_swaps,
 )
 from .plain_words import answer_shown, unit_measure
+from .recognizers.numbers import read_quantities
 from .state import (
     VALID,
     ClarifyingQA,
@@ -92,6 +93,7 @@ class FormEvaluation(Serializable):
     reason: str | None = None
     certainty: str = CERTAIN  # likely: a hedged value ("about 950"), recorded and said back
     candidates: tuple[str, ...] = ()  # unsure_number: the values it may be ("6 or 7"), asked which
+    converted_from: str | None = None  # the value as said in another unit ("110 m²"), converted into the question's
 
 
 def number_value(text: str) -> str | None:
@@ -200,6 +202,8 @@ def evaluate_answer(
             total = number_value(own) if own else None
             return FormEvaluation(False, reason="said_as_total", candidates=(total,) if total else ())
         if _other_unit(text, spec.unit):
+            if (converted := _converted(text, spec)) is not None:
+                return converted  # "110平方米" for the square feet: 1,184 sq ft, both said
             return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
         if _counts_something_else(text, spec.unit):
             return FormEvaluation(False, reason="no_number")  # "two families will live there" is no number of storeys
@@ -335,6 +339,23 @@ _UNITS = {
     "m2": r"m²|m2|sq\.?\s*m\b|square\s+met(?:er|re)s?|平方米|平米|кв\.?\s*м|metros?\s+cuadrados",
     "persons": r"persons?|people|occupants?|visitors?|guests?|人|человек\w*|personas?",
 }
+
+
+# The recognizers' name of each form unit: a value said in another unit that converts is read in the question's
+_RECOGNIZED_UNIT = {"sq ft": "sq_ft", "m2": "sq_m", "storeys": "storey", "persons": "person"}
+
+
+def _converted(text: str, spec: FormQuestionSpec) -> FormEvaluation | None:
+    """A number said in another unit of the same measure ("110 m²" for a floor area in square feet), in the
+    question's unit, rounded to whole units, with the words it was said in; None when it does not convert."""
+    own = _RECOGNIZED_UNIT.get(_unit_key(spec.unit) or "")
+    found = [span for span in read_quantities(text) if span.value.unit and span.value.unit != own]
+    if own is None or len(found) != 1 or (value := found[0].value.converted(own)) is None:
+        return None
+    if spec.plausible is not None and not spec.plausible[0] <= value <= spec.plausible[1]:
+        return FormEvaluation(False, reason="implausible_number", candidates=(f"{value:.0f}",))
+    certainty = CERTAIN if found[0].certainty == CERTAIN else LIKELY
+    return FormEvaluation(True, number_answer(f"{value:.0f}", spec.unit), certainty=certainty, converted_from=found[0].text.strip())
 
 
 def _unit_key(unit: str | None) -> str | None:

@@ -220,6 +220,9 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     confirmed = None if given else _candidate_confirmed(state, work, spec)
     verdict = FormEvaluation(True, given) if given else (
         confirmed or evaluate_answer(work.text, spec, work.language, state.active_thread))
+    if given and spec.answer_type == "number" and (own := evaluate_answer(work.text, spec, work.language)).converted_from \
+            and own.value == given:
+        verdict = own  # the generator's value is the one converted from the words: both are said
     if work.model_read and not given and verdict.accepted and confirmed is None:
         # the model left the question open (it may have asked back): the rules record no answer of their own
         work.trace.append(f"the model gave no answer to {spec.id}: it stays open")
@@ -242,7 +245,10 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
             return _ask_to_keep(state, work, spec, value)
         state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form)
         work.form_answer_finalized = state.finalized(spec.id)
-        _say_back(work, spec, value, sure)
+        _say_back(work, spec, value, sure, noted=not verdict.converted_from)
+        if verdict.converted_from:  # "110 m²" for square feet: both are said, the form keeps its own unit
+            work.add_form_note(say(work.language, "{given} is {value}; that is what I've put.", given=verdict.converted_from,
+                                   value=answer_shown(spec, value, work.language)))
         state = _keep_volunteered(state, work, form, volunteered)
         return _form_next(state, work, config, current_question(state, form))
     if verdict.reason == "unsure_number":  # "6 or 7", "two and a half storeys": which one is asked, nothing stored
@@ -295,13 +301,16 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     return _form_reask(state, work, config, spec)
 
 
-def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str, *, slot: str | None = None) -> None:
+def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str, *, slot: str | None = None,
+              noted: bool = True) -> None:
     """An answer recorded as said but not certain ("about 950 sq ft"): said back, so the person can change it.
     Read as the slot it came through when it answered a question not asked yet."""
     if certainty == CERTAIN:
         return
     read = Command("set_slot", slot=slot, value=value) if slot else Command("answer", question_id=spec.id, value=value)
     work.unsure.append(replace(read, certainty=certainty, words=work.text))
+    if not noted:
+        return
     if spec.answer_type == "text":  # the person's own words, kept as said (and noted by the question's name)
         note = say(work.language, "You weren't sure, so tell me if it should be different.")
     else:

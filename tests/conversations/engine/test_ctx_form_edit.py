@@ -112,5 +112,7 @@ def test_chinese_numerals(token, value) -> None:  # noqa: ANN001
 def test_numbers_and_units_as_written() -> None:
     spec = PERMIT.form.question("3.1.3")
     assert number_value("1.450 square feet") == "1450"
-    assert evaluate_answer("两百平米", spec, "zh").reason == "wrong_unit"  # square metres are not square feet
+    converted = evaluate_answer("两百平米", spec, "zh")  # square metres for square feet: converted, both said
+    assert (converted.accepted, converted.value, converted.converted_from) == (True, "2153 sq ft", "两百平米")
+    assert evaluate_answer("2 storeys", spec, "en").reason == "wrong_unit"  # storeys are no floor area
     assert evaluate_answer("木结构", PERMIT.form.question("3.3.1"), "zh").accepted  # three characters say enough
