@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from django.utils import timezone
+
 from workflows.handlers import StepContext, StepEffect, step_handler
 
 
@@ -27,5 +29,6 @@ def project_plan(ctx: StepContext) -> StepEffect:
     doc = ctx.state.documents.get("intake_document")
     locale = Conversation.objects.filter(pk=ctx.conversation_id).values_list("locale", flat=True).first() if ctx.conversation_id else None
     content = draft_project_plan(intake, intent_class=str(ctx.state.signals.get("intent_class") or "unknown"),
-                                 language=locale or "en", intake_version=doc.version if doc else None)
+                                 language=locale or "en", intake_version=doc.version if doc else None,
+                                 today=timezone.localdate())
     return StepEffect(documents={ctx.node.produces or "project_plan": content})

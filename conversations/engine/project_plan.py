@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from datetime import UTC, date, datetime, time
 from typing import Any
 
 from ._text import is_vacuous
 from .catalog import marked, say, say_in
+from .certainty import CERTAIN
 
 # (phase key, weeks) per kind of project; names and purposes per language below
 PHASES: dict[str, tuple[tuple[str, int], ...]] = {
@@ -112,8 +114,26 @@ def _span(lang: str, start: int, end: int) -> str:
     return say(lang, "weeks {start}–{end}", start=start, end=end) if end > start else say(lang, "week {n}", n=start)
 
 
-def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language: str, intake_version: int | None) -> dict[str, Any]:
-    """The plan's content (phases, milestones, risks, open questions) for an intake document's fields."""
+def _deadline_day(constraints: str, today: date | None) -> tuple[date | None, bool]:
+    """The day the constraints say it must be live by ("by 1 March 2027", "before the Spring Festival", "月底前"),
+    read by the time recognizer, and whether that reading is certain."""
+    if not constraints or today is None:
+        return None, False
+    from .recognizers.times import (
+        read_time,  # the recognizers read through the slots, which this module precedes
+    )
+
+    found = read_time(constraints, now=datetime.combine(today, time(12), tzinfo=UTC))
+    if found is None:
+        return None, False
+    day = found.value.by or found.value.date or (found.value.at.date() if found.value.at else None)
+    return (day, found.certainty == CERTAIN) if day is not None and day > today else (None, False)
+
+
+def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language: str, intake_version: int | None,
+                       today: date | None = None) -> dict[str, Any]:
+    """The plan's content (phases, milestones, risks, open questions) for an intake document's fields; with
+    `today`, a deadline said as a date, a festival or a period's end is held against the phases' weeks."""
     lang = _plan_language(language)
     fields = {key: _said(intake.get(key)) for key in ("summary", "goal", "users", "constraints")}
     # who the users are, shortly: the first part of the answer ("our customers and the support team, roughly 4,000 people")
@@ -141,7 +161,19 @@ def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language
     elif not (constraints and _NO_BUDGET.search(constraints)):
         risks.append(say(lang, "No budget given: the scope cannot be costed yet."))
         questions.append(say(lang, "What budget is available?"))
-    if deadline is not None:
+    due, sure = _deadline_day(constraints, today)
+    if due is not None and today is not None:
+        milestones[-1]["due"] = due.isoformat()
+        available = (due - today).days // 7
+        if not sure:
+            questions.append(say(lang, "Which date must it be live by exactly ({date} is how I read it)?", date=due.isoformat()))
+        elif week - 1 > available:
+            risks.append(say(lang, "Deadline {date}: the phases take {weeks} weeks and only {available} are left; cut the first "
+                                   "version or move the date.", date=due.isoformat(), weeks=week - 1, available=max(available, 0)))
+        else:
+            risks.append(say(lang, "Deadline {date}: {available} weeks for {weeks} weeks of work; decide early what can wait for a "
+                                   "later release.", date=due.isoformat(), weeks=week - 1, available=available))
+    elif deadline is not None:
         risks.append(say(lang, "Deadline ({deadline}): little slack in the schedule; decide early what can wait for a later release.",
                          deadline=deadline.group(0).strip(" ，,。")))
     else:

@@ -162,6 +162,14 @@ def _dated(text: str, today: date) -> tuple[str, bool]:
             return text[: m.start()] + _as_date(month.replace(day=number)) + text[m.end():], True
         except ValueError:
             return text, False
+    if (m := _SLASH_DATE.search(text)) is not None and int(m.group(1)) <= 12 and int(m.group(2)) <= 31:
+        try:  # "by 3/1": month first, as in the US; asked when the day could be the month (see _day_certainty)
+            day = date(today.year, int(m.group(1)), int(m.group(2)))
+        except ValueError:
+            day = None
+        if day is not None:
+            day = day if day >= today - timedelta(days=31) else day.replace(year=today.year + 1)
+            return text[: m.start()] + _as_date(day) + text[m.end():], True
     if (m := _LAST_MONTH_END.search(text)) is not None:
         return text[: m.start()] + _as_date(today.replace(day=1) - timedelta(days=1)) + text[m.end():], True
     if (week := _NEXT_WEEK.search(text)) is not None:
@@ -386,9 +394,10 @@ def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str 
     text = plain_time_words(text)
     if (ended := _period_end(text, today)) is not None and not _LAST_MONTH_END.search(text):
         return Span("time", ended[1].start(), ended[1].end(), ended[1].group(0), TimeValue(by=ended[0]), CERTAIN)
+    said = text
     text, _ = _dated(text, today)
     if (deadline := _deadline(text, today, now, zone)) is not None:
-        return Span("time", 0, len(text), deadline[1], TimeValue(by=deadline[0]), CERTAIN)
+        return Span("time", 0, len(text), deadline[1], TimeValue(by=deadline[0]), _day_certainty(said, CERTAIN))
     timed = shared_period(text)
     next_week_alone = _NEXT_WEEK.search(text) is not None
     if next_week_alone:  # "next week sometime": a week, not a day; its Monday is asked

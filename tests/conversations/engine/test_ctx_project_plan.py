@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 
 from conversations.engine._text import is_vacuous
@@ -51,3 +53,26 @@ def test_a_vacuous_answer_counts_as_missing() -> None:
     signals = classify_intake({"summary": "随便", "goal": "不知道", "users": "都行"})
     assert signals.missing_critical and signals.intent_class == "unknown"
     assert not classify_intake({"summary": "a web shop for our bakery", "goal": "sell cakes online", "users": "customers"}).missing_critical
+
+
+@pytest.mark.parametrize(("constraints", "due", "short"), [
+    ("must be live by 1 March 2027, budget 40k", "2027-03-01", True),  # 13 weeks of phases, 12 left
+    ("春节前必须上线", "2027-02-06", True),  # the Spring Festival of 2027, from the holidays package
+    ("deadline is the end of Q1", "2027-03-31", False),
+    ("a fin de mes", "2026-12-31", True),
+])
+def test_a_deadline_said_as_a_date_is_held_against_the_phases(constraints, due, short) -> None:  # noqa: ANN001
+    plan = draft_project_plan({"summary": "A booking app", "goal": "fewer phone calls", "users": "patients",
+                               "constraints": constraints}, intent_class="web_app", language="en", intake_version=1,
+                              today=date(2026, 12, 2))
+    assert plan["milestones"][-1]["due"] == due
+    deadline = [risk for risk in plan["risks"] if risk.startswith(f"Deadline {due}")]
+    assert len(deadline) == 1 and ("cut the first version" in deadline[0]) == short
+
+
+def test_a_deadline_read_unsure_is_asked_not_planned() -> None:
+    plan = draft_project_plan({"summary": "A booking app", "goal": "fewer phone calls", "users": "patients",
+                               "constraints": "go live by 3/1"}, intent_class="web_app", language="en", intake_version=1,
+                              today=date(2026, 12, 2))
+    assert not any(risk.startswith("Deadline 20") for risk in plan["risks"])
+    assert any("is how I read it" in question for question in plan["open_questions"])
