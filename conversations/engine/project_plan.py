@@ -162,21 +162,21 @@ def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language
         risks.append(say(lang, "No budget given: the scope cannot be costed yet."))
         questions.append(say(lang, "What budget is available?"))
     due, sure = _deadline_day(constraints, today)
-    if due is not None and today is not None:
+    if due is not None and sure and today is not None:
         milestones[-1]["due"] = due.isoformat()
         available = (due - today).days // 7
-        if not sure:
-            questions.append(say(lang, "Which date must it be live by exactly ({date} is how I read it)?", date=due.isoformat()))
-        elif week - 1 > available:
+        if week - 1 > available:
             risks.append(say(lang, "Deadline {date}: the phases take {weeks} weeks and only {available} are left; cut the first "
                                    "version or move the date.", date=due.isoformat(), weeks=week - 1, available=max(available, 0)))
         else:
             risks.append(say(lang, "Deadline {date}: {available} weeks for {weeks} weeks of work; decide early what can wait for a "
                                    "later release.", date=due.isoformat(), weeks=week - 1, available=available))
-    elif deadline is not None:
+    elif deadline is not None:  # the deadline in the person's words: a day read unsure is asked, never planned
         risks.append(say(lang, "Deadline ({deadline}): little slack in the schedule; decide early what can wait for a later release.",
                          deadline=deadline.group(0).strip(" ，,。")))
-    else:
+    if due is not None and not sure:
+        questions.append(say(lang, "Which date must it be live by exactly ({date} is how I read it)?", date=due.isoformat()))
+    elif due is None and deadline is None:
         questions.append(say(lang, "Is there a date it must be live by?"))
     risks.append(say(lang, "Adoption: {users} have to change how they work; involve them in design and testing.", users=users))
     count = _user_count(fields["users"]) if fields["users"] else None

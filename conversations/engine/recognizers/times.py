@@ -23,7 +23,7 @@ from ..fee_questions import day_part
 from ..lexicon import LANGUAGES, LEXICON_DIR, lexicons_for
 from ..negation import hedge_near
 from ..slots import EXTRACTORS, ExtractContext, shared_period
-from ..timeparse import parse_date, parse_datetime
+from ..timeparse import MONTH_DAY, parse_date, parse_datetime
 from . import Span
 from .numbers import number_atoms, with_digits
 
@@ -397,7 +397,7 @@ def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str 
     said = text
     text, _ = _dated(text, today)
     if (deadline := _deadline(text, today, now, zone)) is not None:
-        return Span("time", 0, len(text), deadline[1], TimeValue(by=deadline[0]), _day_certainty(said, CERTAIN))
+        return Span("time", 0, len(text), deadline[1], TimeValue(by=deadline[0]), _day_certainty(said, CERTAIN, deadline[0]))
     timed = shared_period(text)
     next_week_alone = _NEXT_WEEK.search(text) is not None
     if next_week_alone:  # "next week sometime": a week, not a day; its Monday is asked
@@ -451,7 +451,7 @@ def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str 
             return Span("time", 0, len(text), start.raw, TimeValue(date=moment.date()), _day_certainty(text, certainty), why)
         return Span("time", 0, len(text), start.raw, TimeValue(at=moment), _day_certainty(text, certainty), why)
     if day is not None:
-        return Span("time", 0, len(text), text, TimeValue(date=day), _day_certainty(text, CERTAIN))
+        return Span("time", 0, len(text), text, TimeValue(date=day), _day_certainty(text, CERTAIN, day))
     return None
 
 
@@ -463,8 +463,11 @@ _NEXT_WEEKDAY = re.compile(r"\bnext\s+(?:mon|tue|wed|thu|fri|sat|sun)|(?<!\w)с�
 _SLASH_DATE = re.compile(r"(?<![\d/])(\d{1,2})/(\d{1,2})(?![\d/])")
 
 
-def _day_certainty(text: str, certainty: str) -> str:
-    """"next Friday" said midweek may be this week's or next week's; "3/1" may be either order."""
+def _day_certainty(text: str, certainty: str, day: date | None = None) -> str:
+    """"next Friday" said midweek may be this week's or next week's; "3/1" may be either order; a month said
+    without its day ("明年三月前", "by March") stands for no one day of it."""
+    if day is not None and day.day == MONTH_DAY and not re.search(rf"(?<!\d){MONTH_DAY}(?!\d)|十五", text):
+        return GUESS
     if _NEXT_WEEKDAY.search(text):
         return LIKELY if certainty == CERTAIN else certainty
     if (m := _SLASH_DATE.search(text)) and int(m.group(1)) <= 12 and int(m.group(2)) <= 12 and m.group(1) != m.group(2):
