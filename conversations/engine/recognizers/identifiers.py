@@ -15,7 +15,7 @@ import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -82,7 +82,7 @@ _MAX_JOIN = 4
 
 def _plate_spans(text: str, records: Records) -> list[Span]:
     spans = []
-    by_plate = {normalized(p): p for p in records.plates}
+    _, by_plate, _ = _keys(records)
     for m in _PLATE.finditer(text):
         value = f"{m.group(1)}{m.group(2)}{m.group(3)}"
         key = normalized(value)
@@ -125,11 +125,18 @@ _ID_SHAPED = re.compile(r"(?=[A-Za-z0-9\-_./·]*\d)(?:[A-Za-z]{1,4}[\-_./·]?\d{
                         r"[A-Za-z]{1,4}\d{2,}[\-_./·]\d{2,}(?:[\-_./·]\d{2,})*)")
 
 
-def _order_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
-    by_order = {normalized(o): o for o in records.orders}
-    by_tail = {}
+@lru_cache(maxsize=16)
+def _keys(records: Records) -> tuple[dict[str, str], dict[str, str], dict[str, list[str]]]:
+    """The records' orders and plates by their normalized form, and plates by their tail (no province)."""
+    by_tail: dict[str, list[str]] = {}
     for plate in records.plates:
-        by_tail.setdefault(normalized(plate)[1:], []).append(plate) if plate[:1] in _PROVINCES else None
+        if plate[:1] in _PROVINCES:
+            by_tail.setdefault(normalized(plate)[1:], []).append(plate)
+    return {normalized(o): o for o in records.orders}, {normalized(p): p for p in records.plates}, by_tail
+
+
+def _order_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
+    by_order, by_plate, by_tail = _keys(records)
     spans: list[Span] = []
     for start, end, words in _joins(text):
         if any(s.overlaps(start, end) for s in [*taken, *spans]):
@@ -138,9 +145,8 @@ def _order_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
         if key in by_order:
             spans.append(Span("order", start, end, words, {"kind": "order", "value": by_order[key]}))
             continue
-        plates = [p for p in records.plates if normalized(p) == key]
-        if plates:
-            spans.append(Span("plate", start, end, words, {"kind": "plate", "value": plates[0]}, *_script(words, plates[0])))
+        if key in by_plate:
+            spans.append(Span("plate", start, end, words, {"kind": "plate", "value": by_plate[key]}, *_script(words, by_plate[key])))
             continue
         tails = by_tail.get(key, []) if len(key) >= 6 and any(ch.isdigit() for ch in key) and key[:1].isalpha() else []
         if tails:
@@ -163,69 +169,101 @@ def _date_or_time(words: str) -> bool:
 
 # --- named things: lots, cities, systems ------------------------------------------------------------------
 
-def _word_at(text: str, word: str) -> list[tuple[int, int]]:
-    latin = word[:1].isascii() or re.match(r"[\u0400-\u04ff]", word[:1])
-    before = r"(?<![\w])" if latin else ""
+def _word_pattern(word: str) -> str:
+    """A name as a pattern: any case, any run of spaces or hyphens between its words, whole words in Latin and
+    Cyrillic script."""
+    spaced = word[:1].isascii() or re.match(r"[\u0400-\u04ff]", word[:1])
+    before = r"(?<![\w])" if spaced else ""
     after = r"(?![\w])" if word[-1:].isascii() or re.match(r"[\u0400-\u04ff]", word[-1:]) else ""
-    body = r"[\s\-]*".join(re.escape(p) for p in re.split(r"[\s\-]+", word))
-    return [m.span() for m in re.finditer(before + body + after, text, re.IGNORECASE)]
+    return before + r"[\s\-]*".join(re.escape(p) for p in re.split(r"[\s\-]+", word)) + after
 
 
-def _named_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
-    hits: list[tuple[int, int, str, str]] = []
+def _key(words: str) -> str:
+    return re.sub(r"[\s\-]+", " ", words.strip().lower())
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The names of one operator's records, compiled once: one pattern for every name, what each names, the
+    names a near typo is measured against, and the gazetteer's cities the operator has no record of."""
+
+    names: re.Pattern[str] | None
+    named: dict[str, list[tuple[str, str]]]
+    latin: list[str]
+    chinese: list[str]
+    unknown: re.Pattern[str] | None
+
+
+@lru_cache(maxsize=16)
+def _index(records: Records) -> _Index:
+    named: dict[str, list[tuple[str, str]]] = {}
     for kind in ("lot", "city", "system"):
         for code, words in records.named.get(kind, {}).items():
             for word in (words if kind == "system" else (code, *words)):  # a system's code is no word people say
-                for start, end in _word_at(text, word):
-                    hits.append((start, end, kind, code))
-    hits.sort(key=lambda h: (h[0], -(h[1] - h[0])))
+                named.setdefault(_key(word), []).append((kind, code))
+    ordered = sorted(named, key=len, reverse=True)
+    names = re.compile("|".join(_word_pattern(w) for w in ordered), re.IGNORECASE) if ordered else None
+    typos = [w for w in named if len(w) >= (3 if re.search(r"[\u4e00-\u9fff]", w) else 5) and named[w][0][1] != w.upper()]
+    known = set(named) | {c.lower() for c in records.named.get("city", {})}
+    gazetteer, _ = _gazetteer()
+    unknown = [w for w, shown in gazetteer.items() if w not in known and shown.lower() not in known]
+    pieces = [_word_pattern(w) for w in sorted(unknown, key=len, reverse=True)]
+    pieces += [rf"(?<![\w]){re.escape(re.sub(r'[аяеоиыьй]$', '', w))}[а-яё]{{0,2}}(?![\w])"  # "в Казани", "из Москвы"
+               for w in unknown if re.fullmatch(r"[а-яё]{4,}", w)]
+    return _Index(names, named, [w for w in typos if not re.search(r"[\u4e00-\u9fff]", w)],
+                  [w for w in typos if re.search(r"[\u4e00-\u9fff]", w)],
+                  re.compile("|".join(pieces), re.IGNORECASE) if pieces else None)
+
+
+def _named_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
+    index = _index(records)
+    hits: list[tuple[int, int, str, list[str]]] = []
+    for m in index.names.finditer(text) if index.names is not None else ():
+        by_kind: dict[str, list[str]] = {}
+        for kind, code in index.named.get(_key(m.group(0)), ()):
+            by_kind.setdefault(kind, []).append(code)
+        hits += [(m.start(), m.end(), kind, codes) for kind, codes in by_kind.items()]
     spans: list[Span] = []
+    typos = _near_typos(text, index, taken, {_key(text[h[0]:h[1]]) for h in hits})
     # a longer name typed a letter off outweighs a shorter name inside it ("watr heater" is no "heater")
-    longer = [s for s in _near_typos(text, records, taken) if not any(h[0] <= s.start and s.end <= h[1] for h in hits)]
-    spans += [s for s in longer if any(s.start <= h[0] and h[1] <= s.end and (h[1] - h[0]) < (s.end - s.start) for h in hits)]
-    for start, end, kind, _ in hits:
-        if any(s.overlaps(start, end) for s in [*taken, *spans]):
-            continue
-        codes = [h[3] for h in hits if h[0] == start and h[1] == end and h[2] == kind]
-        spans.append(_one_or_either(kind, start, end, text, codes))
-    spans += _near_typos(text, records, [*taken, *spans])
-    spans += _unknown_cities(text, records, [*taken, *spans])
+    for typo in typos:  # ... but never one that holds two names said right ("shanghai airport car park")
+        inside = {(h[0], h[1]) for h in hits if typo.start <= h[0] and h[1] <= typo.end}
+        if len(inside) == 1 and all((h[1] - h[0]) < (typo.end - typo.start) for h in hits if (h[0], h[1]) in inside):
+            spans.append(typo)
+    for start, end, kind, codes in hits:
+        if not any(s.overlaps(start, end) for s in [*taken, *spans]):
+            spans.append(_one_or_either(kind, start, end, text, codes))
+    spans += [s for s in typos if not any(o.overlaps(s.start, s.end) for o in [*taken, *spans])]
+    spans += _unknown_cities(text, index, [*taken, *spans])
     return _resolve_shared_lots(sorted(spans, key=lambda s: s.start), records)
 
 
-def _near_typos(text: str, records: Records, taken: list[Span]) -> list[Span]:
+def _near_typos(text: str, index: _Index, taken: list[Span], exact: set[str]) -> list[Span]:
     """A name typed a letter off ("Hangzou", "furnance", "холодильнк", "热水期"): likely, said back."""
-    choices = {}
-    for kind in ("lot", "city", "system"):
-        for code, words in records.named.get(kind, {}).items():
-            for word in words:
-                if len(word) >= (3 if re.search(r"[\u4e00-\u9fff]", word) else 5):
-                    choices[word.lower()] = (kind, code)
     spans: list[Span] = []
-    latin = [c for c in choices if not re.search(r"[\u4e00-\u9fff]", c)]
-    chinese = [c for c in choices if c not in latin]
     for start, end, piece in _windows(text):
-        if any(s.overlaps(start, end) for s in [*taken, *spans]) or piece.lower() in choices:
+        key = _key(piece)
+        if key in exact or key in index.named or any(s.overlaps(start, end) for s in [*taken, *spans]):
             continue
         if re.match(r"[\u4e00-\u9fff]", piece):
             if re.search(r"[不没的了是在]", piece):
                 continue  # "暖风不…" is a name and a negation, not a name typed off
-            best = next((c for c in chinese if len(c) == len(piece) >= 3 and sum(a != b for a, b in zip(c, piece, strict=True)) == 1), None)
+            best = next((c for c in index.chinese if len(c) == len(piece) and sum(a != b for a, b in zip(c, piece, strict=True)) == 1), None)
         else:
-            found = process.extractOne(piece.lower(), latin, scorer=fuzz.ratio, score_cutoff=NEAR_SCORE) if len(piece) >= 5 else None
+            found = process.extractOne(key, index.latin, scorer=fuzz.ratio, score_cutoff=NEAR_SCORE) if len(piece) >= 5 else None
             best = found[0] if found is not None else None
         if best is None:
             continue
-        kind, code = choices[best]
+        kind, code = index.named[best][0]
         spans.append(Span(kind, start, end, piece, {"kind": kind, "value": code}, LIKELY, "near typo"))
     return spans
 
 
 def _windows(text: str) -> Iterable[tuple[int, int, str]]:
-    """Pieces a name may be typed as: one to three neighbouring words, longest first, and every stretch of two
+    """Pieces a name may be typed as: one to four neighbouring words, longest first, and every stretch of two
     to six Chinese characters."""
     words = list(re.finditer(r"[A-Za-z\u0400-\u04ff]+", text))
-    for size in (3, 2, 1):
+    for size in (4, 3, 2, 1):
         for i in range(len(words) - size + 1):
             a, b = words[i], words[i + size - 1]
             if any(not re.fullmatch(r"[\s\-]+", text[x.end():y.start()]) for x, y in zip(words[i:i + size], words[i + 1:i + size], strict=False)):
@@ -240,27 +278,14 @@ def _windows(text: str) -> Iterable[tuple[int, int, str]]:
                 yield run.start() + i, run.start() + i + size, chunk[i:i + size]
 
 
-def _unknown_cities(text: str, records: Records, taken: list[Span]) -> list[Span]:
-    known = {w.lower() for words in records.named.get("city", {}).values() for w in words} | {
-        c.lower() for c in records.named.get("city", {})}
-    names, _ = _gazetteer()
-    spans = []
-    for word, shown in names.items():
-        if word in known or shown.lower() in known:
-            continue
-        for start, end in _word_at(text, word) or _inflected_at(text, word):
-            if not any(s.overlaps(start, end) for s in [*taken, *spans]) and (not word.isascii() or text[start:start + 1].isupper()
-                                                                             or len(word) > 5):
-                spans.append(Span("city", start, end, text[start:end], {"kind": "city", "value": None, "text": text[start:end]}))
+def _unknown_cities(text: str, index: _Index, taken: list[Span]) -> list[Span]:
+    """A city named that the operator has no record of ("I parked in Dali", "в Казани"): reported, to be asked."""
+    spans: list[Span] = []
+    for m in index.unknown.finditer(text) if index.unknown is not None else ():
+        words = m.group(0)
+        if not any(s.overlaps(m.start(), m.end()) for s in [*taken, *spans]) and (not words.isascii() or words[:1].isupper() or len(words) > 5):
+            spans.append(Span("city", m.start(), m.end(), words, {"kind": "city", "value": None, "text": words}))
     return spans
-
-
-def _inflected_at(text: str, word: str) -> list[tuple[int, int]]:
-    """A Russian place name in another case ("в Казани", "из Москвы"): its stem and an ending of up to two letters."""
-    if not re.fullmatch(r"[а-яё]{4,}", word):
-        return []
-    stem = re.sub(r"[аяеоиыьй]$", "", word)
-    return [m.span() for m in re.finditer(rf"(?<![\w]){re.escape(stem)}[а-яё]{{0,2}}(?![\w])", text, re.IGNORECASE)]
 
 
 def _resolve_shared_lots(spans: list[Span], records: Records) -> list[Span]:

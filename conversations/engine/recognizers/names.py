@@ -15,6 +15,7 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cache
+from itertools import islice
 
 from ..certainty import CERTAIN, GUESS, LIKELY
 from ..lexicon import LANGUAGES, LEXICON_DIR
@@ -187,36 +188,40 @@ def _clean(token: str) -> str:
     return re.sub(r"['’]s$", "", token)
 
 
+@cache
+def _cue_pattern() -> re.Pattern[str]:
+    cues = sorted(_all("cues"), key=len, reverse=True)
+    return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(c) for c in cues) + r")\s+")
+
+
 def _lowercase_names(text: str, taken: list[Span]) -> list[Span]:
     """A name typed in lower case after a word that introduces one ("talk to priya", "напиши наталье")."""
     spans = []
     stops = _all("stops") | _all("titles")
-    lowered = text.lower()
-    for cue in _all("cues"):
-        for m in re.finditer(rf"(?<![\w]){re.escape(cue)}\s+", lowered):
-            words = list(_WORD.finditer(text, m.end()))
-            picked = []
-            for w in words[:3]:
-                token = w.group(0)
-                gap = text[(picked[-1].end() if picked else m.end()):w.start()]
-                if gap.strip() or not token.islower() or _clean(token) in stops or token in _all("particles") and not picked:
-                    if token in _all("particles") and picked and len(words) > len(picked) + 1:
-                        picked.append(w)
-                        continue
-                    break
-                if len(token) < 3 or _clean(token) in _places():
-                    break
-                picked.append(w)
-            while picked and picked[-1].group(0) in _all("particles"):
-                picked.pop()
-            if not picked or any(s.overlaps(picked[0].start(), picked[-1].end()) for s in [*taken, *spans]):
-                continue
-            if len(picked) > 1 and not _looks_like_name_words(picked):
-                picked = picked[:1]
-            name = " ".join(p.group(0) if p.group(0) in _all("particles") else _clean(p.group(0)).capitalize() for p in picked)
-            name = " ".join(_nominative(part, text[: picked[0].start()], "ru") for part in name.split())
-            certainty = GUESS if _clean(picked[0].group(0)) in _all("ambiguous") else LIKELY
-            spans.append(Span("name", picked[0].start(), picked[-1].end(), text[picked[0].start():picked[-1].end()], name, certainty))
+    for m in _cue_pattern().finditer(text.lower()):
+        words = list(islice(_WORD.finditer(text, m.end()), 4))
+        picked = []
+        for w in words[:3]:
+            token = w.group(0)
+            gap = text[(picked[-1].end() if picked else m.end()):w.start()]
+            if gap.strip() or not token.islower() or _clean(token) in stops or token in _all("particles") and not picked:
+                if token in _all("particles") and picked and len(words) > len(picked) + 1:
+                    picked.append(w)
+                    continue
+                break
+            if len(token) < 3 or _clean(token) in _places():
+                break
+            picked.append(w)
+        while picked and picked[-1].group(0) in _all("particles"):
+            picked.pop()
+        if not picked or any(s.overlaps(picked[0].start(), picked[-1].end()) for s in [*taken, *spans]):
+            continue
+        if len(picked) > 1 and not _looks_like_name_words(picked):
+            picked = picked[:1]
+        name = " ".join(p.group(0) if p.group(0) in _all("particles") else _clean(p.group(0)).capitalize() for p in picked)
+        name = " ".join(_nominative(part, text[: picked[0].start()], "ru") for part in name.split())
+        certainty = GUESS if _clean(picked[0].group(0)) in _all("ambiguous") else LIKELY
+        spans.append(Span("name", picked[0].start(), picked[-1].end(), text[picked[0].start():picked[-1].end()], name, certainty))
     return spans
 
 
@@ -321,8 +326,8 @@ def _leading_names(text: str, taken: list[Span], certainty: str = LIKELY) -> lis
             if not token.islower() or _clean(token) in _all("stops") or (token in _all("particles") and not picked):
                 break
             picked.append(w)
-            if _PERSON_VERB.match(text, w.end()):
-                break
+            if _PERSON_VERB.match(text, w.end()) or token != _clean(token):
+                break  # "priya's timekeeping": a possessive ends the name
         while picked and picked[-1].group(0) in _all("particles"):
             picked.pop()
         if not picked or len(picked) > 4 or not _PERSON_VERB.match(text, picked[-1].end()):

@@ -159,10 +159,15 @@ _LEADING_ZERO = re.compile(r"0\d")
 _PHONE = re.compile(r"(?<![\w])\+?\(?\d[\d\s\-().]{7,}\d(?![\w])")
 
 
+_CHAIN = re.compile(r"(?<![\w.])(?:\d{4}[-/.]\d{1,2}[-/.]\d{1,2}|\d{1,2}[-/.]\d{1,2}[-/.]\d{2,4}|[A-Za-z]+[-/.·]?\d+(?:[-/.·]\w+)+)(?![\w])")
+
+
 def _phones(text: str) -> list[tuple[int, int]]:
-    """Phone numbers and the like: nine digits or more in groups joined by dashes, brackets or a plus."""
+    """Phone numbers and the like (nine digits or more in groups joined by dashes, brackets or a plus), dates
+    written with separators and identifiers in groups: no number inside them is a quantity."""
     return [m.span() for m in _PHONE.finditer(text)
-            if sum(ch.isdigit() for ch in m.group(0)) >= 9 and re.search(r"[-+()]", m.group(0))]
+            if sum(ch.isdigit() for ch in m.group(0)) >= 9 and re.search(r"[-+()]", m.group(0))] + [
+        m.span() for m in _CHAIN.finditer(text)]
 
 
 def _atoms(text: str, language: str) -> list[_Atom]:

@@ -216,7 +216,7 @@ def plain_time_words(text: str) -> str:
     text = with_digits(text)
     for lex in lexicons_for(text) or ():
         words = _time_words(lex.language)
-        text = _respelled(text, {k.lower(): v for k, v in words["spellings"].items()})
+        text = _respelled(text, lex.language)
         for pattern, template in words["clock"]:
             text = re.sub(pattern, lambda m, t=template: _clock(t, m), text, flags=re.IGNORECASE)
         if "month_day" in words:
@@ -225,11 +225,18 @@ def plain_time_words(text: str) -> str:
     return text
 
 
-def _respelled(text: str, spellings: dict[str, str]) -> str:
+@cache
+def _spellings(language: str) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+    spellings = {k.lower(): v for k, v in _time_words(language)["spellings"].items()}
     if not spellings:
-        return text
+        return None, spellings
     pattern = "|".join(re.escape(k) for k in sorted(spellings, key=len, reverse=True))
-    return re.sub(rf"(?<![\w])({pattern})(?![\w])", lambda m: spellings[m.group(1).lower()], text, flags=re.IGNORECASE)
+    return re.compile(rf"(?<![\w])({pattern})(?![\w])", re.IGNORECASE), spellings
+
+
+def _respelled(text: str, language: str) -> str:
+    pattern, spellings = _spellings(language)
+    return pattern.sub(lambda m: spellings[m.group(1).lower()], text) if pattern is not None else text
 
 
 def _english_day(m: re.Match[str], months: tuple[str, ...]) -> str:
@@ -242,15 +249,20 @@ _MINUTES = {"minute": 1, "hour": 60, "day": 1440, "week": 10080, "month": 43200}
 
 
 @cache
-def _unit_words() -> tuple[tuple[str, str, re.Pattern[str]], ...]:
-    found = []
+def _unit_words() -> tuple[re.Pattern[str], dict[str, str]]:
+    """One pattern for every unit of time in every language ("hours", "часов", "horas", "小时"; "3h" yes, "friday"
+    no), longest first, and the unit each word names."""
+    units: dict[str, str] = {}
+    pieces = []
     for language in LANGUAGES:
         for unit, words in _time_words(language)["units"].items():
             for word in words:
-                spaced = word.isascii() or re.match(r"[а-яё]", word)
-                before, after = (r"(?<![^\W\d])", r"(?![\w])") if spaced else ("", "")  # "3h" yes, "friday" no
-                found.append((unit, word, re.compile(rf"{before}{re.escape(word)}{after}", re.IGNORECASE)))
-    return tuple(sorted(found, key=lambda f: -len(f[1])))
+                units.setdefault(word.lower(), unit)
+    for word in sorted(units, key=len, reverse=True):
+        spaced = word.isascii() or re.match(r"[а-яё]", word)
+        before, after = (r"(?<![^\W\d])", r"(?![\w])") if spaced else ("", "")
+        pieces.append(rf"{before}{re.escape(word)}{after}")
+    return re.compile("|".join(pieces), re.IGNORECASE), units
 
 
 @cache
@@ -265,6 +277,12 @@ def _phrase_pattern(key: str) -> re.Pattern[str] | None:
 @cache
 def _vague() -> dict[str, tuple[float, str]]:
     return {w.lower(): (float(v[0]), v[1]) for language in LANGUAGES for w, v in _time_words(language)["vague"].items()}
+
+
+@cache
+def _vague_pattern() -> re.Pattern[str]:
+    words = sorted(_vague(), key=len, reverse=True)
+    return re.compile(r"(?<![\w])(" + "|".join(r"\s+".join(map(re.escape, w.split())) for w in words) + r")\s*$", re.IGNORECASE)
 
 
 _HALF_AFTER_UNIT = re.compile(r"\s*(?:and\s+a\s+half|y\s+medi[oa]|с\s+половиной|半)(?![\w])", re.IGNORECASE)
@@ -286,43 +304,39 @@ def _lengths(text: str) -> list[_Length]:
     compounds ("一小时十五分钟") added up, rough amounts ("a few hours", "пару часов") marked."""
     atoms = number_atoms(text)
     found: list[_Length] = []
-    taken = 0
-    for unit, _, pattern in _unit_words():
-        for m in pattern.finditer(text):
-            if m.start() < taken and any(f.start <= m.start() < f.end for f in found):
-                continue
-            if any(f.start <= m.start() < f.end for f in found):
-                continue
-            if unit in ("minute", "hour") and re.fullmatch(r"[mh]", m.group(0), re.IGNORECASE) and not re.search(r"\d\s?$", text[: m.start()]):
-                continue
-            before = text[: m.start()]
-            amount, start, certainty, why = None, m.start(), CERTAIN, None
-            half = _HALF_BEFORE_UNIT.search(before)
-            head = before[: half.start()] if half else before
-            atom = next((a for a in atoms if a.end <= len(head) and not head[a.end:].strip(" -个個")), None)
-            vague = next(((w, v) for w, v in _vague().items() if re.search(rf"(?<![\w]){re.escape(w)}\s*$", head, re.IGNORECASE)), None)
-            if vague is not None:  # "a couple of hours", "пару часов", "unas horas": rough, said back or asked
-                amount, certainty, why = vague[1][0], (GUESS if vague[1][1] == "guess" else LIKELY), "rough"
-                start = head.lower().rfind(vague[0])
-            elif atom is not None:
-                amount, start = atom.value, atom.start
-            elif (one := _ONE_BEFORE.search(head)) is not None:
-                amount, start = 1.0, one.start()
+    pattern, units = _unit_words()
+    for m in pattern.finditer(text):
+        unit = units[m.group(0).lower()]
+        if unit in ("minute", "hour") and re.fullmatch(r"[mh]", m.group(0), re.IGNORECASE) and not re.search(r"\d\s?$", text[: m.start()]):
+            continue
+        before = text[: m.start()]
+        amount, start, certainty, why = None, m.start(), CERTAIN, None
+        half = _HALF_BEFORE_UNIT.search(before)
+        head = before[: half.start()] if half else before
+        atom = next((a for a in atoms if a.end <= len(head) and not head[a.end:].strip(" -个個")), None)
+        vague = _vague_pattern().search(head)
+        if vague is not None:  # "a couple of hours", "пару часов", "unas horas": rough, said back or asked
+            value, sure = _vague()[re.sub(r"\s+", " ", vague.group(1).lower())]
+            amount, certainty, why, start = value, (GUESS if sure == "guess" else LIKELY), "rough", vague.start(1)
+        elif atom is not None:
+            amount, start = atom.value, atom.start
+        elif (one := _ONE_BEFORE.search(head)) is not None:
+            amount, start = 1.0, one.start()
+        else:
+            if m.group(0).lower() in ("час", "hora", "неделю"):
+                amount = 1.0  # "через час", "hora y media", "неделю назад": the unit alone is one of it
             else:
-                if m.group(0).lower() in ("час", "hora", "неделю"):
-                    amount = 1.0  # "через час", "hora y media", "неделю назад": the unit alone is one of it
-                else:
-                    continue
-            if _CLOCK_CUE.search(text[:start]) or _DAY_PART_AFTER.match(text, m.end()):
-                continue  # "в 3 часа дня", "в час ночи", "a las 3 horas": a time of day, not a length
-            if half is not None:
-                amount += 0.5
-            end = m.end()
-            if (after := _HALF_AFTER_UNIT.match(text, end)) is not None:
-                amount, end = amount + 0.5, after.end()
-            if unit == "minute" and amount is not None and 0 < amount < 1:
                 continue
-            found.append(_Length(start, end, int(round(amount * _MINUTES[unit])), certainty, why))
+        if _CLOCK_CUE.search(text[:start]) or _DAY_PART_AFTER.match(text, m.end()):
+            continue  # "в 3 часа дня", "в час ночи", "a las 3 horas": a time of day, not a length
+        if half is not None:
+            amount += 0.5
+        end = m.end()
+        if (after := _HALF_AFTER_UNIT.match(text, end)) is not None:
+            amount, end = amount + 0.5, after.end()
+        if unit == "minute" and amount is not None and 0 < amount < 1:
+            continue
+        found.append(_Length(start, end, int(round(amount * _MINUTES[unit])), certainty, why))
     found.sort(key=lambda f: f.start)
     merged: list[_Length] = []
     for length in found:  # "1 hour 15 minutes", "一小时十五分钟": one length
@@ -363,10 +377,30 @@ _WHOLE_DAY = re.compile(r"\b(?:the\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day
                         r"\btodo\s+el\s+d[ií]a\b|\bd[ií]a\s+(?:entero|completo)\b", re.IGNORECASE)
 
 
+# Every word a time can be said with begins with one of these (or holds a digit or a Chinese numeral or time
+# character): a message with none of them holds no time, and the readers below are not run on it.
+_TIME_VOCABULARY = re.compile(
+    r"[\d零〇一二两兩三四五六七八九十半点點时時天日周週月年晚早午夜节節旦诞誕现此庆慶秋明端劳]|"
+    r"\b(?:today|tonight|tomorrow|yesterday|morning|afternoon|evening|night|noon|midday|midnight|now|ago|later|week|month|year|"
+    r"quarter|q[1-4]|day|hour|hr|min|mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|christmas|xmas|"
+    r"thanksgiving|new\s+year|eve|eod|eow|weekend|overnight|half|couple|few|several|soon|sometime|first\s+thing|end|since|lunch|"
+    r"hoy|mañana|manana|ayer|anoche|anteayer|pasado|tarde|noche|madrugada|mediod|medianoche|ahora|semana|mes|año|hora|minuto|"
+    r"lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo|enero|febrero|marzo|abril|mayo|junio|julio|agosto|sept?iembre|"
+    r"octubre|noviembre|diciembre|navidad|nochebuena|nochevieja|fin|par|unas|unos|medio|media|hace|dentro|desde|hasta|d[ií]a)|"
+    r"(?<![а-яё])(?:сегодн|завтр|вчер|послезавтр|позавчер|утр|дн|день|вечер|ноч|полдн|полноч|сейчас|час|минут|сут|недел|месяц|"
+    r"год|понедельн|вторн|сред|четверг|пятниц|суббот|воскрес|январ|феврал|март|апрел|ма[яй]|июн|июл|август|сентябр|октябр|"
+    r"ноябр|декабр|рождеств|нов|конц|пол|пар|нескольк|через|назад|спуст|раз|сначал|с\s|до\s|к\s|в\s)",
+    re.IGNORECASE,
+)
+
+
 def read_time(text: str, *, now: datetime, language: str = "en", timezone: str | None = None) -> Span | None:
     """The one time the message says, or None; two times or days offered as one are a guess."""
-    found = _read_time(text, now=now, language=language, timezone=timezone)
-    if found is not None and found.certainty != GUESS and offers_alternatives(plain_time_words(text)):
+    plain = plain_time_words(text)
+    if not _TIME_VOCABULARY.search(plain):
+        return None
+    found = _read_time(plain, now=now, language=language, timezone=timezone)
+    if found is not None and found.certainty != GUESS and offers_alternatives(plain):
         return Span(found.kind, found.start, found.end, found.text, found.value, GUESS, "alternatives")
     return found
 
@@ -391,7 +425,6 @@ def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str 
     zone = timezone or str(now.tzinfo)
     ctx = ExtractContext(now=now, timezone=zone, language=language)
     today = now.date()
-    text = plain_time_words(text)
     if (ended := _period_end(text, today)) is not None and not _LAST_MONTH_END.search(text):
         return Span("time", ended[1].start(), ended[1].end(), ended[1].group(0), TimeValue(by=ended[0]), CERTAIN)
     said = text
