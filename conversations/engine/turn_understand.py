@@ -54,6 +54,7 @@ from .negation import (
     word_swaps,
 )
 from .plain_words import stay_length
+from .recognizers.names import read_names
 from .slots import (
     AMOUNTS,
     ExtractContext,
@@ -323,7 +324,7 @@ def fill_slots(
     _swapped(state, work, names, config, found, ctx)
     _time_swapped(state, work, names, found)
     _name_corrected(state, work, names, config, found, ctx)
-    _recognized(work, config, found)
+    _recognized(state, work, config, names, found)
     _negated_values(state, work, config, found, names=names, finders=finders)
     asked_about = _judge_certainty(work, config, found)
     _two_values_offered(work, config, found, ctx)
@@ -480,10 +481,15 @@ def _name_corrected(state: ContextState, work: TurnWork, names: list[str], confi
             work.trace.append(f"slot {name} corrected by name: {value}")
 
 
-def _recognized(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> None:
+def _recognized(state: ContextState, work: TurnWork, config: ConversationConfig, names: Iterable[str],
+                found: dict[str, Extraction]) -> None:
     """A slot's recognizer reads the value its patterns found: a person's whole name ("Wang Lei", not "Wang"),
-    or nothing when the words are no name (老是, 新来)."""
+    or nothing when the words are no name (老是, 新来). A name slot no pattern found, not kept yet, takes the one
+    name the names recognizer reads in the message ("priyanka deshmukh missed three shifts"), said back when it
+    is only likely, never a guess."""
     commanded = {c.slot for c in work.commands if c.kind in ("set_slot", "correct_slot")}
+    if not work.model_read:
+        commanded |= _name_recognized(state, work, config, names, found, commanded)
     for name, extraction in list(found.items()):
         if config.slot_spec(name).recognizer != "person_name" or name in commanded or extraction.raw == "reference":
             continue
@@ -494,6 +500,24 @@ def _recognized(work: TurnWork, config: ConversationConfig, found: dict[str, Ext
         elif value != extraction.value:
             found[name] = Extraction(value=value, raw=value if value in work.text else extraction.raw)
             work.trace.append(f"slot {name} read whole: {value}")
+
+
+def _name_recognized(state: ContextState, work: TurnWork, config: ConversationConfig, names: Iterable[str],
+                     found: dict[str, Extraction], commanded: set[str]) -> set[str]:
+    """The name slot filled by the names recognizer (read whole already), if any."""
+    slots = [n for n in names if config.slot_spec(n).recognizer == "person_name" and n not in found and n not in commanded
+             and n not in state.slots]
+    if len(slots) != 1:
+        return set()
+    said = [span for span in read_names(work.text, work.language) if span.certainty != GUESS]
+    if len(said) != 1:
+        return set()  # two people named, or none: the plan's patterns say which is whose
+    span = said[0]
+    found[slots[0]] = Extraction(value=span.value, raw=span.text)
+    work.trace.append(f"slot {slots[0]} read by the names recognizer ({span.certainty}): {span.value}")
+    if span.certainty != CERTAIN:
+        work.unsure.append(Command("set_slot", slot=slots[0], value=span.value, certainty=span.certainty, words=span.text))
+    return {slots[0]}
 
 
 def _time_completed(state: ContextState, work: TurnWork, config: ConversationConfig, names: Iterable[str],

@@ -281,12 +281,14 @@ def _chinese_name_at(chunk: str, i: int, words: _Words) -> tuple[str, int, str] 
     if prefix:
         if prefix == "老" and chunk.startswith(("是", "板", "师", "公", "婆", "家"), at):
             return None
+        if before and before[-1] not in "和跟与同及、" and any(before.endswith(sur) for sur in _surnames()):
+            return None  # "王小明": 小明 is the given name of a whole name
         return (chunk[i:after], after - i, CERTAIN) if not chunk.startswith(tuple(words.ambiguous), i) else None
     if title is not None:
         return surname, len(surname) + len(title), CERTAIN
-    cued = any(before.endswith(c) for c in (*words.cues, *words.titles)) or not before
-    if surname in words.word_like and not cued:
-        return None  # "上周连着", "停车许可证": the character is part of a word
+    cued = any(before.endswith(c) for c in (*words.cues, *words.titles)) or not before or before[-1] in "员长工"  # 收银员王小明
+    if not cued:
+        return None  # "在海边玩", "上周连着": a name begins a clause or follows a word that introduces one
     overlapped = False
     for size in (2, 1):  # a given name of two characters, or of one
         end = after + size
