@@ -10,6 +10,7 @@ not certain; **missed** when nothing certain was read where something was expect
 from __future__ import annotations
 
 import json
+import warnings
 from collections import Counter, defaultdict
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -154,7 +155,9 @@ def evaluate(cases: dict[str, list[dict[str, Any]]], readers: dict[str, dict[str
                 if name != "ours" and case["language"] not in (languages or {}).get(name, (case["language"],)):
                     continue
                 try:
-                    read = reader(case)
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")  # a library's own complaints about a text (cn2an, jieba)
+                        read = reader(case)
                 except Exception as error:  # noqa: BLE001 - a library that fails on a case reads nothing
                     read = None
                     if show and name == "ours":
