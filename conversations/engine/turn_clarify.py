@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from ._text import localize
+from .catalog import say
 from .config import ConversationConfig
 from .loop_guard import ProposedAction
 from .named_values import which_value_question
-from .slots import ABORT, CONTINUE, decide_clarify, intent_question
+from .slots import ABORT, CONTINUE, decide_clarify, intent_question, slot_question
 from .state import ContextState, PendingClarification, with_key
 from .turn_diagnostic import diagnostic_mode
 from .turn_work import SIDE_QUESTION, TurnWork
@@ -52,6 +53,13 @@ def clarify_slots(state: ContextState, work: TurnWork, config: ConversationConfi
     )
     work.missing_slots = verdict.missing
     work.invalid_slots = verdict.invalid
+    unrecorded = (say(work.language, "I have nothing on record for {place}.", place=work.unrecorded_place)
+                  + ("" if work.language.startswith("zh") else " ") if work.unrecorded_place else "")
+    if verdict.decision == CONTINUE and unrecorded:  # never answered for the place kept before, as if it had not been said
+        city = next((spec for spec in map(config.slot_spec, config.slots) if spec.extractor == "city_code"), None)
+        work.ask(unrecorded + (slot_question(city, work.language) if city is not None else ""), "slot")
+        work.reply_action = "ask_slot"
+        return state
     if verdict.decision == CONTINUE:
         if work.reply_action == "acknowledge":
             work.reply_action = "present_results"
@@ -60,7 +68,7 @@ def clarify_slots(state: ContextState, work: TurnWork, config: ConversationConfi
         work.decision, work.reply_action = ABORT, "abort"
         work.trace.append(f"clarify aborted after {verdict.rounds} rounds")
         return state.evolve(pending_clarification=None, clarify_rounds=0)
-    work.ask(verdict.question, "slot")
+    work.ask(unrecorded + verdict.question if verdict.question else verdict.question, "slot")
     work.reply_action = "ask_slot"
     work.action = ProposedAction("clarification", topic=f"slot:{verdict.slot}")
     return state.evolve(pending_clarification=verdict.pending, clarify_rounds=verdict.rounds)

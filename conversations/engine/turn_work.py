@@ -167,6 +167,7 @@ class TurnWork:
     form_note: str | None = None  # a word about the form to say before the rest ("nothing changed")
     # what was read without being sure (contract 10): said back (likely) or asked (guess), never stored silently
     unsure: list[Command] = field(default_factory=list)
+    unrecorded_place: str | None = None  # a city named that the operator has no record of ("in Dali"): said, then asked
     system_chosen: str | None = None  # the diagnostic's system this message named (or switched to)
     form_also_changed: list[tuple[str, str]] = field(default_factory=list)  # more answers corrected: (question, value)
     form_volunteered: list[Command] = field(default_factory=list)  # answers given before their question was asked

@@ -302,6 +302,11 @@ def _resolve_shared_lots(spans: list[Span], records: Records) -> list[Span]:
     return resolved
 
 
+def places_named(text: str) -> list[Span]:
+    """The cities of the gazetteer a message names ("in Dali", "在大理", "в Казани"), whoever has records there."""
+    return _unknown_cities(text, _index(Records()), [])
+
+
 def read_identifiers(text: str, records: Records, language: str = "en") -> list[Span]:
     """Every order, plate, lot, city and system the text names, in order; each span's value is
     {"kind", "value"} (value None with "text" for one no record has, or with "either" for two that fit)."""
