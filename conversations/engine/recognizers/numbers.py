@@ -498,19 +498,27 @@ def _finish(text: str, start: int, end: int, shape: dict[str, Any], language: st
         unit, start, inverted = before[0], before[1], True  # "человек пять": the noun first says "about"
     if currency is None and (before := _currency_before_at(text, start)) is not None:
         currency, start = before
-    if "dual" in shape and unit is None and _CAPACITOR.search(text):
-        unit = "uF"
     if unit is not None and "value" in shape and (half := _half_after().match(text, end)) is not None:
         shape, end = {"value": shape["value"] + 0.5}, half.end()  # "dos plantas y media", "两层半"
     if currency == "CNY" and "value" in shape and text[end - 1:end] in "块元" and (
             jiao := re.match(r"([一二三四五六七八九]|\d)(?:毛|角)?(?![\d一二三四五六七八九十百千万])", text[end:])):
         shape = {"value": shape["value"] + zh_number(jiao.group(1)) / 10}  # "一块五" is 1.5 yuan
         end += jiao.end()
+    if unit is None and currency is None and (counted := _COUNTED.match(text, end)) is not None:
+        unit, end = "item", counted.end()  # "3 more chairs": things counted by their own name
     quantity = Quantity(**shape, unit=unit, currency=currency)
     certainty, why = _certainty(text, start, end, quantity, unsure_comma)
+    if certainty == CERTAIN and unit == "person" and (quantity.value or 0) > 50 and _SMALL.search(text):
+        certainty, why = GUESS, "implausible"  # "a small team, like 400 people"
     if certainty == CERTAIN and (assumed or inverted):
         certainty, why = LIKELY, "assumed unit" if assumed else "rough"
     return Span("quantity", start, end, text[start:end], quantity, certainty, why)
+
+
+# A plural noun after a count that is no unit ("3 more chairs", "2 extra keys"): the things counted
+_COUNTED = re.compile(r"\s+(?:more\s+|extra\s+|new\s+|spare\s+)?(?!(?:times|hours|minutes|days|weeks|months|years|people|"
+                      r"persons|floors|storeys|stories|levels)\b)([a-z]{3,}s)\b(?!\s+(?:ago|later|old))", re.IGNORECASE)
+_SMALL = re.compile(r"\b(?:small|little|tiny)\b|\bpeque[ñn][oa]s?\b|(?<![а-яё])(?:маленьк|небольш)\w*|小(?:团队|公司|店|组)", re.IGNORECASE)
 
 
 def _unit_before(text: str, start: int) -> tuple[str, int] | None:

@@ -23,7 +23,7 @@ from ..fee_questions import day_part
 from ..lexicon import LANGUAGES, LEXICON_DIR, lexicons_for
 from ..negation import hedge_near
 from ..slots import EXTRACTORS, ExtractContext, shared_period
-from ..timeparse import MONTH_DAY, parse_date, parse_datetime
+from ..timeparse import MONTH_DAY, parse_date, parse_datetime, says_clock
 from . import Span
 from .numbers import number_atoms, with_digits
 
@@ -400,9 +400,18 @@ def read_time(text: str, *, now: datetime, language: str = "en", timezone: str |
     if not _TIME_VOCABULARY.search(plain):
         return None
     found = _read_time(plain, now=now, language=language, timezone=timezone)
-    if found is not None and found.certainty != GUESS and offers_alternatives(plain):
+    if found is None or found.certainty == GUESS:
+        return found
+    if offers_alternatives(plain):
         return Span(found.kind, found.start, found.end, found.text, found.value, GUESS, "alternatives")
+    if _ROUGH_LIKE.search(plain):  # "like a week ago", "like 3 hours": said roughly
+        return Span(found.kind, found.start, found.end, found.text, found.value, GUESS, "rough")
+    if found.value.date is not None and (says_clock(plain) or _BARE_HOUR.search(plain)):
+        return Span(found.kind, found.start, found.end, found.text, found.value, GUESS, "a time not read")
     return found
+
+
+_ROUGH_LIKE = re.compile(r"(?<!would\s)(?<!'d\s)(?<!\bi\s)(?<!\bwe\s)(?<!\byou\s)(?<!they\s)\blike\s+(?:a|an|\d)", re.IGNORECASE)
 
 
 _BARE_HOUR = re.compile(r"\b(?:at|around|about|@|a\s+eso\s+de\s+las|sobre\s+las)\s+(\d{1,2})(?::(\d{2}))?(?![\d:])"
