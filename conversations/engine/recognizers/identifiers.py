@@ -192,6 +192,8 @@ class _Index:
     latin: list[str]
     chinese: list[str]
     unknown: re.Pattern[str] | None
+    anchors: frozenset[str]  # how the gazetteer's unknown names begin (three letters, or a Chinese character)
+    initials: frozenset[str]  # the first letters of the names a near typo is measured against
 
 
 @lru_cache(maxsize=16)
@@ -210,9 +212,20 @@ def _index(records: Records) -> _Index:
     pieces = [_word_pattern(w) for w in sorted(unknown, key=len, reverse=True)]
     pieces += [rf"(?<![\w]){re.escape(re.sub(r'[аяеоиыьй]$', '', w))}[а-яё]{{0,2}}(?![\w])"  # "в Казани", "из Москвы"
                for w in unknown if re.fullmatch(r"[а-яё]{4,}", w)]
-    return _Index(names, named, [w for w in typos if not re.search(r"[\u4e00-\u9fff]", w)],
-                  [w for w in typos if re.search(r"[\u4e00-\u9fff]", w)],
-                  re.compile("|".join(pieces), re.IGNORECASE) if pieces else None)
+    latin = [w for w in typos if not re.search(r"[\u4e00-\u9fff]", w)]
+    anchors = frozenset(w[:1] if re.match(r"[\u4e00-\u9fff]", w) else w[:3] for w in unknown)
+    return _Index(names, named, latin, [w for w in typos if re.search(r"[\u4e00-\u9fff]", w)],
+                  re.compile("|".join(pieces), re.IGNORECASE) if pieces else None, anchors, frozenset(w[:1] for w in latin))
+
+
+_ANCHOR_WORD = re.compile(r"[A-Za-zÀ-ÿ\u0400-\u04ff]{3,}")
+
+
+def _may_name_unknown(text: str, index: _Index) -> bool:
+    """A quick look: does a word of the text begin as a gazetteer name does (most messages name no city)?"""
+    lowered = text.lower()
+    return any(m.group(0)[:3] in index.anchors for m in _ANCHOR_WORD.finditer(lowered)) or any(
+        ch in index.anchors for ch in lowered if "\u4e00" <= ch <= "\u9fff")
 
 
 def _named_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
@@ -249,8 +262,9 @@ def _near_typos(text: str, index: _Index, taken: list[Span], exact: set[str]) ->
             if re.search(r"[不没的了是在]", piece):
                 continue  # "暖风不…" is a name and a negation, not a name typed off
             best = next((c for c in index.chinese if len(c) == len(piece) and sum(a != b for a, b in zip(c, piece, strict=True)) == 1), None)
-        else:
-            found = process.extractOne(key, index.latin, scorer=fuzz.ratio, score_cutoff=NEAR_SCORE) if len(piece) >= 5 else None
+        else:  # a slip is rarely in the first letter: only names that begin as the piece does are measured
+            found = (process.extractOne(key, index.latin, scorer=fuzz.ratio, score_cutoff=NEAR_SCORE)
+                     if len(piece) >= 5 and key[:1] in index.initials else None)
             best = found[0] if found is not None else None
         if best is None:
             continue
@@ -281,7 +295,9 @@ def _windows(text: str) -> Iterable[tuple[int, int, str]]:
 def _unknown_cities(text: str, index: _Index, taken: list[Span]) -> list[Span]:
     """A city named that the operator has no record of ("I parked in Dali", "в Казани"): reported, to be asked."""
     spans: list[Span] = []
-    for m in index.unknown.finditer(text) if index.unknown is not None else ():
+    if index.unknown is None or not _may_name_unknown(text, index):
+        return spans
+    for m in index.unknown.finditer(text):
         words = m.group(0)
         if not any(s.overlaps(m.start(), m.end()) for s in [*taken, *spans]) and (not words.isascii() or words[:1].isupper() or len(words) > 5):
             spans.append(Span("city", m.start(), m.end(), words, {"kind": "city", "value": None, "text": words}))
