@@ -22,6 +22,7 @@ from typing import Any
 from ._serde import FrozenDict, Serializable
 from .certainty import CERTAIN, CERTAINTIES
 from .forms import without_own_unit
+from .recognizers.numbers import read_quantities
 from .slots import lookup_identifier
 
 MAX_COMMANDS = 8
@@ -360,12 +361,23 @@ def _number(value: str, *, integer: bool) -> str | None:
     compact = value.replace(" ", "").replace("_", "")
     if re.fullmatch(r"[+-]?\d{1,3}(?:,\d{3})+(?:\.\d+)?", compact):
         compact = compact.replace(",", "")  # thousands separators: 1,450
-    if not _NUMBER.match(compact):
+    if _NUMBER.match(compact):
+        number = float(compact.replace(",", "."))
+    elif (said := _one_number(value)) is not None:
+        number = said  # a generator's value in words ("two and a half", "1.5万", "八万"), read by the quantity recognizer
+    else:
         return None
-    number = float(compact.replace(",", "."))
     if integer:
         return str(int(number)) if number.is_integer() and number >= 0 else None
     return str(int(number)) if number.is_integer() else str(number)
+
+
+def _one_number(value: str) -> float | None:
+    """The one plain number a value says, certain and unit-free; None for two ("6 or 7"), a range, a hedge, none."""
+    spans = read_quantities(value)
+    if len(spans) != 1 or spans[0].certainty != CERTAIN or spans[0].value.value is None or spans[0].value.unit:
+        return None
+    return spans[0].value.value
 
 
 def _iso(value: str, *, date_only: bool) -> str | None:

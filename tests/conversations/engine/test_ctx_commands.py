@@ -145,7 +145,10 @@ def test_a_generator_answer_round_trips_and_keeps_the_good_commands() -> None:
     ("1,450", "number", (), "1450"),
     ("2", "number", (), "2"),
     ("2.5", "number", (), "2.5"),
-    ("two", "number", (), None),
+    ("two", "number", (), "2"),  # a number in words is read by the quantity recognizer
+    ("两个半", "number", (), "2.5"),
+    ("6 or 7", "number", (), None),  # two numbers are no value: the person is asked which
+    ("about 20", "number", (), None),  # a hedged value is no fact
     ("r-3", "choice", ("R-3", "E"), "R-3"),
     ("Group Q", "choice", ("R-3", "E"), None),
     ("Да", "yes_no", (), "yes"),
