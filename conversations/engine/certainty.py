@@ -54,7 +54,7 @@ _LONGEST_STAY_MINUTES = 60 * 24 * 60  # a stay, a call or a slot of more than 60
 _VAGUE_DURATION = re.compile(r"\bfew\b|\bhalf\s+a\s+day\b|半天|[一两二三四五六七八九][一二三四五六七八九十]\s*个?\s*(?:小时|钟头)",
                              re.IGNORECASE)
 _RANGE_DURATION = re.compile(r"\d+\s*(?:-|–|to|~|或|到)\s*\d+\s*(?:hours?|hrs?|h\b|小时|个小时|minutes?|mins?|分钟)", re.IGNORECASE)
-_ROUGH_DURATION = re.compile(r"\bcouple\b", re.IGNORECASE)
+_ROUGH_DURATION = re.compile(r"\bcouple\b|个把", re.IGNORECASE)
 
 
 def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str | None]:

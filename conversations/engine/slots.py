@@ -453,7 +453,7 @@ def _range_separators(text: str) -> list[re.Match[str]]:
 _NEXT_DAY = re.compile(r"next\s+(?:day|morning)|the\s+following\s+day|第二天|次日|隔天|翌日|"
                        r"(?<!\w)следующ\w+\s+(?:дня|утра)(?!\w)|\bd[ií]a\s+siguiente\b", re.IGNORECASE)
 _DURATION = re.compile(
-    r"(?<![第前后頭头隔\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
+    r"(?<![第前后頭头隔\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十俩仨]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
     r"\s*-?\s*(?:个)?\s*(半|and\s+a\s+half\s+)?\s*"
     r"(hours?|hrs?|h\b|小时|钟头|钟(?![头点])|minutes?|mins?|分钟|days?|天)(\s*半|\s+and\s+a\s+half)?",  # "3个钟": 3 hours
     re.IGNORECASE,
@@ -619,6 +619,7 @@ _WORDED_DURATIONS = (
     (_WHOLE_DAY, 1440),
     (OVERNIGHT, OVERNIGHT_MINUTES),
     (re.compile(r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), 90),
+    (re.compile(r"个把(?:小时|钟头|钟)"), 60),  # "about an hour": said back (certainty's rough durations)
     (re.compile(r"\bhalf\s+an\s+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时", re.IGNORECASE), 30),
     (re.compile(r"\b(?:an|one)\s+hour\b", re.IGNORECASE), 60),
     # said roughly: read, then judged by certainty (a couple is said back; a few, half a day, 两三个 are asked)

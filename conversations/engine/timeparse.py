@@ -56,6 +56,8 @@ CN_DIGITS = {
     "七": 7,
     "八": 8,
     "九": 9,
+    "俩": 2,  # spoken: 俩钟头 is two hours
+    "仨": 3,
 }
 
 _ZH_TIME = re.compile(

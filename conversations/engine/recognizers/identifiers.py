@@ -300,7 +300,8 @@ def _unknown_cities(text: str, index: _Index, taken: list[Span]) -> list[Span]:
     for m in index.unknown.finditer(text):
         words = m.group(0)
         if not any(s.overlaps(m.start(), m.end()) for s in [*taken, *spans]) and (not words.isascii() or words[:1].isupper() or len(words) > 5):
-            spans.append(Span("city", m.start(), m.end(), words, {"kind": "city", "value": None, "text": words}))
+            shown = _gazetteer()[0].get(_key(words), words) if words.isascii() else words  # "chengdu" said as Chengdu
+            spans.append(Span("city", m.start(), m.end(), shown, {"kind": "city", "value": None, "text": words}))
     return spans
 
 

@@ -168,7 +168,8 @@ def _latin_names(text: str, language: str) -> list[Span]:
     return spans
 
 
-_PERSON_VERB = re.compile(r"\s+(?:(?:has|had|is|was|will|can|did|didn'?t|doesn'?t|isn'?t|wasn'?t|hasn'?t|hasnt|havent|won'?t|keeps|kept|"
+_GREETINGS = frozenset(json.loads((LEXICON_DIR / "en.json").read_text(encoding="utf-8"))["names"]["greetings"])
+_PERSON_VERB = re.compile(r"\s+(?:(?:on|from|in)\s+(?:my|our|the|his|her)\s|who\s|and\s+(?:his|her|their)\s|(?:has|had|is|was|will|can|did|didn'?t|doesn'?t|isn'?t|wasn'?t|hasn'?t|hasnt|havent|won'?t|keeps|kept|"
                           r"never|always|just|also|said|says|asked|told|called|left|came|missed|quit|wants|needs|signed|showed|"
                           r"pidi[oó]|lleg[oó]|dijo|se\s+fue|firm[oó]|no\s+(?:vino|contesta|lleg[oó])|"
                           r"сказал\w*|попросил\w*|подал\w*|ушл?\w*|пришл?\w*|не\s+(?:вышел|вышла|пришел|пришла|отвечает))(?![\w'])|[,:])",
@@ -189,16 +190,17 @@ def _clean(token: str) -> str:
 
 
 @cache
-def _cue_pattern() -> re.Pattern[str]:
-    cues = sorted(_all("cues"), key=len, reverse=True)
+def _cue_pattern(language: str) -> re.Pattern[str]:
+    """The words that introduce a name typed in lower case, in the message's language ("a" is one in Spanish only)."""
+    cues = sorted(_words(language if language in LANGUAGES else "en").cues, key=len, reverse=True)
     return re.compile(r"(?<![\w])(?:" + "|".join(re.escape(c) for c in cues) + r")\s+")
 
 
-def _lowercase_names(text: str, taken: list[Span]) -> list[Span]:
+def _lowercase_names(text: str, taken: list[Span], language: str = "en") -> list[Span]:
     """A name typed in lower case after a word that introduces one ("talk to priya", "напиши наталье")."""
     spans = []
     stops = _all("stops") | _all("titles")
-    for m in _cue_pattern().finditer(text.lower()):
+    for m in _cue_pattern(language).finditer(text.lower()):
         words = list(islice(_WORD.finditer(text, m.end()), 4))
         picked = []
         for w in words[:3]:
@@ -322,6 +324,8 @@ def _leading_names(text: str, taken: list[Span], certainty: str = LIKELY) -> lis
     spans = []
     for sentence in re.finditer(r"(?:^|(?<=[.!?\n]))\s*([^.!?\n]+)", text):
         words = list(_WORD.finditer(text, sentence.start(1), sentence.end(1)))
+        while words and words[0].group(0).lower() in _GREETINGS:  # "hi, sarah mitchell on my team …"
+            words = words[1:]
         picked: list[re.Match[str]] = []
         for w in words[:5]:
             token = w.group(0)
@@ -346,11 +350,11 @@ def read_names(text: str, language: str = "en") -> list[Span]:
     """Every person's name the text says, in order, as spans whose value is the name as it is written to them."""
     if text.upper() == text and re.search(r"[A-ZА-ЯЁ]{2}", text):  # SHOUTED: read as typed in lower case
         lowered = text.lower()
-        spans = [*_leading_names(lowered, [], CERTAIN), *_lowercase_names(lowered, [])]
+        spans = [*_leading_names(lowered, [], CERTAIN), *_lowercase_names(lowered, [], language)]
         return sorted((Span(s.kind, s.start, s.end, text[s.start:s.end], s.value, s.certainty) for s in spans),
                       key=lambda s: s.start)
     spans = [*_latin_names(text, language), *_chinese_names(text)]
     spans += _leading_names(text, spans)
-    spans += _lowercase_names(text, spans)
+    spans += _lowercase_names(text, spans, language)
     spans += _possessive_names(text, spans)
     return sorted(spans, key=lambda s: s.start)

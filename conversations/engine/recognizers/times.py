@@ -23,7 +23,7 @@ from ..fee_questions import day_part
 from ..lexicon import LANGUAGES, LEXICON_DIR, lexicons_for
 from ..negation import hedge_near
 from ..slots import EXTRACTORS, ExtractContext, shared_period
-from ..timeparse import MONTH_DAY, parse_date, parse_datetime, says_clock
+from ..timeparse import MONTH_DAY, parse_date, parse_datetime, says_clock, zh_number
 from . import Span
 from .numbers import number_atoms, with_digits
 
@@ -102,7 +102,31 @@ def _festival(text: str, today: date) -> tuple[date, re.Match[str]] | None:
     return None
 
 
+_NAMED_MONTH_END = re.compile(
+    r"\b(?:the\s+)?end\s+of\s+(jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\b|(1[0-2]|[1-9]|十[一二]?|[一二三四五六七八九])\s*月(?:底|末)|"
+    r"(?<!\w)(?:в\s+)?конц[еау]\s+(январ|феврал|март|апрел|ма|июн|июл|август|сентябр|октябр|ноябр|декабр)\w*|"
+    r"\b(?:a\s+)?finales\s+de\s+(enero|febrero|marzo|abril|mayo|junio|julio|agosto|sept?iembre|octubre|noviembre|diciembre)\b",
+    re.IGNORECASE)
+_MONTH_STEMS = (("jan", "январ", "enero"), ("feb", "феврал", "febrero"), ("mar", "март", "marzo"), ("apr", "апрел", "abril"),
+                ("may", "ма", "mayo"), ("jun", "июн", "junio"), ("jul", "июл", "julio"), ("aug", "август", "agosto"),
+                ("sep", "сентябр", "septiembre", "setiembre"), ("oct", "октябр", "octubre"), ("nov", "ноябр", "noviembre"),
+                ("dec", "декабр", "diciembre"))
+
+
+def _named_month_end(text: str, today: date) -> tuple[date, re.Match[str]] | None:
+    """"the end of june", "6月底", "в конце июня", "a finales de junio": that month's last day, the next one to come."""
+    if (m := _NAMED_MONTH_END.search(text)) is None:
+        return None
+    said = next(g for g in m.groups() if g).lower()
+    month = int(said) if said.isdigit() else zh_number(said) if re.match(r"[一二三四五六七八九十]", said) else next(
+        i + 1 for i, stems in enumerate(_MONTH_STEMS) if said in stems or said[:3] == stems[0])
+    year = today.year if month >= today.month else today.year + 1
+    return date(year + (month == 12), month % 12 + 1, 1) - timedelta(days=1), m
+
+
 def _period_end(text: str, today: date) -> tuple[date, re.Match[str]] | None:
+    if (named := _named_month_end(text, today)) is not None:
+        return named
     if (m := _MONTH_END.search(text)) is not None:
         following = date(today.year + (today.month == 12), today.month % 12 + 1, 1)
         return following - timedelta(days=1), m

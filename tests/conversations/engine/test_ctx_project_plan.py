@@ -60,6 +60,8 @@ def test_a_vacuous_answer_counts_as_missing() -> None:
     ("春节前必须上线", "2027-02-06", True),  # the Spring Festival of 2027, from the holidays package
     ("deadline is the end of Q1", "2027-03-31", False),
     ("a fin de mes", "2026-12-31", True),
+    ("we need it by the end of june, budget is 25k max", "2027-06-30", False),  # a month's end named by the month
+    ("6月底前上线", "2027-06-30", False),
 ])
 def test_a_deadline_said_as_a_date_is_held_against_the_phases(constraints, due, short) -> None:  # noqa: ANN001
     plan = draft_project_plan({"summary": "A booking app", "goal": "fewer phone calls", "users": "patients",
