@@ -13,7 +13,7 @@ from functools import cache
 
 from .lexicon import LANGUAGES, phrases, word_list
 from .negation import doubt, hedge_near, rough, unknowing
-from .timeparse import names_period, says_clock, zh_number
+from .timeparse import names_period, says_clock, says_time_of_day, zh_number
 
 CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
 CERTAINTIES = (CERTAIN, LIKELY, GUESS)
@@ -57,6 +57,14 @@ _RANGE_DURATION = re.compile(r"\d+\s*(?:-|–|to|~|或|到)\s*\d+\s*(?:hours?|hr
 _ROUGH_DURATION = re.compile(r"\bcouple\b|个把", re.IGNORECASE)
 
 
+_LENGTH_SAID = re.compile(r"(?:\d+(?:[.,]\d+)?|[一两二三四五六七八九十俩仨半]+|\b(?:an?|one|two|three|four|five|six|couple\s+of|few)|"
+                          r"(?<!\w)(?:два|две|три|пару|полтора)|\b(?:una?|dos|tres|cuatro))\s*(?:个)?\s*(?:hours?|hrs?|h\b|minutes?|mins?|"
+                          r"小时|钟头|钟(?!点)|分钟|час\w*|минут\w*|horas?|minutos?)", re.IGNORECASE)
+_MIDNIGHT_OR_WHOLE_DAY = re.compile(r"midnight|whole\s+day|all\s+day|full\s+day|entire\s+day|overnight|午夜|半夜|零点|凌晨|整天|全天|一天|"
+                                    r"полноч|весь\s+день|целый\s+день|сутки|medianoche|todo\s+el\s+d[ií]a|d[ií]a\s+(?:entero|completo)",
+                                    re.IGNORECASE)
+
+
 def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str | None]:
     """How sure a time read from `raw` (in the message `text`) is, and why when it is not certain.
 
@@ -79,6 +87,9 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
         return (LIKELY, "hedged") if hedge_near(text, start, end) or _ROUGH_DURATION.search(words) else (CERTAIN, None)
     if _ALTERNATIVE_WHEN.search(text):
         return GUESS, "alternatives"
+    if (kind == "at_time" and value[11:16] == "00:00" and _LENGTH_SAID.search(text) and not says_time_of_day(text)
+            and not _part_of_day().search(text) and not _MIDNIGHT_OR_WHOLE_DAY.search(text)):
+        return GUESS, "no_time_of_day"  # "tomorrow, for 2 hours": a stay's day and length, no hour; never priced from midnight
     if kind in ("at_time", "until_time", "clock_time") and not says_clock(text) and _part_of_day().search(text) \
             and not _HOUR_SAID.search(text) and not _ZH_HOUR.search(text):
         # a stay priced "in the morning" takes the period's usual hour, said back; a call's time is asked

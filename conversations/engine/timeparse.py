@@ -262,6 +262,11 @@ def clock_said(words: str) -> tuple[time, bool] | None:
     return None
 
 
+def says_time_of_day(text: str) -> bool:
+    """Whether the text says a time of day at all ("at 9", "3pm", "九点", "noon"), by the clock readers."""
+    return _time_of_day(text) is not None
+
+
 def says_clock(text: str) -> bool:
     """Whether text says a time of day by the clock ("9pm", "21:00", "晚上九点"), not only a part of the day."""
     found = _time_of_day(text or "")
