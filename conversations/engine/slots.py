@@ -267,7 +267,10 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
         m = _END_ONLY.search(text)
         return Extraction(start.isoformat(), text[: m.start()].strip()[:40] if m else "")
     parsed = parse_datetime(_meant(text, text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),
-                            corrects=_corrects(text, ctx)) or _corrected_start_hour(text, ctx)
+                            corrects=_corrects(text, ctx))
+    corrected = _corrected_start_hour(text, ctx) if ctx.entry is not None else None
+    if corrected is not None and (parsed is None or 0 <= text.find(corrected.raw) < text.find(parsed.raw)):
+        parsed = corrected  # "i meant from 3, same end time 5:45": the start the correction gives, not the end's clock
     part = _part_of_day(text, parsed)
     shift = (_day_shift(text) or week_shift(text)) if ctx.entry is not None else 0
     if shift and (parsed is None or parse_date(text, now=ctx.now, timezone=ctx.timezone) is None):
