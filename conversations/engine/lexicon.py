@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 LEXICON_DIR = Path(__file__).resolve().parent / "lexicon"
 LANGUAGES = ("en", "zh", "ru", "es")
@@ -55,9 +56,20 @@ def _phrase(word: str) -> str:
 
 
 @cache
+def _data(language: str) -> dict[str, Any]:
+    """A language's data file, read once."""
+    return json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))
+
+
+def entry(language: str, key: str) -> Any:  # noqa: ANN401 - an entry is a list or a table, as its file has it
+    """One entry of a language's file as written there (the recognizers' `numbers`, `names`, `time_words`)."""
+    return _data(language)[key]
+
+
+@cache
 def lexicon(language: str) -> Lexicon:
     """The lexicon of a language (en, zh, ru, es), loaded from its data file once."""
-    data = json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))
+    data = _data(language)
     spaced = "char_scope" not in data
     negation = data["negation"]
 
@@ -85,8 +97,7 @@ def lexicon(language: str) -> Lexicon:
 @cache
 def word_list(language: str, key: str) -> tuple[str, ...]:
     """Another list a language's file keeps for a recognizer (the Chinese surnames), empty when it has none."""
-    data = json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))
-    return tuple(data.get(key, ()))
+    return tuple(_data(language).get(key, ()))
 
 
 _SCRIPTS = (("en", re.compile(r"[A-Za-z]")), ("es", re.compile(r"[A-Za-z]")), ("zh", re.compile(r"[\u3400-\u9fff]")),

@@ -11,14 +11,13 @@ guess. The words (titles, particles, stop words, the words that end a Chinese na
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 from functools import cache
 from itertools import islice
 
 from ..certainty import CERTAIN, GUESS, LIKELY
-from ..lexicon import LANGUAGES, LEXICON_DIR
+from ..lexicon import LANGUAGES, entry, word_list
 from . import Span
 
 
@@ -36,7 +35,7 @@ class _Words:
 
 @cache
 def _words(language: str) -> _Words:
-    data = json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))["names"]
+    data = entry(language, "names")
     return _Words(frozenset(w.lower() for w in data["stops"]), frozenset(w.lower().rstrip(".") for w in data["titles"]),
                   frozenset(data["particles"]), tuple(sorted(data["cues"], key=len, reverse=True)),
                   frozenset(w.lower() for w in data["ambiguous"]), tuple(sorted(data.get("enders", ()), key=len, reverse=True)),
@@ -54,8 +53,7 @@ def _all(attribute: str) -> frozenset[str]:
 
 @cache
 def _surnames() -> tuple[str, ...]:
-    data = json.loads((LEXICON_DIR / "zh.json").read_text(encoding="utf-8"))
-    return tuple(sorted(data["surnames"], key=len, reverse=True))
+    return tuple(sorted(word_list("zh", "surnames"), key=len, reverse=True))
 
 
 @cache
@@ -168,7 +166,7 @@ def _latin_names(text: str, language: str) -> list[Span]:
     return spans
 
 
-_GREETINGS = frozenset(json.loads((LEXICON_DIR / "en.json").read_text(encoding="utf-8"))["names"]["greetings"])
+_GREETINGS = frozenset(entry("en", "names")["greetings"])
 _PERSON_VERB = re.compile(r"\s+(?:(?:on|from|in)\s+(?:my|our|the|his|her)\s|who\s|and\s+(?:his|her|their)\s|(?:has|had|is|was|will|can|did|didn'?t|doesn'?t|isn'?t|wasn'?t|hasn'?t|hasnt|havent|won'?t|keeps|kept|"
                           r"never|always|just|also|said|says|asked|told|called|left|came|missed|quit|wants|needs|signed|showed|"
                           r"pidi[oó]|lleg[oó]|dijo|se\s+fue|firm[oó]|no\s+(?:vino|contesta|lleg[oó])|"

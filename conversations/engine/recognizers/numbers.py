@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from ..certainty import CERTAIN, GUESS, LIKELY
-from ..lexicon import LANGUAGES, LEXICON_DIR, lexicon
+from ..lexicon import LANGUAGES, entry, lexicon
 from ..negation import hedge_near
 from ..timeparse import zh_number
 from . import Span
@@ -53,9 +53,8 @@ def units() -> dict[str, Any]:
     return json.loads(_UNITS_FILE.read_text(encoding="utf-8"))
 
 
-@cache
 def _numbers(language: str) -> dict[str, Any]:
-    return json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))["numbers"]
+    return entry(language, "numbers")
 
 
 def _alternation(words: list[str], *, spaced: bool = True) -> str:

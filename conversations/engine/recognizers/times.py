@@ -20,7 +20,7 @@ import holidays
 
 from ..certainty import CERTAIN, GUESS, LIKELY, offers_alternatives, time_certainty
 from ..fee_questions import day_part
-from ..lexicon import LANGUAGES, LEXICON_DIR, lexicons_for
+from ..lexicon import LANGUAGES, entry, lexicons_for
 from ..negation import hedge_near
 from ..slots import EXTRACTORS, ExtractContext, shared_period
 from ..timeparse import MONTH_DAY, parse_date, parse_datetime, says_clock, zh_number
@@ -209,11 +209,8 @@ def _dated(text: str, today: date) -> tuple[str, bool]:
 
 # --- the words, made plain: spellings, clock phrases, month names and number words ------------------------
 
-@cache
 def _time_words(language: str) -> dict[str, Any]:
-    import json
-
-    return json.loads((LEXICON_DIR / f"{language}.json").read_text(encoding="utf-8"))["time_words"]
+    return entry(language, "time_words")
 
 
 _RU_ORDINALS = ("перв", "втор", "трет", "четв", "пят", "шест", "седьм", "восьм", "девят", "десят", "одиннадцат", "двенадцат")
