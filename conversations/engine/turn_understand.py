@@ -304,7 +304,7 @@ def fill_slots(
     spans = _identifier_spans(work.text, found, config)
     _drop_pieces_of_identifiers(work, found, spans, config)
     _named_values(state, work, names, found, finders, spans)
-    _place_without_record(work, config, names, found, finders)
+    _place_without_record(work, config, names, finders)
     _listed_item_named(state, work, found)
     for command in work.commands:
         if command.kind in ("set_slot", "correct_slot") and command.slot in names and command.value:
@@ -483,14 +483,11 @@ def _name_corrected(state: ContextState, work: TurnWork, names: list[str], confi
             work.trace.append(f"slot {name} corrected by name: {value}")
 
 
-def _place_without_record(work: TurnWork, config: ConversationConfig, names: Iterable[str], found: dict[str, Extraction],
-                          finders: Iterable[Finder]) -> None:
+def _place_without_record(work: TurnWork, config: ConversationConfig, names: Iterable[str], finders: Iterable[Finder]) -> None:
     """A city named that the operator has no record of ("how much in Dali?") is asked about, never passed over
     for a question as if it had not been said, nor answered for another city."""
-    places = [config.slot_spec(n) for n in names if config.slot_spec(n).extractor in ("city_code", "lot_code")]
-    city = next((spec for spec in places if spec.extractor == "city_code"), None)
-    if city is None:  # checked against the records whoever read the message: it adds no command, it stops a wrong answer
-        return
+    if not any(config.slot_spec(n).extractor == "city_code" for n in names):
+        return  # checked against the records whoever read the message: it adds no command, it stops a wrong answer
     named = [span for span in places_named(work.text) if not any(finder(span.text, work.language) for finder in finders)]
     if named:
         work.unrecorded_place = named[0].text

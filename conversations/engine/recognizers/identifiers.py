@@ -62,7 +62,7 @@ class Records:
 
 
 @cache
-def _gazetteer() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
+def gazetteer() -> tuple[dict[str, str], dict[str, tuple[str, ...]]]:
     data = json.loads(_PLACES_FILE.read_text(encoding="utf-8"))
     names = {}
     for place in data["cities"]:
@@ -88,7 +88,7 @@ def _plate_spans(text: str, records: Records) -> list[Span]:
         key = normalized(value)
         spans.append(Span("plate", m.start(), m.end(), m.group(0), {"kind": "plate", "value": by_plate.get(key),
                                                                       **({} if key in by_plate else {"text": m.group(0)})}))
-    _, provinces = _gazetteer()
+    _, provinces = gazetteer()
     for m in _PINYIN_PLATE.finditer(text):
         if any(s.overlaps(m.start(), m.end()) for s in spans) or not any(ch.isdigit() for ch in m.group(3)):
             continue
@@ -207,8 +207,8 @@ def _index(records: Records) -> _Index:
     names = re.compile("|".join(_word_pattern(w) for w in ordered), re.IGNORECASE) if ordered else None
     typos = [w for w in named if len(w) >= (3 if re.search(r"[\u4e00-\u9fff]", w) else 5) and named[w][0][1] != w.upper()]
     known = set(named) | {c.lower() for c in records.named.get("city", {})}
-    gazetteer, _ = _gazetteer()
-    unknown = [w for w, shown in gazetteer.items() if w not in known and shown.lower() not in known]
+    places, _ = gazetteer()
+    unknown = [w for w, shown in places.items() if w not in known and shown.lower() not in known]
     pieces = [_word_pattern(w) for w in sorted(unknown, key=len, reverse=True)]
     pieces += [rf"(?<![\w]){re.escape(re.sub(r'[аяеоиыьй]$', '', w))}[а-яё]{{0,2}}(?![\w])"  # "в Казани", "из Москвы"
                for w in unknown if re.fullmatch(r"[а-яё]{4,}", w)]
@@ -300,7 +300,7 @@ def _unknown_cities(text: str, index: _Index, taken: list[Span]) -> list[Span]:
     for m in index.unknown.finditer(text):
         words = m.group(0)
         if not any(s.overlaps(m.start(), m.end()) for s in [*taken, *spans]) and (not words.isascii() or words[:1].isupper() or len(words) > 5):
-            shown = _gazetteer()[0].get(_key(words), words) if words.isascii() else words  # "chengdu" said as Chengdu
+            shown = gazetteer()[0].get(_key(words), words) if words.isascii() else words  # "chengdu" said as Chengdu
             spans.append(Span("city", m.start(), m.end(), shown, {"kind": "city", "value": None, "text": words}))
     return spans
 

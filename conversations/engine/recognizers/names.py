@@ -58,9 +58,9 @@ def _surnames() -> tuple[str, ...]:
 
 @cache
 def _places() -> frozenset[str]:
-    from .identifiers import _gazetteer  # the city names: "Hangzhou" is no person
+    from .identifiers import gazetteer  # the city names: "Hangzhou" is no person
 
-    names, _ = _gazetteer()
+    names, _ = gazetteer()
     return frozenset(names)
 
 

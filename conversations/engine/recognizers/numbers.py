@@ -397,7 +397,7 @@ def read_quantities(text: str, language: str = "en") -> list[Span]:
 
 @lru_cache(maxsize=512)
 def _read(text: str, language: str) -> tuple[Span, ...]:
-    atoms = [a for a in _atoms(text, language)]
+    atoms = _atoms(text, language)
     spans: list[Span] = []
     i = 0
     while i < len(atoms):
@@ -449,12 +449,10 @@ def _join(text: str, atom: _Atom, value: float, end: int, nxt: _Atom | None) -> 
             return {"dual": (value, second)}, second_end  # "45+5 MFD", "45/5 µF": a dual run capacitor
         if "+" in between:
             return None
-    if nxt.scaled and not atom.scaled:
-        factor = second / nxt.value if nxt.value else 1
+    if nxt.scaled and not atom.scaled:  # "15 to 20k": the first number takes the second's multiplier
         scale = _scale_of(text[nxt.start:nxt.end])
         if scale and value * scale <= second:
             value *= scale
-        del factor
     if between == "-" and not any(ch.isdigit() for ch in text[atom.start:nxt.end]) and value < second:
         return {"either": (value, second)}, second_end  # "шесть-семь", "seis-siete": said as one, either
     if (m := _joiners("either").fullmatch(between)) is not None and m.group(0).strip() not in ("/",) or (
