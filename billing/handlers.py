@@ -94,6 +94,8 @@ def arrears_check(ctx: StepContext) -> StepEffect:
     return StepEffect(signals={"tool_error": False, "tool_result": {
         "tool": "arrears_check", "plate_no": slots["plate_no"].upper(), "city_code": city,
         "orders": [_order_dict(o) for o in orders], "total_arrears": str(total),
+        # no order at all is not "nothing owed": the records do not know the plate (a slip, another spelling)
+        "on_record": bool(orders) or selectors.plate_on_record(slots["plate_no"]),
         # "第一笔", "the second one", "the one at Chengdu East" point at one of these
         "listed": {"slot": "order_no", "values": [o.order_no for o in orders],
                    "details": {o.order_no: _order_details(o) for o in orders}},

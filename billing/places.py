@@ -166,7 +166,7 @@ def _place_names(lang: str, lots: list[tuple[PlaceHit, set[str]]]) -> list[tuple
         spelled = _spellings(lot.code, lot.names.values(), lot.aliases)
         whole |= spelled
         out += [(name, PlaceHit(hit.slots, name, labels)) for name in spelled]
-        distinctive = _distinctive_words(lot.names.values(), lot.aliases)
+        distinctive = _distinctive_words(lot.names.values(), lot.aliases, city_names=_spellings(city.code, city.names.values(), city.aliases))
         partial += [(name, PlaceHit(hit.slots, name, labels)) for name in distinctive]
         lots.append((hit, distinctive))
     # "the Jingan one", "静安的": a distinctive word of a lot's name names it (several lots sharing it are asked about)
@@ -174,14 +174,18 @@ def _place_names(lang: str, lots: list[tuple[PlaceHit, set[str]]]) -> list[tuple
     return sorted(out, key=lambda item: -len(item[0]))
 
 
-# Words of a lot's name too common to name one by themselves.
-_GENERIC = frozenset(["lot", "lots", "park", "parking", "carpark", "garage", "garages", "car", "cars", "the", "and", "street", "road", "station", "centre", "center", "city", "north", "south", "east", "west", "level", "floor", "public", "private", "underground", "multi", "storey", "area", "zone"])
-_CJK_GENERIC = ("停车场", "停车库", "车场", "车库", "停车", "号", "一号", "二号", "三号")
+# Words of a lot's name too common to name one by themselves. A word several lots share ("station", "机场")
+# names them all, and the city said or talked about chooses among them; these name no lot at all.
+_GENERIC = frozenset(["lot", "lots", "park", "parking", "carpark", "garage", "garages", "car", "cars", "the", "and", "street", "road", "centre", "center", "city", "north", "south", "east", "west", "level", "floor", "public", "private", "underground", "multi", "storey", "area", "zone"])
+_CJK_GENERIC = ("停车场", "停车库", "停车楼", "车场", "车库", "停车", "号", "一号", "二号", "三号")
+_CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
 
 
-def _distinctive_words(names: Iterable[str], aliases: Iterable[str]) -> set[str]:
-    """Latin words of four letters or more that are not generic ("jingan" of "Jing'an lot 1"), and the
-    first two Chinese characters of a longer Chinese name ("静安" of "静安一号停车场")."""
+def _distinctive_words(names: Iterable[str], aliases: Iterable[str], *, city_names: Iterable[str] = ()) -> set[str]:
+    """Latin words of four letters or more that are not generic ("jingan" of "Jing'an lot 1", "station"), and
+    each two characters of a Chinese name once its city and its generic ending are taken off ("南站" and "沙南"
+    of "长沙南站停车场"; "机场" of "黄花机场停车场")."""
+    cities = {c for c in city_names if _CJK_RUN.match(c) or len(c) >= 2}
     words: set[str] = set()
     for name in (*names, *aliases):
         for word in re.findall(r"[a-z]{4,}", name.casefold().replace("'", "").replace("’", "")):
@@ -190,10 +194,23 @@ def _distinctive_words(names: Iterable[str], aliases: Iterable[str]) -> set[str]
         for word in re.findall(r"[a-z]+(?:'[a-z]+)+", name.casefold().replace("’", "'")):
             if len(word.replace("'", "")) >= 4 and word.replace("'", "") not in _GENERIC:
                 words.add(word)  # "jing'an" as written, beside "jingan"
-        cjk = re.match(r"[\u4e00-\u9fff]{4,}", name.strip())
-        if cjk and cjk.group(0)[:2] not in _CJK_GENERIC:
-            words.add(cjk.group(0)[:2])
+        for run in _CJK_RUN.findall(name):
+            words |= _cjk_pieces(run, cities)
     return words
+
+
+def _cjk_pieces(run: str, cities: set[str]) -> set[str]:
+    """The two-character pieces of a Chinese name without its city and generic ending, none generic."""
+    for city in sorted(cities, key=len, reverse=True):
+        if run.startswith(city) and len(run) > len(city):
+            run = run[len(city):]
+            break
+    for ending in sorted(_CJK_GENERIC, key=len, reverse=True):
+        if run.endswith(ending) and len(run) > len(ending):
+            run = run[: -len(ending)]
+            break
+    pieces = {run[i:i + 2] for i in range(len(run) - 1)}
+    return {p for p in pieces if p not in _CJK_GENERIC and p not in cities and not any(g in p for g in ("停车",))}
 
 
 def _spellings(code: str, names: Iterable[str], aliases: Iterable[str]) -> set[str]:

@@ -211,6 +211,11 @@ def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[Parking
     return list(orders.order_by("entry_time", "order_no"))
 
 
+def plate_on_record(plate_no: str) -> bool:
+    """Whether any order, paid or not, was recorded for the plate."""
+    return ParkingOrder.objects.filter(plate_key=plate_key(plate_no)).exists()
+
+
 # --- slot lookups: an identifier is checked against the records before tools use it ---------
 
 
@@ -267,6 +272,8 @@ def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bo
     recorded = ParkingOrder.objects.filter(plate_key=key).values_list("plate_no", flat=True).first()
     if recorded:
         return recorded
+    if (spelled := _province_spelled(key)) is not None:
+        return spelled  # "hei L 88G6K": the province said in pinyin (False when two provinces' plates fit)
     plate_like = bool(_PLATE_LIKE.fullmatch(key))
     if plate_like and not "\u4e00" <= key[0] <= "\u9fff":
         # "B88888" for 沪B88888, "7mk29" for 云A·7MK29: a plate typed without its province character (and its
@@ -278,6 +285,25 @@ def plate_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bo
         if fits:
             return next(iter(fits.values())) if len(fits) == 1 else False
     return key if plate_like else False
+
+
+# The provinces' characters as people type them in pinyin ("hei L88G6K" for 黑L88G6K); some spellings are two
+# provinces' (ji: 冀 and 吉), and the records say which one a plate is.
+_PROVINCE_PINYIN = {"jing": "京", "jin": "津晋", "hu": "沪", "yu": "渝豫", "ji": "冀吉", "yun": "云", "liao": "辽", "hei": "黑",
+                    "xiang": "湘", "wan": "皖", "lu": "鲁", "xin": "新", "su": "苏", "zhe": "浙", "gan": "赣甘", "e": "鄂",
+                    "gui": "桂贵", "meng": "蒙", "shaan": "陕", "shan": "陕", "min": "闽", "yue": "粤", "qing": "青",
+                    "zang": "藏", "chuan": "川", "ning": "宁", "qiong": "琼"}
+
+
+def _province_spelled(key: str) -> str | bool | None:
+    """The one recorded plate a key opening with a province's pinyin names ("HEIL88G6K": 黑L88G6K); False when
+    two do ("ji": 冀 and 吉); None when none does."""
+    keys = [province + key[len(spelling):] for spelling, provinces in _PROVINCE_PINYIN.items()
+            if key.startswith(spelling.upper()) and _PLATE_LIKE.fullmatch(key[len(spelling):]) for province in provinces]
+    if not keys:
+        return None
+    found = dict(ParkingOrder.objects.filter(plate_key__in=keys).values_list("plate_key", "plate_no")[:_PLATES_COMPARED])
+    return (next(iter(found.values())) if len(found) == 1 else False) if found else None
 
 
 def _plate_head(head: str) -> bool:

@@ -270,10 +270,11 @@ class ModelScript:
 
         if self.recording:
             # less the identifiers the rules found unknown: a model naming them is refused by design
-            # (the hostile set checks it), and the rules then say plainly they were not found
+            # (the hostile set checks it), and the rules then say plainly they were not found; less a slot
+            # the rules only ask about ("sometime Thursday afternoon": the call's time, no value to give)
             invalid = {n for n, s in result.outcome.state.slots.items() if s.status == INVALID}
             self.readings.append([command_to_dict(c) for c in commands_understood(result.outcome)
-                                  if c.slot not in invalid])
+                                  if c.slot not in invalid and not (c.kind in ("set_slot", "correct_slot") and not c.value)])
             return []
         summary = result.execution_path.get("commands", {})
         refused = summary.get("refused", [])

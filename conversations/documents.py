@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
 from django.utils import formats, timezone, translation
@@ -161,16 +161,21 @@ def _ics_escape(text: str) -> str:
 
 
 def _ics(content: dict[str, Any], uid: str) -> str:
+    fmt = "%Y%m%dT%H%M%SZ"
     if content.get("start"):  # the day and time the person gave for the call
         start = datetime.fromisoformat(content["start"])
+        end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
+        when = [f"DTSTART:{start.astimezone(UTC).strftime(fmt)}", f"DTEND:{end.astimezone(UTC).strftime(fmt)}"]
+    elif content.get("date"):  # a day with no time said: an all-day entry, the time to be agreed
+        day = date.fromisoformat(content["date"])
+        when = [f"DTSTART;VALUE=DATE:{day:%Y%m%d}", f"DTEND;VALUE=DATE:{day + timedelta(days=1):%Y%m%d}"]
     else:
         start = (timezone.now() + timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
-    end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
-    fmt = "%Y%m%dT%H%M%SZ"
+        end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
+        when = [f"DTSTART:{start.astimezone(UTC).strftime(fmt)}", f"DTEND:{end.astimezone(UTC).strftime(fmt)}"]
     return "\r\n".join([
         "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Concierge//Manager assistant//EN", "BEGIN:VEVENT",
-        f"UID:{uid}@concierge", f"DTSTAMP:{timezone.now().strftime(fmt)}", f"DTSTART:{start.astimezone(UTC).strftime(fmt)}",
-        f"DTEND:{end.astimezone(UTC).strftime(fmt)}", f"SUMMARY:{_ics_escape(content.get('title', 'Call'))}",
+        f"UID:{uid}@concierge", f"DTSTAMP:{timezone.now().strftime(fmt)}", *when, f"SUMMARY:{_ics_escape(content.get('title', 'Call'))}",
         f"DESCRIPTION:{_ics_escape(content.get('description', ''))}", "END:VEVENT", "END:VCALENDAR", "",
     ])
 
@@ -234,7 +239,7 @@ def shown(conversation: Conversation, doc: RunDocument) -> dict[str, Any]:
         start = datetime.fromisoformat(content["start"]) if content.get("start") else None
         end = start + timedelta(minutes=int(content.get("duration_minutes") or 30)) if start else None
         return {"kind": "calendar", "title": title, "summary": content.get("title", ""),
-                "start": _moment(start) if start else "", "end": _moment(end) if end else "",
+                "start": _moment(start) if start else content.get("when", ""), "end": _moment(end) if end else "",
                 "description": content.get("description", "")}
     body, _type, _name = render(conversation, doc)
     heading, _newline, rest = body.partition("\n")

@@ -189,13 +189,15 @@ def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict
         description = say(lang, "{title} (time to be agreed).", title=called)
     invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": minutes,
                               "description": description, "when": when, "timezone": zone}
-    if day or at:
+    if at:
         local_now = _now().astimezone(ZoneInfo(zone))
         on = date.fromisoformat(day) if day else local_now.date()
-        start = datetime.combine(on, time.fromisoformat(at or "10:00"), tzinfo=ZoneInfo(zone))
+        start = datetime.combine(on, time.fromisoformat(at), tzinfo=ZoneInfo(zone))
         if not day and start <= local_now:  # "at 3pm" with no day: the next 3pm to come
             start += timedelta(days=1)
         invite["start"] = start.isoformat()
+    elif day:  # a day with no time said: the day only, never an hour nobody gave (contract 10)
+        invite["date"] = day
     to = slots.get("employee_email") or f"{address or 'employee'}@example.com"
     return {"email_draft": {"to": to, "subject": subject, "body": body}, "calendar_invite": invite}
 

@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
+from .lexicon import entry, phrases
 from .negation import negated, opens_a_request
 
 LANGUAGES = ("en", "ru", "es", "zh")
@@ -237,38 +238,40 @@ def defers_answer(text: str) -> bool:
     return bool(_DEFERRAL.search(text.replace("’", "'")))
 
 
-_CHITCHAT = {
-    "greeting": re.compile(r"^(?:hi|hiya|hello|hey|yo|good (?:morning|afternoon|evening)|howdy|你好|您好|嗨|哈喽|哈啰|早上好|下午好|晚上好|"
-                           r"привет|здравствуйте|добрый (?:день|вечер)|доброе утро|hola|buen[oa]s (?:d[ií]as|tardes|noches))"
-                           r"(?: there| all| everyone|呀|啊|哈)?$"),
-    "thanks": re.compile(r"^(?:ok(?:ay)? )?(?:thanks|thank you|thx|ty|cheers|谢谢(?:你|您|啦)?|多谢|感谢|谢啦|спасибо(?: большое)?|"
-                         r"(?:muchas )?gracias)(?: a lot| so much| very much)?$"),
-    "goodbye": re.compile(r"^(?:bye|goodbye|see you|see ya|cya|再见|拜拜|拜|пока|до свидания|adi[oó]s|hasta luego|chao)$"),
-}
+_SMALL_TALK_KINDS = ("goodbye", "thanks", "greeting")  # several at once: the word that closes wins
+_LETTER_AFTER = r"(?![a-z0-9\u00c0-\u024f\u0400-\u04ff'’])"  # a Latin or Cyrillic word goes on; Chinese needs no space
 
 
-_CHITCHAT_PIECE = {kind: re.compile(pattern.pattern[1:-1] + r"(?=$|[\s,，]|and\b)") for kind, pattern in _CHITCHAT.items()}
-_CHITCHAT_FILLER = re.compile(r"(?:ok(?:ay)?|so|well|and|then|for (?:the|your) help|for that|all|mate|好的|好|那)(?=$|[\s,，])")
+@lru_cache(maxsize=1)
+def _small_talk() -> tuple[re.Pattern[str], dict[str, str]]:
+    """One pattern for every language's small-talk phrases and the words said around them (lexicon
+    `small_talk`), longest first, and what kind each phrase is (a filler has none)."""
+    kinds: dict[str, str] = {}
+    for language in LANGUAGES:
+        table = entry(language, "small_talk")
+        for kind in ("fillers", *_SMALL_TALK_KINDS):
+            for phrase in table[kind]:
+                kinds.setdefault(" ".join(phrase.casefold().split()), "" if kind == "fillers" else kind)
+    alternatives = "|".join(re.escape(p).replace("\\ ", " ").replace("'", "['’]")
+                            + (_LETTER_AFTER if re.search(r"[a-z0-9\u00c0-\u024f\u0400-\u04ff]$", p) else "")
+                            for p in sorted(kinds, key=len, reverse=True))
+    return re.compile(f"(?:{alternatives})"), kinds
 
 
 def chitchat_kind(text: str) -> str | None:
-    """greeting / thanks / goodbye for a message that is only that (small talk, no request); several
-    at once ("cheers, bye", "thank you, bye") are the word that closes: goodbye, then thanks."""
-    core = re.sub(r"\s+", " ", _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'"))).strip()
-    whole = next((kind for kind, pattern in _CHITCHAT.items() if pattern.match(core)), None)
-    if whole is not None or not core:
-        return whole
-    said: list[str] = []
+    """greeting / thanks / goodbye for a message that is only that (small talk, no request), with the words
+    said around it ("great, thanks!", "好的谢谢啦", "ok bye"); several at once ("cheers, bye", "thank you, bye")
+    are the word that closes: goodbye, then thanks."""
+    core = re.sub(r"\s+", " ", _STRIP_PUNCT.sub(" ", text.casefold().replace("’", "'"))).strip()
+    pattern, kinds = _small_talk()
+    said: set[str] = set()
     while core:
-        piece = next(((k, m) for k, p in _CHITCHAT_PIECE.items() if (m := p.match(core))), None)
-        if piece is not None:
-            said.append(piece[0])
-            core = core[piece[1].end():].lstrip(" ,，")
-        elif filler := _CHITCHAT_FILLER.match(core):
-            core = core[filler.end():].lstrip(" ,，")
-        else:
+        piece = pattern.match(core)
+        if piece is None:
             return None
-    return next((kind for kind in ("goodbye", "thanks", "greeting") if kind in said), None)
+        said.add(kinds.get(" ".join(piece.group(0).replace("’", "'").split()), ""))
+        core = core[piece.end():].lstrip(" ,，")
+    return next((kind for kind in _SMALL_TALK_KINDS if kind in said), None)
 
 
 # Asking for a human being (the rules' human_handoff) and dropping the request (the rules' cancel).
@@ -345,9 +348,23 @@ def asks_to_restart(text: str) -> bool:
     return bool(_RESTART.match(text.strip().replace("’", "'")))
 
 
-def asks_to_cancel(text: str) -> bool:
-    """The whole message drops the request in progress ("forget it", "算了", "start over")."""
-    return bool(_CANCEL.match(text.strip()))
+# the opening phrase alone, up to where its clause ends ("forget it, I'll deal with this another day")
+_CANCEL_OPENS = re.compile(rf"^\W*(?:(?:ok(?:ay)?|oh|well|hmm|actually|no)\W+)?{_CANCEL_PHRASE}(?:吧?[\s\W]*{_CANCEL_PHRASE})*\s*[,，.。;；!！—–-]",
+                           re.IGNORECASE)
+
+
+def asks_to_cancel(text: str, language: str = "en") -> bool:
+    """The whole message drops the request in progress ("forget it", "算了", "start over"), or opens so and
+    only puts the matter off after it ("never mind, I'll deal with it another day", "算了，这件事先不聊了":
+    lexicon `put_off`, with no number and no question in the rest)."""
+    text = text.strip()
+    if _CANCEL.match(text):
+        return True
+    opening = _CANCEL_OPENS.match(text)
+    if opening is None:
+        return False
+    rest = text[opening.end():]
+    return not re.search(r"[\d?？¿]", rest) and bool(phrases(entry(language, "put_off"), spaced=language != "zh").search(rest))
 
 
 def is_non_answer(text: str) -> bool:

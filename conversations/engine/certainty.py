@@ -44,9 +44,13 @@ def _part_of_day() -> re.Pattern[str]:
     return re.compile("|".join(said), re.IGNORECASE)
 
 
-_HOUR_SAID = re.compile(r"(?<![\d:])(\d{1,2})(?=\s*(?:[:：]\d{2}|[点點时時]|o'?clock|h\b)|(?![\d:.,]))")
+# an hour said as a number ("at 3", "3:30", "3点"), not a length ("about 20 minutes", "2 hours")
+_HOUR_SAID = re.compile(r"(?<![\d:])(\d{1,2})(?=\s*(?:[:：]\d{2}|[点點时時]|o'?clock|h\b)|(?![\d:.,]))"
+                        r"(?!\s*(?:minutes?|mins?|hours?|hrs?|分钟|小时|个小时|钟头|минут\w*|час\w*|horas?|minutos?)(?!\w))",
+                        re.IGNORECASE)
 _ZH_HOUR = re.compile(r"([一二两三四五六七八九十]{1,3})[点點]")
 _TIME_WORDS = re.compile(rf"\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|[一二两三四五六七八九十]{{1,3}}[点點]|{_DAY}", re.IGNORECASE)
+_ROUGH_HOUR = re.compile(r"\d\s*-?ish\b", re.IGNORECASE)  # "3ish", "10-ish": the hedge is glued to the hour
 _LONGEST_STAY_MINUTES = 60 * 24 * 60  # a stay, a call or a slot of more than 60 days is more likely a joke or a slip
 
 
@@ -97,7 +101,7 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
     if kind == "clock_time" and _hour(value) is not None and not 7 <= _hour(value) <= 21:
         return GUESS, "implausible"  # a call at 03:00 is a slip for 15:00 far more often than meant
     spans = [(start, end)] if at >= 0 else [m.span() for m in _TIME_WORDS.finditer(text)] or [(start, end)]
-    if any(hedge_near(text, *span) for span in spans):
+    if any(hedge_near(text, *span) for span in spans) or _ROUGH_HOUR.search(text):
         return LIKELY, "hedged"
     if kind in ("at_time", "until_time", "clock_time") and not names_period(text) and _either_half(words):
         return LIKELY, "half_of_day"

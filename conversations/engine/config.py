@@ -52,7 +52,8 @@ case-insensitively (Chinese needs no spaces).
                   "branch": null}],                // or a hypothesis id: asked only while it is open
        "evidence": [{"id": "voltage_ok", "type": "measurement",
                      "patterns": {"en": ["(\\d{3})\\s*v"]}, "unless": {"en": ["\\bno\\b"]},
-                     "label": {"en": "Supply voltage OK"}, "excludes": ["no_voltage"]}],
+                     "label": {"en": "Supply voltage OK"}, "excludes": ["no_voltage"],
+                     "negated": "no_voltage"}],   // optional: what a negated mention records
        "hypotheses": [{"id": "bad_capacitor", "description": {"en": "Run capacitor failed"},
                        "supported_by": ["..."], "confirmed_by": ["..."], "eliminated_by": ["..."],
                        "recommendation": {"en": "Replace the run capacitor"},
@@ -180,6 +181,7 @@ class EvidenceRule(Spec):
     unless: Patterns = field(default_factory=FrozenDict)
     label: Localized = field(default_factory=FrozenDict)  # default: the id
     excludes: Names = ()
+    negated: str | None = None  # the evidence a negated mention records ("the blower never comes on": blower dead)
 
     def __post_init__(self) -> None:
         self._default("label", {"en": self.id})
@@ -523,6 +525,8 @@ def _procedure_problems(proc: ProcedureSpec, path: str, global_evidence: set[str
     problems = _duplicates(proc.evidence, f"{path}.evidence") + _duplicates(proc.hypotheses, f"{path}.hypotheses")
     evidence = {e.id for e in proc.evidence} | global_evidence
     hypotheses = {h.id for h in proc.hypotheses}
+    for i, rule in enumerate(proc.evidence):
+        problems += _unknown((rule.negated,) if rule.negated else (), evidence, f"{path}.evidence[{i}].negated", "evidence")
     for i, hyp in enumerate(proc.hypotheses):
         for key in ("supported_by", "confirmed_by", "eliminated_by"):
             problems += _unknown(getattr(hyp, key), evidence, f"{path}.hypotheses[{i}].{key}", "evidence")

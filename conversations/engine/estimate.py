@@ -7,13 +7,18 @@ final report uses the confirmed estimate, else the draft.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
+from functools import cache
 
 from ._serde import Serializable
-from ._text import first_match, localize, normalize_patterns
+from ._text import clauses, first_match, localize, normalize_patterns
 from .config import DiagnosticSpec, HypothesisSpec
 from .evidence import recommendations
+from .lexicon import LANGUAGES, entry, phrases
+from .negation import negation_cue
+from .recognizers.times import length_minutes
 from .state import (
     ACTIVE,
     CONFIRMED,
@@ -127,18 +132,35 @@ def draft_estimate(
 
 
 def estimate_request(text: str, language: str) -> str | None:
-    """'confirm' or 'skip' when the message addresses the estimate, else None."""
+    """'confirm' or 'skip' when the message addresses the estimate, else None: the built-in phrasings, or a clause
+    naming the estimate (lexicon `estimate`) with a word that skips it or a negation of it ("we don't need a labor
+    estimate", "смету пропускаем", "工时估算不用了"), else with a word that accepts it ("doy por buena esa hora")."""
     if first_match(text, SKIP_PATTERNS, language):
         return "skip"
     if first_match(text, CONFIRM_PATTERNS, language):
         return "confirm"
+    words = _estimate_words(language if language in LANGUAGES else "en")
+    for clause in clauses(text):
+        named = words["names"].search(clause)
+        if named is None:
+            continue
+        if words["skip"].search(clause) or negation_cue(clause, named.start(), named.end()) is not None:
+            return "skip"
+        if (accepted := words["confirm"].search(clause)) and negation_cue(clause, accepted.start(), accepted.end()) is None:
+            return "confirm"
     return None
 
 
-def confirm_estimate(state: ContextState, text: str, *, turn: int) -> ContextState:
-    """Confirm the draft, taking hours from the message when the person names a number."""
+@cache
+def _estimate_words(language: str) -> dict[str, re.Pattern[str]]:
+    return {key: phrases(list(words), spaced=language != "zh") for key, words in entry(language, "estimate").items()}
+
+
+def confirm_estimate(state: ContextState, text: str, *, turn: int, language: str = "en") -> ContextState:
+    """Confirm the draft, taking hours from the message when the person names them ("0,75 h", "一个半小时")."""
     hit = first_match(text, _HOURS)
-    hours = float(hit[2].group(1).replace(",", ".")) if hit else None
+    minutes = None if hit else length_minutes(text, language)
+    hours = float(hit[2].group(1).replace(",", ".")) if hit else (minutes / 60 if minutes else None)
     estimate = Estimate(
         status=EST_CONFIRMED,
         lines=state.estimate.lines,

@@ -110,6 +110,7 @@ def match_evidence(
     and its rule's `unless` does not hold there ("it doesn't light, but the fan goes out" is no
     flame going out)."""
     rules = list(rules)
+    by_id = {rule.id: rule for rule in rules}
     found: dict[str, EvidenceMatch] = {}
     spans: dict[str, tuple[int, int, int]] = {}  # rule -> (clause, start, end) of its words
     parts = clauses(text)
@@ -121,14 +122,22 @@ def match_evidence(
             if rule.id in found:
                 continue
             hit = _word_match(clause, rule.patterns, language)
-            if hit is None or _unless_said(clause, rule, language) or negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
-                continue  # a negated observation is never recorded as its positive ("no rattling", "не горит")
-            found[rule.id] = replace(_evidence_match(rule, hit[2], locale),
+            if hit is None or _unless_said(clause, rule, language):
+                continue
+            said = rule
+            if negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
+                hit = _later_unnegated(clause, hit) or hit  # "风扇不转，插头上量到12.5伏": the words after the 不转 say the 12.5 V
+            if negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
+                # a negated observation is never recorded as its positive ("no rattling", "не горит"): it records
+                # the negative finding its rule names ("el ventilador nunca arranca": the blower is dead), or nothing
+                said = by_id.get(rule.negated or "")
+                if said is None or said.id in found:
+                    continue
+            found[said.id] = replace(_evidence_match(said, hit[2], locale),
                                      hedge=doubt_over(text, offset + hit[2].start(), offset + hit[2].end()))
-            spans[rule.id] = (index, hit[2].start(), hit[2].end())
+            spans[said.id] = (index, hit[2].start(), hit[2].end())
     # "stopped cooling on propane" holds "cooling on propane": a reading inside the words of one it
     # excludes is a piece of that one, not a second thing said
-    by_id = {rule.id: rule for rule in rules}
     for piece in [a for a in spans for b in spans if a != b and _excludes(by_id, a, b) and _within(spans[a], spans[b])]:
         found.pop(piece, None)
     if len(parts) > 1:
@@ -152,6 +161,23 @@ def _word_match(text: str, patterns: Mapping[str, Iterable[str]], language: str)
         for hit in compile_pattern(pattern).finditer(text):
             if not _cue_inside_a_word(text, hit.start()):
                 return lang, pattern, hit
+    return None
+
+
+def _later_unnegated(text: str, hit: tuple[str, str, re.Match[str]]) -> tuple[str, str, re.Match[str]] | None:
+    """The pattern's match that begins after a negation cue inside its first match and is not negated, if any:
+    the first match reached back over another clause's negation. A cue after the words ("запаха аммиака нет, жёлтого
+    налёта тоже") reaches the later ones too."""
+    language, pattern, match = hit
+    compiled = compile_pattern(pattern)
+    inside = [cue for lex in lexicons_for(match.group(0)) for cue in lex.negation_before.finditer(match.group(0))]
+    if not inside:
+        return None
+    at = match.start() + max(cue.end() for cue in inside)
+    while at < len(text) and (later := compiled.search(text, at)) is not None:
+        if not negated(text, later.start(), later.end(), pattern=pattern) and not _cue_inside_a_word(text, later.start()):
+            return language, pattern, later
+        at = later.start() + 1
     return None
 
 

@@ -110,10 +110,22 @@ def asks_cap(text: str) -> bool:
     return bool(ASKS_CAP.search(text or ""))
 
 
-# "good morning", "早上好", "晚安": a greeting names no part of the day for a stay
-_GREETING = re.compile(r"\bgood\s+(?:morning|afternoon|evening|night)\b|\bmorning\s*[!,.]|(?:早上|上午|下午|晚上)好|早安|晚安|"
+# "good morning", "Morning!", "早上好", "晚安": a greeting names no part of the day for a stay ("tomorrow morning, …" does)
+_GREETING = re.compile(r"\bgood\s+(?:morning|afternoon|evening|night)\b|^\W*(?:(?:hi|hey|hello)\W+)?morning\s*[!,.]|(?:早上|上午|下午|晚上)好|早安|晚安|"
                        r"(?<!\w)добр(?:ое|ый)\s+(?:утро|день|вечер)(?!\w)|\bbuen(?:os|as)\s+(?:d[ií]as|tardes|noches)\b",
                        re.IGNORECASE)
+
+
+# The hours each part of the day holds (from, to; to may be past midnight): a time already talked about that lies in
+# the part named stays where it is ("3 to 6:15" then "yes, the afternoon"); one twelve hours off moves into it
+DAY_PART_HOURS = {"morning": (5, 12), "afternoon": (12, 18), "evening": (17, 23), "night": (18, 30), "daytime": (7, 19)}
+
+
+def in_day_part(name: str, at: time) -> bool:
+    """Whether a clock time lies inside a part of the day."""
+    start, end = DAY_PART_HOURS.get(name, (0, 0))
+    hour = at.hour + at.minute / 60
+    return start <= hour < end or start <= hour + 24 < end
 
 
 def day_part(text: str) -> tuple[str, time] | None:
@@ -138,5 +150,5 @@ def names_other_one(text: str) -> bool:
     return bool(OTHER_ONE.search(text or ""))
 
 
-__all__ = ["ASKS_CAP", "DAY_PARTS", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "amounts_said", "asks_amount_right", "asks_cap",
+__all__ = ["ASKS_CAP", "DAY_PARTS", "DAY_PART_HOURS", "in_day_part", "OVERNIGHT", "OVERNIGHT_MINUTES", "OVERNIGHT_START", "amounts_said", "asks_amount_right", "asks_cap",
            "day_part", "names_other_one", "says_start", "week_shift"]

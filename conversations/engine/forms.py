@@ -33,6 +33,7 @@ from ._text import (
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import ChoiceSpec, FormQuestionSpec, FormSpec
+from .lexicon import LANGUAGES, entry, phrases
 from .negation import (
     after_correction,
     hedge_near,
@@ -42,7 +43,7 @@ from .negation import (
     word_swaps,
 )
 from .plain_words import answer_shown, unit_measure
-from .recognizers.numbers import read_quantities
+from .recognizers.numbers import number_atoms, read_quantities
 from .state import (
     VALID,
     ClarifyingQA,
@@ -89,7 +90,7 @@ class FormEvaluation(Serializable):
 
     accepted: bool
     value: str | None = None
-    # no_choice_matched | no_number | no_yes_no | too_short | non_answer | unsure_number | said_as_total
+    # no_choice_matched | no_number | no_yes_no | too_short | non_answer | unsure_number | said_as_total | sum_said
     reason: str | None = None
     certainty: str = CERTAIN  # likely: a hedged value ("about 950"), recorded and said back
     candidates: tuple[str, ...] = ()  # unsure_number: the values it may be ("6 or 7"), asked which
@@ -197,6 +198,8 @@ def evaluate_answer(
                 return FormEvaluation(False, reason="several_choices")  # ask which, never pick the first
         return FormEvaluation(False, reason="no_choice_matched")
     if spec.answer_type == "number":
+        if (added := sum_said(text, language)) is not None:  # "35 staff plus 10 visitors": 45 in all, asked first
+            return FormEvaluation(False, reason="sum_said", candidates=(f"{added:g}",))
         if said_as_total(text):  # "both floors combined come to 2,400 sq ft": a sum of several, put back, never kept
             own = _with_own_unit(text, spec.unit) if spec.unit else text
             total = number_value(own) if own else None
@@ -253,6 +256,18 @@ def may_volunteer(text: str, spec: FormQuestionSpec, language: str) -> bool:
     return first_match(text, spec.patterns, language) is not None
 
 
+def sum_said(text: str, language: str) -> float | None:
+    """The sum of two numbers a message adds up in words ("35 staff plus up to 10 visitors", "三十五个员工加上十个访客":
+    45; lexicon `sums`), which is asked before it is put, never one of its parts kept."""
+    words = phrases(list(entry(language if language in LANGUAGES else "en", "sums")), spaced=language != "zh")
+    atoms = number_atoms(text)
+    for first, second in zip(atoms, atoms[1:], strict=False):
+        between = text[first.end:second.start]
+        if len(between) <= 30 and words.search(between):
+            return first.value + second.value
+    return None
+
+
 def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> FormEvaluation | None:
     """What one part of a message says for a question that is not asked now, or None. Only what the question
     itself declares counts: a number in its own unit ("2 floors") or said with the question's words ("floor area
@@ -261,7 +276,7 @@ def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> Form
     if asks_question(part) or defers_answer(part):
         return None
     if spec.answer_type == "number":
-        if said_as_total(part):  # "两层加起来三千平方英尺": a sum, not the value the question asks for
+        if said_as_total(part) or sum_said(part, language) is not None:  # "两层加起来三千平方英尺": a sum, asked in its turn
             return None
         said_with_unit = _with_own_unit(part, spec.unit)
         if said_with_unit is None and names_question(part, spec) and len(re.findall(_NUMBER_TOKEN, part, re.IGNORECASE)) == 1:

@@ -35,11 +35,15 @@ def find_named_values(
     names: Iterable[str],
     stated: Mapping[str, str],
     remembered: Mapping[str, str],
+    denied: Callable[[str], bool] | None = None,
 ) -> NamedValues:
     """Read the message with every finder; `stated` are values this message gives otherwise,
-    `remembered` the conversation's earlier ones (used only to choose among hits)."""
+    `remembered` the conversation's earlier ones (used only to choose among hits); `denied` tells the
+    words said not to be the thing ("not kunming"), which choose nothing while something else is named."""
     wanted = set(names)
     hits = [h for finder in finders for h in finder(text, language) if set(h["slots"]) <= wanted]
+    if denied is not None:
+        hits = [h for h in hits if not denied(str(h["raw"]))] or hits
     if not hits:
         return NamedValues()
     # A thing named alone (a city) constrains the others named with it (a lot in that city); so do words that name
@@ -55,10 +59,14 @@ def find_named_values(
         said = {h["slots"][slot] for h in sure if slot in h["slots"]}
         if len(said) == 1 and slot not in stated:
             stated = {**stated, slot: next(iter(said))}
-    # what the message says otherwise chooses among the hits; where it contradicts them all, the
-    # records win over a pattern's reading of the same words
-    hits = _agreeing(hits, stated) or hits
-    hits = _agreeing(hits, remembered) or hits
+    # what the message says otherwise chooses among the readings of words that name several things; where it
+    # contradicts them all, the records win over a pattern's reading of the same words. Words that name one thing
+    # only are never dropped for another place said beside them ("not kunming, changsha south station"): where
+    # the two disagree, the slot is asked about
+    several = [h for h in hits if len(readings[str(h["raw"]).casefold()]) > 1]
+    chosen = _agreeing(several, stated) or several
+    chosen = _agreeing(chosen, remembered) or chosen
+    hits = [h for h in hits if h not in several] + chosen
     settled: dict[str, tuple[str, str]] = {}
     ambiguous: dict[str, tuple[tuple[str, str], ...]] = {}
     for slot in sorted({s for h in hits for s in h["slots"]}):

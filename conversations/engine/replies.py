@@ -395,6 +395,9 @@ def _explain_rule(result: Mapping[str, Any], lang: str, asked: str = "") -> tupl
 def _arrears(result: Mapping[str, Any], lang: str) -> tuple[list[str], str, list[str]]:
     orders = result.get("orders", [])
     plate = result["plate_no"]
+    if not orders and result.get("on_record") is False:
+        return [], say(lang, "I have no parking orders on record for plate {plate}, paid or unpaid. Please check the plate.",
+                       plate=plate), []
     if not orders:
         return [], say(lang, "Plate {plate} has no unpaid orders.", plate=plate), []
     facts = [

@@ -41,8 +41,10 @@ from .fee_questions import (
     OVERNIGHT_START,
     asks_cap,
     day_part,
+    in_day_part,
     week_shift,
 )
+from .lexicon import lexicons_for
 from .state import INVALID, TOOL, UNVERIFIED, VALID, PendingClarification, SlotValue
 from .timeparse import (
     ParsedTime,
@@ -287,6 +289,9 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
     if part is not None and (parsed is None or parsed.precision == "day"):
         # "and at night?", "那晚上呢", "tonight", "overnight?", "on a weekday afternoon": that part of the day talked
         # about (or named; today when none is), at a time inside it
+        if parsed is None and _says_it_again(text, ctx) and (held := _held_in_part(part[0], ctx)) is not None:
+            # "yes, the afternoon" of a stay talked about from 3: that 3 in the afternoon, not the afternoon's default
+            return None if held == ctx.entry else Extraction(held.isoformat(), part[0])
         on = (parsed.value.date() if parsed is not None else
               ctx.entry.astimezone(ZoneInfo(ctx.timezone)).date() if ctx.entry is not None else local.date())
         value = datetime.combine(on, part[1], tzinfo=ZoneInfo(ctx.timezone))
@@ -352,6 +357,22 @@ def _corrects(text: str, ctx: ExtractContext) -> bool:
 def _meant(part: str, text: str, ctx: ExtractContext) -> str:
     """A part of a correction without the days it refuses ("not Saturday, Friday" means Friday); else the part."""
     return without_refused(part) if _corrects(text, ctx) else part
+
+
+def _says_it_again(text: str, ctx: ExtractContext) -> bool:
+    """Whether a message about the stay talked about corrects or restates it ("yes, the afternoon, actually…",
+    "是下午，不是凌晨"), rather than asking about another part of the day ("and at night?")."""
+    return ctx.entry is not None and (says_correction(text) or any(lex.corrections.search(text) for lex in lexicons_for(text)))
+
+
+def _held_in_part(part: str, ctx: ExtractContext) -> datetime | None:
+    """The start talked about, kept where it lies in the part of the day named ("yes, the afternoon" of 15:00), or
+    a small hour moved twelve hours into it (03:00 said back, "是下午，不是凌晨": 15:00); None when neither is."""
+    entry = ctx.entry.astimezone(ZoneInfo(ctx.timezone))
+    if in_day_part(part, entry.timetz()):
+        return entry
+    moved = entry + timedelta(hours=12)
+    return moved if entry.hour < 7 and in_day_part(part, moved.timetz()) else None
 
 
 def _part_of_day(text: str, parsed: ParsedTime | None) -> tuple[str, time] | None:
@@ -722,7 +743,9 @@ def extract_slots(
     text: str, specs: Iterable[SlotSpec], ctx: ExtractContext
 ) -> dict[str, Extraction]:
     """All declared slots found in text."""
-    timed = shared_period(text)  # "9 to 5" read as a day's hours; a free text keeps the words as said ("15 to 20k")
+    # "9 to 5" read as a day's hours, "5ish" as 5 (its hedge is still read from the message); a free text keeps
+    # the words as said ("15 to 20k")
+    timed = shared_period(_ROUGH_HOUR.sub(lambda m: " " * len(m.group(0)), text))
     found = {}
     specs = list(specs)
     for spec in specs:
@@ -776,6 +799,10 @@ def shared_period(text: str) -> str:
 
     text = _BETWEEN_HOURS.sub(r"\1 to ", text)
     return _BARE_RANGE.sub(_clock_range, _SHARED_PERIOD.sub(fill, text))
+
+
+# "5ish", "10-ish": an hour said roughly (spaces of its length keep every other word where it was)
+_ROUGH_HOUR = re.compile(r"(?<=\d)\s*-?ish\b", re.IGNORECASE)
 
 
 # "between 2 and 4pm", "between 9 and 11": read as "2 to 4pm", "9 to 11"

@@ -753,7 +753,7 @@ def _estimate_and_report(state: ContextState, work: TurnWork, config: Conversati
     if work.meaning == ESTIMATE:
         request = estimate_request(work.text, work.language)
         state = (
-            confirm_estimate(state, work.text, turn=work.turn)
+            confirm_estimate(state, work.text, turn=work.turn, language=work.language)
             if request == "confirm"
             else skip_estimate(state, turn=work.turn)
         )

@@ -42,6 +42,7 @@ from .forms import (
     waiting_question,
     wants_edit,
 )
+from .lexicon import lexicons_for
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .negation import (
     message_parts,
@@ -203,6 +204,15 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         work.form_changed_question, work.form_changed_from, work.form_changed_to = earlier.id, before, value
         work.trace.append(f"form answer {earlier.id} said otherwise: {before} -> {value}")
         return _form_next(state, work, config, spec)
+    if (spec.answer_type == "text" and not work.model_read and (renumbered := _number_corrected(state, form, work, spec))):
+        # "Actually make that 200 volunteers" while the constraints are asked: the users' 150 becomes 200, the rest of
+        # that answer stays, and the constraints still wait
+        earlier, value = renumbered
+        before = state.finalized(earlier.id).answer
+        state = finalize_answer(state, earlier, value, turn=work.turn, locale=work.language, form=form)
+        work.form_changed_question, work.form_changed_from, work.form_changed_to = earlier.id, before, value
+        work.trace.append(f"form answer {earlier.id} renumbered: {before} -> {value}")
+        return _form_next(state, work, config, spec)
     if (spec.answer_type == "text" and not work.model_read and opens_with_correction(work.text)
             and (earlier := _account_corrected(state, form, work.text, spec)) is not None):
         # "sorry, to be precise: the portal is for clients AND suppliers" while the goal is asked: the project's
@@ -255,6 +265,10 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         return _ask_which_number(state, work, spec, verdict.candidates)
     if verdict.reason == "implausible_number":  # "900" storeys: confirmed before it is recorded
         return _ask_which_number(state, work, spec, verdict.candidates)
+    if verdict.reason == "sum_said":  # "35 staff plus 10 visitors": the sum is confirmed before it is put
+        shown = answer_shown(spec, number_answer(verdict.candidates[0], spec.unit), work.language)
+        return _put_back(state, work, spec, verdict.candidates,
+                         say(work.language, "That makes {value} in all. Is that what I should put?", value=shown))
     if verdict.reason == "said_as_total" and verdict.candidates:  # "both floors combined come to 2,400 sq ft"
         shown = answer_shown(spec, number_answer(verdict.candidates[0], spec.unit), work.language)
         return _put_back(state, work, spec, verdict.candidates,
@@ -664,15 +678,18 @@ def _replace_part(gathered: str, new: str, *, whole: bool = True) -> str | None:
     budget, the deadline stays); one about none of them replaces the whole answer (None without `whole`)."""
     if re.search(r"; |；", new):
         return new  # a whole gathered answer (a generator's reading of it): it is the answer
-    joint = "；" if "；" in gathered else "; "
-    parts = [p for p in re.split(r"; |；", gathered) if p]
+    # the parts and what joins them: "; " and "；" as gathered, or "，" as said in one Chinese sentence
+    # ("预算3万以内，寒假前要上线，必须接入企业微信")
+    pieces = re.split(r"(; |；|，)", gathered)
+    parts, joints = pieces[0::2], pieces[1::2]
     shared = [len(_words(p) & _words(new) - {"the", "and", "our", "its"}) for p in parts]
     if max(shared, default=0) == 0 or shared.count(max(shared)) > 1:
         return new if whole else None
     if len(parts) < 2:
         return new
     best = shared.index(max(shared))
-    return joint.join(new if i == best else p for i, p in enumerate(parts))
+    kept = [new if i == best else p for i, p in enumerate(parts)]
+    return "".join(part + (joints[i] if i < len(joints) else "") for i, part in enumerate(kept))
 
 
 def _other_raws(work: TurnWork, state: ContextState, config: ConversationConfig, spec: FormQuestionSpec) -> list[str]:
@@ -714,6 +731,34 @@ def _account_corrected(state: ContextState, form: FormSpec, text: str, asked: Fo
     best = max((n for n, _ in shared), default=0)
     found = [spec for n, spec in shared if n == best]
     return found[0] if best >= 2 and len(found) == 1 else None
+
+
+_NUMBER_THEN_WORD = re.compile(r"(\d[\d,]*)\s*([^\W\d_]+)")
+
+
+def _number_corrected(state: ContextState, form: FormSpec, work: TurnWork,
+                      asked: FormQuestionSpec) -> tuple[FormQuestionSpec, str] | None:
+    """A correction that gives one number with what it counts ("make that 200 volunteers", "改成500人"): the one
+    earlier free-text answer that names what it counts, with its number (the one counting the same word, else the
+    nearest in size) put to the new one; None when it is not one such answer."""
+    if not any(lex.corrections.search(work.text) for lex in lexicons_for(work.text)):
+        return None
+    said = _NUMBER_THEN_WORD.findall(work.text)
+    if len(said) != 1:
+        return None
+    new, word = said[0][0].replace(",", ""), said[0][1].casefold()
+    found = []
+    for answer in state.finalized_answers:
+        spec = form.question(answer.question_id)
+        numbers = list(_NUMBER_THEN_WORD.finditer(answer.answer))
+        if spec is None or spec.id == asked.id or spec.answer_type != "text" or not numbers:
+            continue
+        counting = [m for m in numbers if m.group(2).casefold().startswith(word[:4])]
+        if not counting and word[:4] not in answer.answer.casefold():
+            continue
+        old = counting[0] if counting else min(numbers, key=lambda m: abs(float(m.group(1).replace(",", "")) - float(new)))
+        found.append((spec, answer.answer[:old.start(1)] + new + answer.answer[old.end(1):]))
+    return found[0] if len(found) == 1 and found[0][1] != state.finalized(found[0][0].id).answer else None
 
 
 _COMMON_WORDS = frozenset({"the", "and", "for", "our", "its", "with", "that", "this", "are", "was", "too", "also",

@@ -115,7 +115,7 @@ def routed_by_commands(work: TurnWork, config: ConversationConfig) -> IntentResu
 def cancel_request(state: ContextState, work: TurnWork) -> ContextState:
     """`cancel` (the model's, or the whole message says so): drop the request in progress and its
     open clarification (facts and answers stay)."""
-    if work.command("cancel") is None and (work.model_read or not asks_to_cancel(work.text) and not asks_to_restart(work.text)):
+    if work.command("cancel") is None and (work.model_read or not asks_to_cancel(work.text, work.language) and not asks_to_restart(work.text)):
         return state
     work.trace.append("cancelled: active intent and pending clarification dropped")
     work.cancelled = True
@@ -327,7 +327,7 @@ def fill_slots(
     _time_swapped(state, work, names, found)
     _name_corrected(state, work, names, config, found, ctx)
     _recognized(state, work, config, names, found)
-    _negated_values(state, work, config, found, names=names, finders=finders)
+    _negated_values(state, work, config, found, ctx, names=names, finders=finders)
     asked_about = _judge_certainty(work, config, found)
     _two_values_offered(work, config, found, ctx)
     state = state.evolve(time_asked_about=asked_about)
@@ -349,13 +349,16 @@ def fill_slots(
 _TIME_KINDS = ("at_time", "until_time", "clock_time", "duration_minutes")
 
 
-def _negated_values(state: ContextState, work: TurnWork, config: ConversationConfig, found: dict[str, Extraction], *,
-                    names: list[str], finders: Iterable[Finder]) -> None:
+def _negated_values(state: ContextState, work: TurnWork, config: ConversationConfig, found: dict[str, Extraction],
+                    ctx: ExtractContext, *, names: list[str], finders: Iterable[Finder]) -> None:
     """A value said not to be so ("I didn't park overnight", "not the airport lot") is never stored (free text
     keeps its own words: "no budget limit" is a constraint); a thing named in its place ("not changsha, kunming",
     "不是长沙，是昆明") is the value."""
     for name, extraction in list(found.items()):
-        if config.slot_spec(name).extractor == "text" or extraction.raw in ("reference", ""):
+        if extraction.raw in ("reference", ""):
+            continue
+        if config.slot_spec(name).extractor == "text":
+            _negated_text(work, config, name, found, ctx)
             continue
         at = work.text.find(extraction.raw)
         cue = negation_cue(work.text, at, at + len(extraction.raw)) if at >= 0 else None
@@ -365,6 +368,23 @@ def _negated_values(state: ContextState, work: TurnWork, config: ConversationCon
             if (instead := _named_instead(state, work, name, (at, at + len(extraction.raw)), names, finders, found)):
                 found[name] = instead
                 work.trace.append(f"slot {name}: “{instead.raw}” said in its place")
+
+
+def _negated_text(work: TurnWork, config: ConversationConfig, name: str, found: dict[str, Extraction], ctx: ExtractContext) -> None:
+    """A free-text value the message says it is not ("司机和调度员用，不是给外部客户用的": the users are not the
+    customers) is read again from the rest of the message, or not kept; a negation inside the value is its own
+    words ("no budget limit" is a constraint)."""
+    extraction = found[name]
+    at = work.text.find(extraction.raw)
+    if at < 0 or negation_cue(work.text, at, at + len(extraction.raw)) is None or _OPENING_NO.match(work.text[:at]):
+        return
+    del found[name]
+    work.trace.append(f"slot {name}: “{extraction.raw}” is negated")
+    rest = work.text[:at] + " " * len(extraction.raw) + work.text[at + len(extraction.raw):]
+    again = extract_slot(rest, config.slot_spec(name), ctx)
+    if again is not None and (where := rest.find(again.raw)) >= 0 and negation_cue(rest, where, where + len(again.raw)) is None:
+        found[name] = again
+        work.trace.append(f"slot {name}: “{again.raw}” said in its place")
 
 
 def _named_instead(state: ContextState, work: TurnWork, name: str, denied: tuple[int, int], names: list[str],
@@ -382,6 +402,13 @@ def _named_instead(state: ContextState, work: TurnWork, name: str, denied: tuple
     if at < 0 or negation_cue(masked, at, at + len(raw)) is not None:
         return None
     return Extraction(value=value, raw=raw)
+
+
+def _said_not(text: str, words: str) -> bool:
+    """Whether these words of the message are said not to be so ("not the airport one"), a bare opening
+    "no" aside ("no, changsha": the no answers what came before)."""
+    at = text.casefold().find(words.casefold())
+    return at >= 0 and negation_cue(text, at, at + len(words)) is not None and not _OPENING_NO.match(text[:at])
 
 
 _OPENING_NO = re.compile(r"^\W*(?:no|nope|nah|нет|не-а)\W*$", re.IGNORECASE)
@@ -522,7 +549,8 @@ def _name_recognized(state: ContextState, work: TurnWork, config: ConversationCo
              and n not in state.slots]
     if len(slots) != 1:
         return set()
-    said = [span for span in read_names(work.text, work.language) if span.certainty != GUESS]
+    read = read_names(work.text, work.language)
+    said = [span for span in read if span.certainty == CERTAIN] or [span for span in read if span.certainty != GUESS]
     if len(said) != 1:
         return set()  # two people named, or none: the plan's patterns say which is whose
     span = said[0]
@@ -696,7 +724,8 @@ def _named_values(state: ContextState, work: TurnWork, names: list[str], found: 
     for start, end in spans:  # the words of an identifier name nothing else
         text = text[:start] + "#" * (end - start) + text[end:]
     named = find_named_values(text, work.language, finders, names=names,
-                              stated={k: e.value for k, e in found.items()}, remembered=remembered)
+                              stated={k: e.value for k, e in found.items()}, remembered=remembered,
+                              denied=lambda raw: _said_not(work.text, raw))
     for slot, (value, raw) in named.settled.items():
         found[slot] = Extraction(value=value, raw=raw)
         work.trace.append(f"slot {slot} found by name")

@@ -65,3 +65,17 @@ def test_a_failed_warm_up_leaves_billing_to_the_first_message(monkeypatch, caplo
     monkeypatch.setattr(selectors, "rule_versions_warm", down)
     warm_up()  # logs, does not raise: the server still starts
     assert "billing.apps._warm did not warm up at start-up (database not reachable)" in caplog.text
+
+
+def test_a_piece_of_a_chinese_lot_name_without_its_city_names_the_lots_that_share_it() -> None:
+    """"南站的", "机场那个": two characters of a lot's name, once its city and its generic ending are off; a piece
+    two lots share names both (the city said or talked about chooses), the city's own name names the city."""
+    city_save(data={"code": "990300", "names": {"en": "Jinhe", "zh": "金河"}, "aliases": []})
+    city_save(data={"code": "990400", "names": {"en": "Yunxi", "zh": "云溪"}, "aliases": []})
+    lot_save(data={"city_code": "990300", "code": "JH-S", "names": {"en": "Jinhe South Station lot", "zh": "金河南站停车场"}, "aliases": []})
+    lot_save(data={"city_code": "990300", "code": "JH-AIR", "names": {"en": "Jinhe Airport lot", "zh": "金河机场停车场"}, "aliases": []})
+    lot_save(data={"city_code": "990400", "code": "YX-AIR", "names": {"en": "Yunxi Airport lot", "zh": "云溪机场停车库"}, "aliases": []})
+    assert [hit.slots.get("lot_code") for hit in find_places("不是那个，是南站的", "zh")] == ["JH-S"]
+    assert sorted(hit.slots.get("lot_code") for hit in find_places("机场那个多少钱", "zh")) == ["JH-AIR", "YX-AIR"]
+    assert [hit.slots for hit in find_places("金河的", "zh")] == [{"city_code": "990300"}]
+    assert sorted(hit.slots.get("lot_code") for hit in find_places("the station one", "en")) == ["JH-S"]

@@ -111,6 +111,17 @@ def test_a_plate_typed_without_its_province_is_the_recorded_plate_it_ends(rules)
     assert selectors.plate_lookup("E771") == "E771"  # four characters say too little: as typed
 
 
+def test_a_plate_whose_province_is_said_in_pinyin_is_the_recorded_plate_it_names(rules) -> None:  # noqa: ANN001
+    for order_no, plate in (("H-1", "黑L 88G6K"), ("J-1", "冀B55501"), ("J-2", "吉B55501")):
+        services.parking_order_create(data={
+            "order_no": order_no, "plate_no": plate, "city_code": "110100", "lot_code": "A",
+            "entry_time": at(2, 8).isoformat(), "exit_time": at(2, 10).isoformat(), "paid_amount": "0"})
+    assert selectors.plate_lookup("hei L 88G6K") == "黑L 88G6K"
+    assert selectors.plate_lookup("HEIL88G6K") == "黑L 88G6K"
+    assert selectors.plate_lookup("ji B55501") is False  # 冀 and 吉 are both "ji": the records hold both, asked
+    assert selectors.plate_on_record("黑L88G6K") and not selectors.plate_on_record("黑L88G6X")
+
+
 def test_billing_plugs_its_lookups_and_place_finder_into_conversations() -> None:
     from billing.handlers import place_finder
     from conversations.services import FINDERS, LOOKUPS

@@ -31,6 +31,7 @@ class _Words:
     enders: tuple[str, ...]
     not_given: str  # characters no Chinese given name holds (function words, numerals, pronouns)
     word_like: frozenset[str]  # surnames that are as often part of a word (周, 车): a name only where a clause or cue begins
+    weak_cues: frozenset[str]  # cues as often before a common word ("asked to speak", "back from lunch"): a guess after them
 
 
 @cache
@@ -39,7 +40,7 @@ def _words(language: str) -> _Words:
     return _Words(frozenset(w.lower() for w in data["stops"]), frozenset(w.lower().rstrip(".") for w in data["titles"]),
                   frozenset(data["particles"]), tuple(sorted(data["cues"], key=len, reverse=True)),
                   frozenset(w.lower() for w in data["ambiguous"]), tuple(sorted(data.get("enders", ()), key=len, reverse=True)),
-                  data.get("not_given", ""), frozenset(data.get("word_like_surnames", ())))
+                  data.get("not_given", ""), frozenset(data.get("word_like_surnames", ())), frozenset(data.get("weak_cues", ())))
 
 
 @cache
@@ -220,7 +221,8 @@ def _lowercase_names(text: str, taken: list[Span], language: str = "en") -> list
             picked = picked[:1]
         name = " ".join(p.group(0) if p.group(0) in _all("particles") else _clean(p.group(0)).capitalize() for p in picked)
         name = " ".join(_nominative(part, text[: picked[0].start()], "ru") for part in name.split())
-        certainty = GUESS if _clean(picked[0].group(0)) in _all("ambiguous") else LIKELY
+        weak = m.group(0).strip() in _words(language if language in LANGUAGES else "en").weak_cues
+        certainty = GUESS if weak or _clean(picked[0].group(0)) in _all("ambiguous") else LIKELY
         spans.append(Span("name", picked[0].start(), picked[-1].end(), text[picked[0].start():picked[-1].end()], name, certainty))
     return spans
 
@@ -353,6 +355,6 @@ def read_names(text: str, language: str = "en") -> list[Span]:
                       key=lambda s: s.start)
     spans = [*_latin_names(text, language), *_chinese_names(text)]
     spans += _leading_names(text, spans)
+    spans += _possessive_names(text, spans)  # "about priya's timekeeping": the 's says more than the cue before it
     spans += _lowercase_names(text, spans, language)
-    spans += _possessive_names(text, spans)
     return sorted(spans, key=lambda s: s.start)

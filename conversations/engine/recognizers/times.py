@@ -368,6 +368,12 @@ def _lengths(text: str) -> list[_Length]:
     return merged
 
 
+def length_minutes(text: str, language: str = "en") -> int | None:
+    """The first length of time the text says, in minutes ("一个半小时": 90, "полтора часа": 90), if any."""
+    found = _lengths(plain_time_words(text))
+    return found[0].minutes if found else None
+
+
 _CLOCK_CUE = re.compile(r"(?<![\w])(?:в|во|к|до|после|около|с|со)\s*$|\b(?:a|hasta|desde)\s+las?\s*$|\bat\s*$|第\s*$", re.IGNORECASE)
 _DAY_PART_AFTER = re.compile(r"\s*(?:утра|дня|вечера|ночи)(?![\w])", re.IGNORECASE)
 

@@ -137,3 +137,20 @@ def test_the_en_walk_across_noon() -> None:
     assert _stay_of(d) == ("03-05 11:00", "03-05 15:00")
     d.say("sorry, from 1")
     assert _stay_of(d) == ("03-05 13:00", "03-05 15:00")
+
+
+@pytest.mark.parametrize(("text", "entry", "start"), [
+    ("yeah afternoon is right. actually make it 4 hours", at(15), None),  # 15:00 is the afternoon: kept
+    ("是下午，不是凌晨", at(3), "03-05 15:00"),  # 03:00 said back, the afternoon meant: twelve hours on
+    ("in the morning", at(21), "03-05 09:00"),  # 21:00 is twelve hours from no morning hour: the morning's own
+    ("and at night?", at(20), "03-05 22:00"),  # a part asked about, not a correction: the part's own usual hour
+])
+def test_a_part_of_the_day_keeps_the_time_talked_about_that_lies_in_it(text: str, entry: datetime, start: str | None) -> None:
+    """The walk: "yeah afternoon is right" after 15:00-18:15 had moved the stay to 14:00, "是下午" after 03:00 to 14:00."""
+    assert corrected(text, entry, at(entry.hour + 2))[0] == start
+
+
+def test_a_stay_s_morning_said_before_a_comma_is_no_greeting() -> None:
+    found = extract_slots("dropping my dad at the airport tomorrow morning, I'll leave the car there for a couple hours",
+                          SPECS, ExtractContext(now=NOW, timezone=ZONE))
+    assert found["at_time"].value.startswith("2026-03-05T09:00")  # not 00:00
