@@ -367,6 +367,12 @@ def asks_to_cancel(text: str, language: str = "en") -> bool:
     return not re.search(r"[\d?？¿]", rest) and bool(phrases(entry(language, "put_off"), spaced=language != "zh").search(rest))
 
 
+def asks_to_skip_check(text: str, language: str = "en") -> bool:
+    """Whether the person asks to leave the check in progress and go on ("can we skip that one?", "sáltate esa
+    comprobación", "没有压力表，跳过": lexicon `skip_check`)."""
+    return bool(phrases(entry(language if language in LANGUAGES else "en", "skip_check"), spaced=language != "zh").search(text))
+
+
 def is_non_answer(text: str) -> bool:
     """True for fillers and 'I don't know' replies that carry no information."""
     core = _STRIP_PUNCT.sub(" ", text.lower().replace("’", "'")).strip()

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from ._serde import FrozenDict
 from ._text import (
+    asks_to_skip_check,
     chitchat_kind,
     clauses,
     compile_pattern,
@@ -800,7 +801,14 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         return state
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
-    if work.deferred and current is not None and not work.facts_added and not step_available(state, current, guard):
+    if (current is not None and not work.facts_added and current.id not in state.completed_steps
+            and current.id not in state.skipped_steps and work.meaning != ESTIMATE and asks_to_skip_check(work.text, work.language)):
+        # "can we skip that one?", "sáltate esa comprobación", "没有压力表，跳过": left open at once, never asked again now
+        state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
+        work.notice = say(work.language, LEFT_OPEN_TEXT)
+        work.reading_needed = None
+        work.trace.append(f"{current.id} skipped as asked: on to the next check")
+    elif work.deferred and current is not None and not work.facts_added and not step_available(state, current, guard):
         # "not sure" to a check already asked as often as the guard allows: go on without it
         if current.id not in state.completed_steps and current.id not in state.skipped_steps:
             state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
@@ -932,7 +940,7 @@ def diagnose(state: ContextState, work: TurnWork, config: ConversationConfig) ->
             work.next_step_id = step.id
             work.next_step_question = localize(step.question, work.language)
         return state
-    work.deferred = bool(state.current_step_id) and defers_answer(work.text)
+    work.deferred = bool(state.current_step_id) and (defers_answer(work.text) or asks_to_skip_check(work.text, work.language))
     before = state.primary_system
     state = _procedure(state, work, config)
     if state.primary_system is None:

@@ -17,6 +17,7 @@ from ._text import (
     asks_for_human,
     asks_to_cancel,
     asks_to_restart,
+    asks_to_skip_check,
     first_match,
     language_signal,
     localize,
@@ -172,6 +173,8 @@ def read_meaning(state: ContextState, work: TurnWork, config: ConversationConfig
         return REPORT
     if routed.kind == "domain":
         return REQUEST
+    if config.diagnostic_enabled and state.current_step_id and asks_to_skip_check(work.text, work.language):
+        return ANSWER  # "I don't own a manometer, can we skip that one?": about the check asked, no side question
     if routed.kind == "builtin":
         if routed.is_side_question and _statement_answering_form(state, work, config):
             return ANSWER  # "...where our accountants can see what is still missing." describes, it does not ask

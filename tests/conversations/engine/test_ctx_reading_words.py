@@ -116,3 +116,14 @@ def test_hours_confirmed_in_words_are_the_hours_said(text: str, language: str, h
     from conversations.engine.state import ContextState
 
     assert confirm_estimate(ContextState(), text, turn=3, language=language).estimate.confirmed_hours == hours
+
+
+@pytest.mark.parametrize(("text", "language", "skips"), [
+    ("I don't own a manometer, sorry. Can we skip that one?", "en", True), ("sáltate esa comprobación", "es", True),
+    ("пропусти эту проверку", "ru", True), ("这个跳过吧", "zh", True),
+    ("haven't checked yet, no meter on me", "en", False),  # not checked yet: the check stays the one asked
+])
+def test_a_check_is_skipped_when_the_person_asks_to(text: str, language: str, skips: bool) -> None:
+    from conversations.engine._text import asks_to_skip_check
+
+    assert asks_to_skip_check(text, language) is skips
