@@ -381,7 +381,23 @@ def _yes_no_evidence(state: ContextState, work: TurnWork, config: ConversationCo
         return step.no
     if step.yes and re.search(_YES[language], text.lower()):
         return step.yes
+    if language == "zh" and step.yes and _echoes_predicate(text, localize(step.question, "zh")):
+        return step.yes  # "水泵转吗？" — "转的，出水很顺", "转啊": Chinese says yes with the question's own verb
     return None
+
+
+_ZH_PREDICATE = re.compile(r"([\u4e00-\u9fff]{1,2})了?吗[？?]?\s*$")
+
+
+def _echoes_predicate(text: str, question: str) -> bool:
+    """Whether a Chinese answer opens with the verb its yes/no question ends on ("转吗？" — "转的", "在转"), not
+    negated ("不转", "没转")."""
+    asked = _ZH_PREDICATE.search(question.strip())
+    if asked is None:
+        return False
+    verb = asked.group(1)[-1]
+    said = text.strip().lstrip("嗯啊哦，, ")
+    return bool(re.match(rf"(?:在|会|能|还|也|是)?{re.escape(verb)}", said)) and not re.match(r"[不没别]", said)
 
 
 def _leading_yes_no(state: ContextState, work: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]) -> str | None:
