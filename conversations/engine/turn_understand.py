@@ -540,6 +540,8 @@ def _recognized(state: ContextState, work: TurnWork, config: ConversationConfig,
         if value is None:
             del found[name]
             work.trace.append(f"slot {name}: “{extraction.value}” is no name")
+            if not work.model_read:  # "…跟同事吵了起来" is no name: the one the names recognizer reads is ("专员刘晨")
+                _name_recognized(state, work, config, names, found, commanded)
         elif value != extraction.value:
             found[name] = Extraction(value=value, raw=value if value in work.text else extraction.raw)
             work.trace.append(f"slot {name} read whole: {value}")
