@@ -33,7 +33,7 @@ from ._text import (
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import ChoiceSpec, FormQuestionSpec, FormSpec
-from .lexicon import LANGUAGES, entry, phrases
+from .lexicon import LANGUAGES, entry, lexicons_for, phrases
 from .negation import (
     after_correction,
     hedge_near,
@@ -159,12 +159,21 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
             first, second = (str(zh_number(two.group(5) + two.group(7))), str(zh_number(two.group(6) + two.group(7))))
         if first != second and _plain(first) < _plain(second):
             return first, second
+    either = [span.value.either for span in read_quantities(text, _language_of(text)) if span.value.either]
+    if len(either) == 1 and len(either[0]) == 2:  # "十个或者十二个", "6 people or 7 people": the recognizer's reading
+        return tuple(f"{n:g}" for n in either[0])
     if _unit_key(unit) in _WHOLE_UNITS and (value := number_value(text)) is not None:
         number = _plain(value)
         if _HALF.search(text) or not number.is_integer():
             whole = int(number)
             return str(whole), str(whole + 1)
     return None
+
+
+def _language_of(text: str) -> str:
+    """The language a number is said in, for the numbers recognizer (its words: "шесть или семь", "十个")."""
+    found = lexicons_for(text)
+    return found[0].language if found else "en"
 
 
 def _plain(value: str) -> float:

@@ -439,6 +439,9 @@ def _join(text: str, atom: _Atom, value: float, end: int, nxt: _Atom | None) -> 
     if nxt is None:
         return None
     between = text[end:nxt.start]
+    unit, after = _unit_at(text, end) or (None, end)
+    if unit is not None and after <= nxt.start and (_unit_at(text, nxt.end) or (unit,))[0] == unit:
+        between = text[after:nxt.start]  # "十个或者十二个", "6 people or 7 people": the unit said with each
     second = nxt.value
     second_end = nxt.end
     if (half := _half(text, nxt)) is not None:
