@@ -434,7 +434,7 @@ _STOPWORDS = frozenset(["what", "which", "will", "there", "that", "this", "have"
 
 
 # Where a message giving several changes splits: "change the storeys to 3, and the area is 1800 now", "层数改成3，面积1800"
-_CHANGES_APART = re.compile(r"\s*(?:[;；:：]|,?\s+and\s+(?:also\s+)?|,(?!\d)\s*(?:also\s+|plus\s+)?|，\s*(?:还有|另外|而且)?|、|还有|另外|"
+_CHANGES_APART = re.compile(r"\s*(?:[;；:：。！!]|(?<!\d)\.(?!\d)|,?\s+and\s+(?:also\s+)?|,(?!\d)\s*(?:also\s+|plus\s+)?|，\s*(?:还有|另外|而且)?|、|还有|另外|"
                             r"а\s+также|y\s+además)\s*", re.IGNORECASE)
 
 

@@ -150,6 +150,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
             work.next_step_question = _edit_question(state, form, work.language)
             return state
         return _form_next(state, work, config, form.question(state.current_step_id) or current_question(state, form))
+    if state.form_editing == "?" and len(find_corrections(state, form, work.text, work.language, at_review=True)) >= 2:
+        state = state.evolve(form_editing=None)  # "Change an answer" chosen by the words that also say the changes
     if (edited := _edit_answer(state, work, config)) is not None:
         return edited
     state, moved = _follow_slot_corrections(state, work, config)
@@ -857,6 +859,9 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         return _apply_edit(state, work, config, *given)
     if editing is None and not (at_review and wants_edit(work.text)):
         return _change_named(state, work, config)
+    if editing is None and len(find_corrections(state, form, work.text, lang, at_review=True)) >= 2:
+        return None  # "我想改一下楼层数，改成三层……人数改成12人": each change said is made, as corrections are
+
     corrected = find_correction(state, form, work.text, work.language, prefer=editing or "?")
     if corrected is not None:  # what and to what, in one message ("change the storeys to 3")
         return _apply_edit(state, work, config, *corrected)
