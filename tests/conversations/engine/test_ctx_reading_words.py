@@ -127,3 +127,17 @@ def test_a_check_is_skipped_when_the_person_asks_to(text: str, language: str, sk
     from conversations.engine._text import asks_to_skip_check
 
     assert asks_to_skip_check(text, language) is skips
+
+
+def test_a_fault_in_one_of_two_is_not_overruled_by_the_other_being_fine() -> None:
+    """The walk: "один из двух сгорел, второй целый" had been recorded as fuses intact; white deposit on a tight
+    terminal as clean connections."""
+    import json
+    from pathlib import Path
+
+    plan = Path(__file__).resolve().parents[3] / "workflows/plans/rv_diagnostic/systems/electrical_12v.json"
+    rules = [EvidenceRule(**e) for e in json.loads(plan.read_text(encoding="utf-8"))["evidence"]]
+    read = [m.rule_id for m in match_evidence("Один из двух предохранителей сгорел, второй целый", rules, "ru")]
+    assert read == ["elec_rp_fuse_blown"]
+    assert "elec_connection_bad" in [m.rule_id for m in match_evidence("Клеммы затянуты, но на плюсовой белый налёт", rules, "ru")]
+    assert [m.rule_id for m in match_evidence("предохранители целые", rules, "ru")] == ["elec_rp_fuses_ok"]
