@@ -48,6 +48,7 @@ from .names import read_person_name
 from .negation import (
     after_correction,
     doubt,
+    message_parts,
     negation_cue,
     offers_alternatives,
     said_as_more,
@@ -1092,8 +1093,32 @@ def resolve_intent(state: ContextState, work: TurnWork, config: ConversationConf
     work.intent_started = resolved is not None and resolved != state.active_intent  # a new request, however read
     if resolved:
         work.trace.append(f"intent {resolved} ({source})")
+        _another_request_said(work, config, resolved)
         return state.evolve(active_intent=resolved)
     return state
+
+
+def _another_request_said(work: TurnWork, config: ConversationConfig, resolved: str) -> None:
+    """A second request said in another part of the message ("verify order … and also tell me if … owes
+    anything", "帮我查一下…有没有欠费，另外…晚上是怎么收费的？") is never dropped without a word: this turn serves one,
+    and the reply says which other one was heard, to be asked next."""
+    if work.model_read or work.routed.kind != "domain":
+        return
+    chosen = config.intent(resolved)
+    parts = message_parts(work.text, at_contrasts=False)
+    if chosen is None or len(parts) < 2:
+        return
+    own = {i for i, part in enumerate(parts) if first_match(part, chosen.patterns, work.language)}
+    for name in work.routed.candidates:
+        other = config.intent(name)
+        if other is None or name == resolved:
+            continue
+        said = [i for i, part in enumerate(parts) if i not in own and first_match(part, other.patterns, work.language)]
+        if said and own:
+            work.add_notice(say(work.language, "You also asked me to {task}: ask me that next and I'll do it.",
+                                task=localize(other.label, work.language)))
+            work.trace.append(f"another request said beside it: {name}")
+            return
 
 
 def _taker_of_pointed(current: str | None, work: TurnWork, config: ConversationConfig) -> str | None:
