@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 
 from ._text import compile_pattern, count_matches, first_match, iter_patterns
@@ -100,3 +101,18 @@ def remaining_steps(
 ) -> tuple[str, ...]:
     """Ids of the checks that could still be asked."""
     return tuple(s.id for s in procedure.steps if step_available(state, s, guard))
+
+
+# Words that turn the diagnosis to another system named beside them ("switch to the fridge", "different problem now: …")
+_SWITCH_WORDS = re.compile(r"\b(?:switch|back\s+to|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my)"
+                           r"|different\s+(?:problem|issue|thing)|(?:can|could)\s+(?:we|you)\s+(?:look\s+at|check)\s+(?:that|it|the))\b"
+                           r"|换到|改成|转到|其实是|实际上是|算了|先不管|回到|再看|先看|另一个问题|换个问题|перейд|переключ|на\s+самом\s+деле|забуд|верн[её]мся|вернись|теперь|давай|другая\s+проблема"
+                           r"|cambia|pasemos|en\s+realidad|olv[ií]da|volv|vamos\s+(?:a|con)|ahora\s+(?:el|la)|otro\s+problema",
+                           re.IGNORECASE)
+
+
+def asks_to_switch(text: str, diag: DiagnosticSpec, current: str | None, language: str | None = None) -> bool:
+    """Whether a message turns to another system with a procedure ("OK, different problem now: our water heater
+    won't light either. Can we look at that?"): it names one and says so."""
+    return bool(_SWITCH_WORDS.search(text)) and any(
+        isinstance(s, ProcedureSpec) and s.id != current for s in named_systems(text, diag, language))

@@ -22,7 +22,7 @@ from ._text import (
 from .catalog import marked, say, say_in
 from .certainty import GUESS
 from .commands import Command
-from .config import ConversationConfig, EvidenceRule, ProcedureSpec, StepSpec
+from .config import ConversationConfig, DiagnosticSpec, EvidenceRule, ProcedureSpec, StepSpec
 from .estimate import (
     asks_for_report,
     confirm_estimate,
@@ -49,6 +49,7 @@ from .intents import DISPUTE
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
 from .negation import only_fillers, rough, unread_parts
 from .procedure import (
+    asks_to_switch,
     detect_procedure,
     named_other_system,
     named_systems,
@@ -271,8 +272,10 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
     words is switched to while the cause is not isolated yet."""
     diag = config.diagnostic
     procedure = config.procedure(state.primary_system)
-    if diag is None or procedure is None or work.meaning in (SIDE_QUESTION, REPORT, ESTIMATE):
+    if diag is None or procedure is None or work.meaning in (REPORT, ESTIMATE):
         return state
+    if work.meaning == SIDE_QUESTION and not asks_to_switch(work.text, diag, procedure.id, work.language):
+        return state  # a question about this system's parts; "different problem now: the water heater…?" is a switch
     negated, wrong = negates_system(work.text, procedure), _WRONG_SYSTEM.search(work.text)
     others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id] if negated or wrong else []
     if negated and not others and (said := detect_procedure(work.text, [p for p in diag.procedures if p.id != procedure.id], work.language)):
@@ -297,14 +300,18 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
     seen = match_evidence(work.text, config.all_evidence(state.primary_system), work.language, work.language)
     work.evidence_seen = seen  # read once, found or not: the evidence stage takes it as it is
     others = [s for s in named_systems(work.text, diag, work.language) if s.id != procedure.id]
-    if others and isinstance(others[0], ProcedureSpec) and _SWITCH_WORDS.search(work.text):
+    if others and isinstance(others[0], ProcedureSpec) and asks_to_switch(work.text, diag, procedure.id, work.language):
         # "ok forget that, the roof a/c ...", "switch to the fridge"; "fuses are fine. now lets do the slide": what
         # this system's check read is kept, then the switch is made
+        # what the sentence naming the other system says is that system's ("our water heater won't light either" is
+        # no fridge flame)
+        seen = [m for m in seen if not _said_of(work.text, m.raw, others[0], diag, work.language)]
         if seen:
             state, _ = add_facts(state, seen, rules=config.all_evidence(state.primary_system), turn=work.turn,
                                  step_id=state.current_step_id)
             work.trace.append(f"{', '.join(m.rule_id for m in seen)} kept for {procedure.id} before the switch")
             work.evidence_seen = None
+        work.evidence_from = _where_named(work.text, others[0], diag, work.language)  # the other system's words only
         return _switch_to(state, work, config, others[0])
     if seen:
         return state  # evidence of this system: an answer, not another fault
@@ -332,10 +339,24 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
     return _switch_to(state, work, config, found)
 
 
-_SWITCH_WORDS = re.compile(r"\b(?:switch|back\s+to|forget\s+(?:that|it|about)|never\s*mind|move\s+on|go\s+to|let'?s\s+do|now\s+(?:the|let'?s)|instead|actually|it'?s\s+(?:the|my))\b"
-                           r"|换到|改成|转到|其实是|实际上是|算了|先不管|回到|再看|先看|перейд|переключ|на\s+самом\s+деле|забуд|верн[её]мся|вернись|теперь|давай"
-                           r"|cambia|pasemos|en\s+realidad|olv[ií]da|volv|vamos\s+(?:a|con)|ahora\s+(?:el|la)",
-                           re.IGNORECASE)
+def _where_named(text: str, system: ProcedureSpec, diag: DiagnosticSpec, language: str) -> int:
+    """Where the sentence that names a system begins (0 when none does alone)."""
+    at = 0
+    for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
+        if any(s.id == system.id for s in named_systems(sentence, diag, language)):
+            return at
+        at += len(sentence)
+        while at < len(text) and text[at].isspace():
+            at += 1
+    return 0
+
+
+def _said_of(text: str, words: str, system: ProcedureSpec, diag: DiagnosticSpec, language: str) -> bool:
+    """Whether an evidence reading's words lie in a sentence that names this system."""
+    for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
+        if words and words in sentence:
+            return any(s.id == system.id for s in named_systems(sentence, diag, language))
+    return False
 
 
 def _start_over(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
@@ -637,9 +658,11 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     # a generator may name the plan's evidence by its id ("fridge_no_spark"), as it names slots; else it reports words
     ids = [[t.strip() for t in text.split(",")] for text in reports]
     named = [by_id[i] for listed in ids if all(i in by_id for i in listed) for i in listed]
-    reported = " ".join(text for text, listed in zip(reports, ids, strict=True) if not all(i in by_id for i in listed))
+    reported = " ".join(text for text, listed in zip(reports, ids, strict=True) if not all(i in by_id for i in listed)
+                        and not 0 <= work.text.find(text) < work.evidence_from)  # words about the system left behind
+    said = work.text[work.evidence_from:]
     matches = (list(work.evidence_seen) if work.evidence_seen is not None and not reported
-               else match_evidence(f"{work.text}\n{reported}" if reported else work.text, rules, work.language, work.language))
+               else match_evidence(f"{said}\n{reported}" if reported else said, rules, work.language, work.language))
     if named:  # in the order the generator gave them, with the value the words gave when they read it too
         read = {m.rule_id: m for m in matches}
         matches = [read.get(r.id) or EvidenceMatch(r.id, r.type, localize(r.label, work.language), work.text.strip()[:80])

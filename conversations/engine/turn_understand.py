@@ -56,6 +56,7 @@ from .negation import (
     word_swaps,
 )
 from .plain_words import stay_length
+from .procedure import asks_to_switch
 from .recognizers.identifiers import places_named
 from .recognizers.names import read_names
 from .slots import (
@@ -180,6 +181,9 @@ def read_meaning(state: ContextState, work: TurnWork, config: ConversationConfig
         if routed.is_side_question and _statement_answering_form(state, work, config):
             return ANSWER  # "...where our accountants can see what is still missing." describes, it does not ask
         if routed.is_side_question:
+            if config.diagnostic is not None and state.primary_system and asks_to_switch(
+                    work.text, config.diagnostic, state.primary_system, work.language):
+                return EVIDENCE  # "different problem now: our water heater won't light. Can we look at that?" turns to it
             return SIDE_QUESTION
         return {NEW_EVIDENCE: EVIDENCE, DISPUTE: DISPUTE_MEANING, CONFIRMATION: CONFIRM}[
             routed.intent

@@ -113,6 +113,7 @@ class TurnWork:
     # evidence, is asked again saying what reading it needs)
     step_unanswered: bool = False
     evidence_seen: list | None = None  # this system's evidence in the message, when already read this turn
+    evidence_from: int = 0  # where the words about the system diagnosed begin (after a switch, its own sentence on)
     reading_needed: str | None = None
     reading_got: Any = None  # the evidence.Reading of another kind, if any
     # the question the reply must ask
