@@ -153,10 +153,10 @@ def _place_names(lang: str, lots: list[tuple[PlaceHit, set[str]]]) -> list[tuple
     added to `lots` with its distinctive words."""
     cities = {c.pk: c for c in City.objects.all()}
     out: list[tuple[str, PlaceHit]] = []
-    for city in cities.values():
+    city_spellings = {pk: _spellings(city.code, city.names.values(), city.aliases) for pk, city in cities.items()}
+    for pk, city in cities.items():
         label = _label(city.names, city.code, lang)
-        for name in _spellings(city.code, city.names.values(), city.aliases):
-            out.append((name, PlaceHit({"city_code": city.code}, name, {"city_code": label})))
+        out += [(name, PlaceHit({"city_code": city.code}, name, {"city_code": label})) for name in city_spellings[pk]]
     whole = {name for name, _ in out}
     partial: list[tuple[str, PlaceHit]] = []
     for lot in Lot.objects.all():
@@ -166,7 +166,7 @@ def _place_names(lang: str, lots: list[tuple[PlaceHit, set[str]]]) -> list[tuple
         spelled = _spellings(lot.code, lot.names.values(), lot.aliases)
         whole |= spelled
         out += [(name, PlaceHit(hit.slots, name, labels)) for name in spelled]
-        distinctive = _distinctive_words(lot.names.values(), lot.aliases, city_names=_spellings(city.code, city.names.values(), city.aliases))
+        distinctive = _distinctive_words(lot.names.values(), lot.aliases, city_names=city_spellings[lot.city_id])
         partial += [(name, PlaceHit(hit.slots, name, labels)) for name in distinctive]
         lots.append((hit, distinctive))
     # "the Jingan one", "静安的": a distinctive word of a lot's name names it (several lots sharing it are asked about)
@@ -185,7 +185,7 @@ def _distinctive_words(names: Iterable[str], aliases: Iterable[str], *, city_nam
     """Latin words of four letters or more that are not generic ("jingan" of "Jing'an lot 1", "station"), and
     each two characters of a Chinese name once its city and its generic ending are taken off ("南站" and "沙南"
     of "长沙南站停车场"; "机场" of "黄花机场停车场")."""
-    cities = {c for c in city_names if _CJK_RUN.match(c) or len(c) >= 2}
+    cities = {c for c in city_names if len(c) >= 2}
     words: set[str] = set()
     for name in (*names, *aliases):
         for word in re.findall(r"[a-z]{4,}", name.casefold().replace("'", "").replace("’", "")):
@@ -210,7 +210,7 @@ def _cjk_pieces(run: str, cities: set[str]) -> set[str]:
             run = run[: -len(ending)]
             break
     pieces = {run[i:i + 2] for i in range(len(run) - 1)}
-    return {p for p in pieces if p not in _CJK_GENERIC and p not in cities and not any(g in p for g in ("停车",))}
+    return {p for p in pieces if p not in _CJK_GENERIC and p not in cities}
 
 
 def _spellings(code: str, names: Iterable[str], aliases: Iterable[str]) -> set[str]:

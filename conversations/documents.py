@@ -162,15 +162,12 @@ def _ics_escape(text: str) -> str:
 
 def _ics(content: dict[str, Any], uid: str) -> str:
     fmt = "%Y%m%dT%H%M%SZ"
-    if content.get("start"):  # the day and time the person gave for the call
-        start = datetime.fromisoformat(content["start"])
-        end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
-        when = [f"DTSTART:{start.astimezone(UTC).strftime(fmt)}", f"DTEND:{end.astimezone(UTC).strftime(fmt)}"]
-    elif content.get("date"):  # a day with no time said: an all-day entry, the time to be agreed
+    if content.get("date") and not content.get("start"):  # a day with no time said: an all-day entry, the time to be agreed
         day = date.fromisoformat(content["date"])
         when = [f"DTSTART;VALUE=DATE:{day:%Y%m%d}", f"DTEND;VALUE=DATE:{day + timedelta(days=1):%Y%m%d}"]
-    else:
-        start = (timezone.now() + timedelta(days=1)).replace(minute=0, second=0, microsecond=0)
+    else:  # the day and time the person gave for the call, else tomorrow at this hour
+        start = (datetime.fromisoformat(content["start"]) if content.get("start")
+                 else (timezone.now() + timedelta(days=1)).replace(minute=0, second=0, microsecond=0))
         end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
         when = [f"DTSTART:{start.astimezone(UTC).strftime(fmt)}", f"DTEND:{end.astimezone(UTC).strftime(fmt)}"]
     return "\r\n".join([

@@ -7,7 +7,7 @@ from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from typing import Any
 
-from .lexicon import entry, phrases
+from .lexicon import entry, words_of
 from .negation import negated, opens_a_request
 
 LANGUAGES = ("en", "ru", "es", "zh")
@@ -364,13 +364,13 @@ def asks_to_cancel(text: str, language: str = "en") -> bool:
     if opening is None:
         return False
     rest = text[opening.end():]
-    return not re.search(r"[\d?？¿]", rest) and bool(phrases(entry(language, "put_off"), spaced=language != "zh").search(rest))
+    return not re.search(r"[\d?？¿]", rest) and bool(words_of(language, "put_off").search(rest))
 
 
 def asks_to_skip_check(text: str, language: str = "en") -> bool:
     """Whether the person asks to leave the check in progress and go on ("can we skip that one?", "sáltate esa
     comprobación", "没有压力表，跳过": lexicon `skip_check`)."""
-    return bool(phrases(entry(language if language in LANGUAGES else "en", "skip_check"), spaced=language != "zh").search(text))
+    return bool(words_of(language, "skip_check").search(text))
 
 
 def is_non_answer(text: str) -> bool:

@@ -13,7 +13,7 @@ from functools import cache
 
 from .lexicon import LANGUAGES, phrases, word_list
 from .negation import doubt, hedge_near, rough, unknowing
-from .timeparse import names_period, says_clock, says_time_of_day, zh_number
+from .timeparse import ROUGH_HOUR, names_period, says_clock, says_time_of_day, zh_number
 
 CERTAIN, LIKELY, GUESS = "certain", "likely", "guess"
 CERTAINTIES = (CERTAIN, LIKELY, GUESS)
@@ -50,7 +50,6 @@ _HOUR_SAID = re.compile(r"(?<![\d:])(\d{1,2})(?=\s*(?:[:：]\d{2}|[点點时時]
                         re.IGNORECASE)
 _ZH_HOUR = re.compile(r"([一二两三四五六七八九十]{1,3})[点點]")
 _TIME_WORDS = re.compile(rf"\d{{1,2}}(?:[:：]\d{{2}})?(?:\s*(?:am|pm|a\.m\.|p\.m\.))?|[一二两三四五六七八九十]{{1,3}}[点點]|{_DAY}", re.IGNORECASE)
-_ROUGH_HOUR = re.compile(r"\d\s*-?ish\b", re.IGNORECASE)  # "3ish", "10-ish": the hedge is glued to the hour
 _LONGEST_STAY_MINUTES = 60 * 24 * 60  # a stay, a call or a slot of more than 60 days is more likely a joke or a slip
 
 
@@ -101,7 +100,7 @@ def time_certainty(text: str, raw: str, kind: str, value: str) -> tuple[str, str
     if kind == "clock_time" and _hour(value) is not None and not 7 <= _hour(value) <= 21:
         return GUESS, "implausible"  # a call at 03:00 is a slip for 15:00 far more often than meant
     spans = [(start, end)] if at >= 0 else [m.span() for m in _TIME_WORDS.finditer(text)] or [(start, end)]
-    if any(hedge_near(text, *span) for span in spans) or _ROUGH_HOUR.search(text):
+    if any(hedge_near(text, *span) for span in spans) or ROUGH_HOUR.search(text):  # "3ish": the hedge glued to the hour
         return LIKELY, "hedged"
     if kind in ("at_time", "until_time", "clock_time") and not names_period(text) and _either_half(words):
         return LIKELY, "half_of_day"

@@ -7,16 +7,14 @@ final report uses the confirmed estimate, else the draft.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
 
 from ._serde import Serializable
 from ._text import clauses, first_match, localize, normalize_patterns
 from .config import DiagnosticSpec, HypothesisSpec
 from .evidence import recommendations
-from .lexicon import LANGUAGES, entry, phrases
+from .lexicon import words_of
 from .negation import negation_cue
 from .recognizers.times import length_minutes
 from .state import (
@@ -139,21 +137,16 @@ def estimate_request(text: str, language: str) -> str | None:
         return "skip"
     if first_match(text, CONFIRM_PATTERNS, language):
         return "confirm"
-    words = _estimate_words(language if language in LANGUAGES else "en")
     for clause in clauses(text):
-        named = words["names"].search(clause)
+        named = words_of(language, "estimate", "names").search(clause)
         if named is None:
             continue
-        if words["skip"].search(clause) or negation_cue(clause, named.start(), named.end()) is not None:
+        if words_of(language, "estimate", "skip").search(clause) or negation_cue(clause, named.start(), named.end()) is not None:
             return "skip"
-        if (accepted := words["confirm"].search(clause)) and negation_cue(clause, accepted.start(), accepted.end()) is None:
+        accepted = words_of(language, "estimate", "confirm").search(clause)
+        if accepted and negation_cue(clause, accepted.start(), accepted.end()) is None:
             return "confirm"
     return None
-
-
-@cache
-def _estimate_words(language: str) -> dict[str, re.Pattern[str]]:
-    return {key: phrases(list(words), spaced=language != "zh") for key, words in entry(language, "estimate").items()}
 
 
 def confirm_estimate(state: ContextState, text: str, *, turn: int, language: str = "en") -> ContextState:

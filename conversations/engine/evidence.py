@@ -126,13 +126,14 @@ def match_evidence(
                 continue
             said = rule
             if negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
-                hit = _later_unnegated(clause, hit) or hit  # "风扇不转，插头上量到12.5伏": the words after the 不转 say the 12.5 V
-            if negated(clause, hit[2].start(), hit[2].end(), pattern=hit[1]):
-                # a negated observation is never recorded as its positive ("no rattling", "не горит"): it records
-                # the negative finding its rule names ("el ventilador nunca arranca": the blower is dead), or nothing
-                said = by_id.get(rule.negated or "")
-                if said is None or said.id in found:
-                    continue
+                if (later := _later_unnegated(clause, hit)) is not None:
+                    hit = later  # "风扇不转，插头上量到12.5伏": the words after the 不转 say the 12.5 V
+                else:
+                    # a negated observation is never recorded as its positive ("no rattling", "не горит"): it records
+                    # the negative finding its rule names ("el ventilador nunca arranca": the blower is dead), or nothing
+                    said = by_id.get(rule.negated or "")
+                    if said is None or said.id in found:
+                        continue
             found[said.id] = replace(_evidence_match(said, hit[2], locale),
                                      hedge=doubt_over(text, offset + hit[2].start(), offset + hit[2].end()))
             spans[said.id] = (index, hit[2].start(), hit[2].end())

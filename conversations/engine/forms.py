@@ -20,6 +20,7 @@ from ._text import (
     asks_question,
     compile_pattern,
     defers_answer,
+    detect_language,
     first_match,
     is_non_answer,
     is_vacuous,
@@ -33,7 +34,7 @@ from ._text import (
 from .catalog import say
 from .certainty import CERTAIN, LIKELY
 from .config import ChoiceSpec, FormQuestionSpec, FormSpec
-from .lexicon import LANGUAGES, entry, lexicons_for, phrases
+from .lexicon import words_of
 from .negation import (
     after_correction,
     hedge_near,
@@ -159,7 +160,7 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
             first, second = (str(zh_number(two.group(5) + two.group(7))), str(zh_number(two.group(6) + two.group(7))))
         if first != second and _plain(first) < _plain(second):
             return first, second
-    either = [span.value.either for span in read_quantities(text, _language_of(text)) if span.value.either]
+    either = [span.value.either for span in read_quantities(text, detect_language(text)) if span.value.either]
     if len(either) == 1 and len(either[0]) == 2:  # "十个或者十二个", "6 people or 7 people": the recognizer's reading
         return tuple(f"{n:g}" for n in either[0])
     if _unit_key(unit) in _WHOLE_UNITS and (value := number_value(text)) is not None:
@@ -168,12 +169,6 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
             whole = int(number)
             return str(whole), str(whole + 1)
     return None
-
-
-def _language_of(text: str) -> str:
-    """The language a number is said in, for the numbers recognizer (its words: "шесть или семь", "十个")."""
-    found = lexicons_for(text)
-    return found[0].language if found else "en"
 
 
 def _plain(value: str) -> float:
@@ -268,7 +263,7 @@ def may_volunteer(text: str, spec: FormQuestionSpec, language: str) -> bool:
 def sum_said(text: str, language: str) -> float | None:
     """The sum of two numbers a message adds up in words ("35 staff plus up to 10 visitors", "三十五个员工加上十个访客":
     45; lexicon `sums`), which is asked before it is put, never one of its parts kept."""
-    words = phrases(list(entry(language if language in LANGUAGES else "en", "sums")), spaced=language != "zh")
+    words = words_of(language, "sums")
     atoms = number_atoms(text)
     for first, second in zip(atoms, atoms[1:], strict=False):
         between = text[first.end:second.start]

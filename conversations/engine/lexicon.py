@@ -67,6 +67,15 @@ def entry(language: str, key: str) -> Any:  # noqa: ANN401 - an entry is a list 
 
 
 @cache
+def words_of(language: str, key: str, part: str | None = None) -> re.Pattern[str]:
+    """One pattern for a list of a language's file (`key`, or the list `part` of the table `key`), compiled once;
+    English's for a language the lexicon does not have."""
+    language = language if language in LANGUAGES else "en"
+    words = entry(language, key) if part is None else entry(language, key)[part]
+    return phrases(list(words), spaced="char_scope" not in _data(language))
+
+
+@cache
 def lexicon(language: str) -> Lexicon:
     """The lexicon of a language (en, zh, ru, es), loaded from its data file once."""
     data = _data(language)

@@ -509,6 +509,11 @@ def opens_with_correction(text: str) -> bool:
     return False
 
 
+def says_a_correction(text: str) -> bool:
+    """Whether a correction marker (lexicon `corrections`) is said anywhere in the message ("人数说少了，改成500人")."""
+    return any(lex.corrections.search(text) for lex in lexicons_for(text))
+
+
 def says_it_was_wrong(text: str) -> bool:
     """Whether a message corrects what was kept: it opens with a correction ("不对，…", "sorry, …") or reproaches
     the reading anywhere ("I told you", "你记错了", "я же сказал", "ya te dije")."""

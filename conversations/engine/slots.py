@@ -44,9 +44,10 @@ from .fee_questions import (
     in_day_part,
     week_shift,
 )
-from .lexicon import lexicons_for
+from .negation import says_a_correction
 from .state import INVALID, TOOL, UNVERIFIED, VALID, PendingClarification, SlotValue
 from .timeparse import (
+    ROUGH_HOUR,
     ParsedTime,
     names_day_of_week,
     names_period,
@@ -362,7 +363,7 @@ def _meant(part: str, text: str, ctx: ExtractContext) -> str:
 def _says_it_again(text: str, ctx: ExtractContext) -> bool:
     """Whether a message about the stay talked about corrects or restates it ("yes, the afternoon, actually…",
     "是下午，不是凌晨"), rather than asking about another part of the day ("and at night?")."""
-    return ctx.entry is not None and (says_correction(text) or any(lex.corrections.search(text) for lex in lexicons_for(text)))
+    return ctx.entry is not None and (says_correction(text) or says_a_correction(text))
 
 
 def _held_in_part(part: str, ctx: ExtractContext) -> datetime | None:
@@ -745,7 +746,7 @@ def extract_slots(
     """All declared slots found in text."""
     # "9 to 5" read as a day's hours, "5ish" as 5 (its hedge is still read from the message); a free text keeps
     # the words as said ("15 to 20k")
-    timed = shared_period(_ROUGH_HOUR.sub(lambda m: " " * len(m.group(0)), text))
+    timed = shared_period(ROUGH_HOUR.sub(lambda m: " " * len(m.group(0)), text))  # spaces keep every word where it was
     found = {}
     specs = list(specs)
     for spec in specs:
@@ -799,10 +800,6 @@ def shared_period(text: str) -> str:
 
     text = _BETWEEN_HOURS.sub(r"\1 to ", text)
     return _BARE_RANGE.sub(_clock_range, _SHARED_PERIOD.sub(fill, text))
-
-
-# "5ish", "10-ish": an hour said roughly (spaces of its length keep every other word where it was)
-_ROUGH_HOUR = re.compile(r"(?<=\d)\s*-?ish\b", re.IGNORECASE)
 
 
 # "between 2 and 4pm", "between 9 and 11": read as "2 to 4pm", "9 to 11"

@@ -262,6 +262,10 @@ def clock_said(words: str) -> tuple[time, bool] | None:
     return None
 
 
+# "5ish", "10-ish": an hour said roughly (the words after the hour, so a reader can blank them and keep the rest)
+ROUGH_HOUR = re.compile(r"(?<=\d)\s*-?ish\b", re.IGNORECASE)
+
+
 def says_time_of_day(text: str) -> bool:
     """Whether the text says a time of day at all ("at 9", "3pm", "九点", "noon"), by the clock readers."""
     return _time_of_day(text) is not None

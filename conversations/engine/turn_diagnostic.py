@@ -339,24 +339,22 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
     return _switch_to(state, work, config, found)
 
 
+_SENTENCE = re.compile(r"[^\s.!?。！？][^.!?。！？]*[.!?。！？]*")  # from its first word to its end mark
+
+
+def _naming(text: str, system: ProcedureSpec, diag: DiagnosticSpec, language: str) -> Iterable[tuple[re.Match[str], bool]]:
+    """Each sentence of the message, and whether it names this system."""
+    return ((m, any(s.id == system.id for s in named_systems(m.group(0), diag, language))) for m in _SENTENCE.finditer(text))
+
+
 def _where_named(text: str, system: ProcedureSpec, diag: DiagnosticSpec, language: str) -> int:
     """Where the sentence that names a system begins (0 when none does alone)."""
-    at = 0
-    for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
-        if any(s.id == system.id for s in named_systems(sentence, diag, language)):
-            return at
-        at += len(sentence)
-        while at < len(text) and text[at].isspace():
-            at += 1
-    return 0
+    return next((m.start() for m, names in _naming(text, system, diag, language) if names), 0)
 
 
 def _said_of(text: str, words: str, system: ProcedureSpec, diag: DiagnosticSpec, language: str) -> bool:
     """Whether an evidence reading's words lie in a sentence that names this system."""
-    for sentence in re.split(r"(?<=[.!?。！？])\s*", text):
-        if words and words in sentence:
-            return any(s.id == system.id for s in named_systems(sentence, diag, language))
-    return False
+    return next((names for m, names in _naming(text, system, diag, language) if words and words in m.group(0)), False)
 
 
 def _start_over(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:

@@ -42,7 +42,6 @@ from .forms import (
     waiting_question,
     wants_edit,
 )
-from .lexicon import lexicons_for
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
 from .negation import (
     message_parts,
@@ -53,6 +52,7 @@ from .negation import (
     request_from,
     rough_or_doubtful,
     said_unsure,
+    says_a_correction,
     says_it_was_wrong,
     without_lead_words,
     word_swaps,
@@ -743,7 +743,7 @@ def _number_corrected(state: ContextState, form: FormSpec, work: TurnWork,
     """A correction that gives one number with what it counts ("make that 200 volunteers", "改成500人"): the one
     earlier free-text answer that names what it counts, with its number (the one counting the same word, else the
     nearest in size) put to the new one; None when it is not one such answer."""
-    if not any(lex.corrections.search(work.text) for lex in lexicons_for(work.text)):
+    if not says_a_correction(work.text):
         return None
     said = _NUMBER_THEN_WORD.findall(work.text)
     if len(said) != 1:

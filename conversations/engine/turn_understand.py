@@ -363,36 +363,29 @@ def _negated_values(state: ContextState, work: TurnWork, config: ConversationCon
     keeps its own words: "no budget limit" is a constraint); a thing named in its place ("not changsha, kunming",
     "不是长沙，是昆明") is the value."""
     for name, extraction in list(found.items()):
-        if extraction.raw in ("reference", ""):
+        # "no 2 hours" corrects: the 2 hours stand; a negation inside a free text is its own words
+        if extraction.raw in ("reference", "") or not _said_not(work.text, extraction.raw):
             continue
-        if config.slot_spec(name).extractor == "text":
-            _negated_text(work, config, name, found, ctx)
-            continue
+        del found[name]
+        work.trace.append(f"slot {name}: “{extraction.raw}” is negated")
         at = work.text.find(extraction.raw)
-        cue = negation_cue(work.text, at, at + len(extraction.raw)) if at >= 0 else None
-        if cue is not None and not _OPENING_NO.match(work.text[:at]):  # "no 2 hours" corrects: the 2 hours stand
-            del found[name]
-            work.trace.append(f"slot {name}: “{extraction.raw}” is negated")
-            if (instead := _named_instead(state, work, name, (at, at + len(extraction.raw)), names, finders, found)):
-                found[name] = instead
-                work.trace.append(f"slot {name}: “{instead.raw}” said in its place")
+        denied = (at, at + len(extraction.raw))
+        instead = (_text_instead(work, config, name, denied, ctx) if config.slot_spec(name).extractor == "text"
+                   else _named_instead(state, work, name, denied, names, finders, found))
+        if instead:
+            found[name] = instead
+            work.trace.append(f"slot {name}: “{instead.raw}” said in its place")
 
 
-def _negated_text(work: TurnWork, config: ConversationConfig, name: str, found: dict[str, Extraction], ctx: ExtractContext) -> None:
-    """A free-text value the message says it is not ("司机和调度员用，不是给外部客户用的": the users are not the
-    customers) is read again from the rest of the message, or not kept; a negation inside the value is its own
-    words ("no budget limit" is a constraint)."""
-    extraction = found[name]
-    at = work.text.find(extraction.raw)
-    if at < 0 or negation_cue(work.text, at, at + len(extraction.raw)) is None or _OPENING_NO.match(work.text[:at]):
-        return
-    del found[name]
-    work.trace.append(f"slot {name}: “{extraction.raw}” is negated")
-    rest = work.text[:at] + " " * len(extraction.raw) + work.text[at + len(extraction.raw):]
+def _text_instead(work: TurnWork, config: ConversationConfig, name: str, denied: tuple[int, int],
+                  ctx: ExtractContext) -> Extraction | None:
+    """A free-text value read again from the message without the words said not to be ("司机和调度员用，不是给外部客户用的":
+    the users are the drivers and dispatchers, never the customers), not denied itself."""
+    rest = work.text[:denied[0]] + " " * (denied[1] - denied[0]) + work.text[denied[1]:]
     again = extract_slot(rest, config.slot_spec(name), ctx)
     if again is not None and (where := rest.find(again.raw)) >= 0 and negation_cue(rest, where, where + len(again.raw)) is None:
-        found[name] = again
-        work.trace.append(f"slot {name}: “{again.raw}” said in its place")
+        return again
+    return None
 
 
 def _named_instead(state: ContextState, work: TurnWork, name: str, denied: tuple[int, int], names: list[str],
