@@ -497,10 +497,12 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
     commands = _with_unsure(commands, outcome.unsure_commands)
     if outcome.unread:  # the parts no command read, said back as not understood
         commands.append(Command("cannot_handle", words=" | ".join(outcome.unread)))
-    if not commands and chitchat_kind(state.latest_user_text or ""):
+    said = (state.latest_user_text or "").strip()
+    if not commands and chitchat_kind(said):
         commands.append(Command("chitchat"))
-    elif not commands and outcome.meaning == UNCLEAR_MEANING:
-        commands.append(Command("cannot_handle"))
+    elif not commands and said and outcome.meaning in (ANSWER, UNCLEAR_MEANING):
+        # taken for an answer and nothing read from it: the reply puts its question again, nothing is kept
+        commands.append(Command("cannot_handle", words=said))
     return tuple(commands)
 
 
