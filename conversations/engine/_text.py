@@ -238,6 +238,11 @@ def defers_answer(text: str) -> bool:
     return bool(_DEFERRAL.search(text.replace("’", "'")))
 
 
+def without_deferral(text: str) -> str:
+    """What the message says beside putting the answer off ("maybe 2 or 3, still deciding" -> "maybe 2 or 3, ")."""
+    return _DEFERRAL.sub(" ", text.replace("’", "'"))
+
+
 _SMALL_TALK_KINDS = ("goodbye", "thanks", "greeting")  # several at once: the word that closes wins
 _LETTER_AFTER = r"(?![a-z0-9\u00c0-\u024f\u0400-\u04ff'’])"  # a Latin or Cyrillic word goes on; Chinese needs no space
 

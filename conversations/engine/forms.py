@@ -29,14 +29,16 @@ from ._text import (
     negated_at,
     normalize_patterns,
     unnegated_hits,
+    without_deferral,
     word_at,
 )
 from .catalog import say
-from .certainty import CERTAIN, LIKELY
+from .certainty import CERTAIN, GUESS, LIKELY
 from .config import ChoiceSpec, FormQuestionSpec, FormSpec
 from .lexicon import words_of
 from .negation import (
     after_correction,
+    doubt,
     hedge_near,
     message_parts,
     negated,
@@ -190,8 +192,14 @@ def evaluate_answer(
     text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None
 ) -> FormEvaluation:
     """Judge a reply against the question type; clarifying answers count as context."""
-    if is_non_answer(text) or defers_answer(text) or spec.answer_type == "text" and is_vacuous(text):
+    if is_non_answer(text) or spec.answer_type == "text" and is_vacuous(text):
         return FormEvaluation(False, reason="non_answer")  # "whatever", "随便" say nothing in words
+    if defers_answer(text):  # "not sure yet": no answer; "maybe 2 or 3, still deciding": those values, asked
+        if not _names_a_value(without_deferral(text), spec, language):
+            return FormEvaluation(False, reason="non_answer")
+        said = text if spec.answer_type == "text" else without_deferral(text)  # free text is kept as said
+        verdict = evaluate_answer(said, spec, language, thread) if said != text else FormEvaluation(True, text.strip())
+        return replace(verdict, certainty=GUESS) if verdict.accepted else verdict
     context = " ".join([e.answer for e in (thread.entries if thread else ()) if e.answer] + [text])
     if spec.answer_type == "choice":
         for candidate in (text, context):
@@ -248,6 +256,17 @@ def evaluate_answer(
     if text_length(stripped) < spec.min_chars:
         return FormEvaluation(False, reason="too_short")
     return FormEvaluation(True, stripped)
+
+
+def _names_a_value(text: str, spec: FormQuestionSpec, language: str) -> bool:
+    """Whether words said beside putting the answer off give a value of the question's type."""
+    if spec.answer_type == "choice":
+        return bool(choices_named(text, spec, language))
+    if spec.answer_type == "number":
+        return number_value(text) is not None
+    if spec.answer_type == "text":  # offered with a hedge ("maybe just the front desk", "可能春节前"), not "I'll ask my boss"
+        return bool(doubt(text)) and not is_non_answer(text) and text_length(text.strip(" ,，。.;；")) >= max(spec.min_chars, 4)
+    return False
 
 
 def may_volunteer(text: str, spec: FormQuestionSpec, language: str) -> bool:

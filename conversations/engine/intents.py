@@ -294,7 +294,8 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\b(?:confirmo|acepto|apruebo)\b",
         ),
         "zh": (
-            r"^\s*(?:是的|是(?![不否什啥])|对的|对(?![不吗吧])|好的|好(?![不吗])|行|可以|没问题|确认|同意|"
+            # a bare 是 / 对 / 好 says yes only standing alone: "是个牙科诊所", "对面", "好几次", "好像" say something else
+            r"^\s*(?:是的|对的|好的|(?:是|对|好)(?=$|[\s，,。.！!～~、；;的啊呀吧嘞滴哒了呢])|行|可以|没问题|确认|同意|"
             r"嗯+|就这样|没错|正确)",
             # the person's own confirming, not someone else's ("设计师会打电话跟你们确认" confirms nothing)
             r"(?:^|[，,。！!；;\s]|我|就|都)(?:确认|同意)",

@@ -477,8 +477,8 @@ def commands_understood(outcome: TurnOutcome) -> tuple[Command, ...]:
         added = set(outcome.facts_added)  # said by what they are (the plan's evidence ids), not by their numbers
         keys = [f.key for f in state.facts if f.id in added]
         commands.append(Command("report_evidence", text=", ".join(keys) or state.latest_user_text))
-    if outcome.meaning == CONFIRM:
-        commands.append(Command("confirm"))
+    if outcome.meaning == CONFIRM and not (outcome.reply_action == "acknowledge" and chitchat_kind(state.latest_user_text or "")):
+        commands.append(Command("confirm"))  # "great, thanks!" with nothing waiting for a yes is small talk
     if outcome.action_requested:
         commands.append(Command("request_action", action_id=outcome.action_requested))
     commands += [Command("decline_action", action_id=a) for a in outcome.actions_declined]

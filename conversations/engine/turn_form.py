@@ -364,6 +364,8 @@ def _whole_answer(state: ContextState, work: TurnWork, config: ConversationConfi
 def _own_words_certainty(spec: FormQuestionSpec, text: str, read: str) -> str:
     """How sure an answer read from the person's words is: free text by its hedges and rough words, yes or
     no asked back when said with doubt ("好像打过，我不太确定"), a number as its reader found it."""
+    if read == GUESS:  # put off in the same breath ("maybe the front desk, not sure yet")
+        return GUESS
     if spec.answer_type == "text":
         return text_certainty(text)
     if spec.answer_type == "yes_no" and said_unsure(text):
