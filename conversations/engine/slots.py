@@ -28,6 +28,7 @@ from ._serde import FrozenDict, Serializable
 from ._text import (
     NUMBER_WORDS,
     compile_pattern,
+    detect_language,
     first_match,
     is_non_answer,
     iter_patterns,
@@ -44,6 +45,7 @@ from .fee_questions import (
     in_day_part,
     week_shift,
 )
+from .lexicon import words_of
 from .negation import says_a_correction
 from .state import INVALID, TOOL, UNVERIFIED, VALID, PendingClarification, SlotValue
 from .timeparse import (
@@ -302,8 +304,8 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
     value = parsed.value
     if ctx.entry is not None:  # a follow-up changes only what it names
         entry = ctx.entry.astimezone(value.tzinfo)
-        if parsed.precision == "day":  # "and tomorrow?", "上周六呢": at the time already talked about
-            value = datetime.combine(value.date(), entry.timetz())
+        if parsed.precision == "day":  # "and tomorrow?", "上周六呢": at the time already talked about; a whole day from midnight
+            value = datetime.combine(value.date(), time(0, tzinfo=entry.tzinfo) if _WHOLE_DAY.search(text) else entry.timetz())
         elif parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:  # "and 11 to 1pm?": on that day
             value = datetime.combine(entry.date(), value.timetz())
             if _corrects(text, ctx):
@@ -670,6 +672,8 @@ def _duration(text: str, ctx: ExtractContext) -> Extraction | None:
     unit = m.group(3).lower()
     factor = 1 if unit.startswith(("min", "分")) else 1440 if unit.startswith(("day", "天")) else 60
     minutes = int(round(amount * factor))
+    if minutes == 1440 and asks_cap(text):
+        return None  # "一天最多收多少", "what's the max for one day": the cap's period, no stay
     return Extraction(str(minutes), m.group(0)) if minutes > 0 else None
 
 
@@ -747,15 +751,45 @@ def extract_slots(
     # "9 to 5" read as a day's hours, "5ish" as 5 (its hedge is still read from the message); a free text keeps
     # the words as said ("15 to 20k")
     timed = shared_period(ROUGH_HOUR.sub(lambda m: " " * len(m.group(0)), text))  # spaces keep every word where it was
+    stay = without_rule_questions(timed, ctx.language)
     found = {}
     specs = list(specs)
     for spec in specs:
-        if extraction := extract_slot(text if spec.extractor == "text" else timed, spec, ctx):
+        said = text if spec.extractor == "text" else stay if spec.extractor in _STAY_TIMES else timed
+        if extraction := extract_slot(said, spec, ctx):
             found[spec.name] = extraction
     free = [s.name for s in specs if s.extractor == "text" and s.name in found]
     for name in free:  # "the goal is X, users are Y": the goal stops where the users begin
         found[name] = _own_text(found[name], [found[o].raw for o in free if o != name])
     return found
+
+
+_STAY_TIMES = frozenset({"at_time", "until_time", "duration_minutes", "date"})
+_SENTENCES = re.compile(r"[^?？!！。；;]+[?？!！。；;]*")
+# a question, by its mark or by how it opens: "does the cap reset at midnight", "会重新算吗", "¿se reinicia…"
+_ASKS = re.compile(r"[?？¿]|[吗么呢]\W*$|几点|什么时候|^\W*(?:does|do|is|are|will|would|when|what\s+time)\b|(?<!\w)ли(?!\w)", re.IGNORECASE)
+
+
+def without_rule_questions(text: str, language: str) -> str:
+    """The message with its questions about when the rule changes blanked: in "does the 60 cap reset at midnight?"
+    midnight is the rule's, not the stay's; an example after them ("eg friday 8pm to saturday 8am", "比如明晚十点
+    停到后天早上八点") is a stay and stays. Spaces keep every word where it was."""
+    languages = dict.fromkeys((language, detect_language(text)))
+    changes = [words_of(lang, "rule_questions", "changes") for lang in languages]
+    examples = [words_of(lang, "rule_questions", "examples") for lang in languages]
+    for sentence in _SENTENCES.finditer(text):
+        words = sentence.group(0)
+        if not any(p.search(words) for p in changes):
+            continue
+        example = min((m for p in examples if (m := p.search(words))), key=lambda m: m.start(), default=None)
+        if example is not None:
+            end = sentence.start() + example.end()
+        elif _ASKS.search(words):
+            end = sentence.end()
+        else:
+            continue
+        text = text[:sentence.start()] + " " * (end - sentence.start()) + text[end:]
+    return text
 
 
 # The part of a free-text value a person negates or sets aside: "nurses, not doctors", "护士，不是医生".

@@ -365,10 +365,21 @@ def nearest_weekday(anchor: date, weekday: int) -> date:
     return anchor + timedelta(days=(weekday - anchor.weekday() + 3) % 7 - 3)
 
 
-def _from_anchor(anchor: date, weekday: int, corrects: bool) -> date:
+def _from_anchor(anchor: date, weekday: int, corrects: bool, text: str) -> date:
     """A bare weekday said of the day talked about: a follow-up's is the first on or after it ("what about
-    Sunday?"), a correction's the nearest ("不对，是周五" after a Saturday is the day before)."""
-    return nearest_weekday(anchor, weekday) if corrects else _on_or_after(anchor, weekday)
+    Sunday?"), a correction's the nearest ("不对，是周五" after a Saturday is the day before), and so is one said
+    beside the day talked about ("eg friday 8pm to saturday 8am" of a Saturday)."""
+    beside = sum(1 for _ in _weekdays_said(text)) > 1 and anchor.weekday() in _weekdays_said(text)
+    return nearest_weekday(anchor, weekday) if corrects or beside else _on_or_after(anchor, weekday)
+
+
+def _weekdays_said(text: str) -> list[int]:
+    """Every weekday a message names (Monday 0), in any of the four languages."""
+    said = [min(_ZH_WEEKDAY_DIGITS.index(m.group(2)), 6) for m in _ZH_WEEKDAY.finditer(text)]
+    for pattern, names in ((_EN_WEEKDAY, _WEEKDAYS["en"]), (_RU_WEEKDAY, _WEEKDAYS["ru"]), (_ES_WEEKDAY, _WEEKDAYS["es"])):
+        said += [next(i for i, name in enumerate(names) if re.fullmatch(name, m.group(2), re.IGNORECASE))
+                 for m in pattern.finditer(text)]
+    return said
 
 
 # A day said again to correct it: "no, Friday", "not Saturday, Friday", "actually Friday", "I meant Friday",
@@ -469,7 +480,7 @@ def _weekday_part(text: str, today: date, anchor: date | None = None, message: s
         if weeks is not None:
             on = _weekday_date(today, weekday, "week", weeks)
         else:
-            on = _from_anchor(anchor, weekday, corrects) if anchor else _bare_weekday(message or text, today, weekday)
+            on = _from_anchor(anchor, weekday, corrects, message or text) if anchor else _bare_weekday(message or text, today, weekday)
         return on, m.group(0)
     for pattern, names in ((_EN_WEEKDAY, _WEEKDAYS["en"]), (_RU_WEEKDAY, _WEEKDAYS["ru"]), (_ES_WEEKDAY, _WEEKDAYS["es"])):
         if m := pattern.search(text):
@@ -477,7 +488,7 @@ def _weekday_part(text: str, today: date, anchor: date | None = None, message: s
             word = " ".join(w for w in (m.group(1), m.group(3) if m.lastindex and m.lastindex >= 3 else None) if w).lower()
             relation = (_PAST if re.search(r"last|past|прошл|pasado", word) else _NEXT if re.search(r"next|coming|следующ|pr[óo]ximo|viene", word)
                         else _THIS if re.search(r"this|эт", word) else _NEAREST)
-            on = ((_from_anchor(anchor, weekday, corrects) if anchor else _bare_weekday(message or text, today, weekday)) if relation == _NEAREST
+            on = ((_from_anchor(anchor, weekday, corrects, message or text) if anchor else _bare_weekday(message or text, today, weekday)) if relation == _NEAREST
                   else _weekday_date(today, weekday, relation))
             if "before last" in word:
                 on -= timedelta(days=7)
