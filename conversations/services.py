@@ -165,7 +165,6 @@ def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict
     employee = slots.get("employee_name")
     day, at = slots.get("call_day"), slots.get("call_time")
     when = describe_when(day, at, lang)
-    address = re.sub(r"[^a-z0-9.-]", "", (employee or "").lower().replace(" ", "."))
     if day:
         ask = say(lang, "Could we talk on {when}? If that doesn't suit you, please suggest another time.", when=when)
     elif when:
@@ -198,7 +197,7 @@ def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict
         invite["start"] = start.isoformat()
     elif day:  # a day with no time said: the day only, never an hour nobody gave (contract 10)
         invite["date"] = day
-    to = slots.get("employee_email") or f"{address or 'employee'}@example.com"
+    to = slots.get("employee_email") or ""  # an address nobody gave is never made up: the draft leaves it to fill in
     return {"email_draft": {"to": to, "subject": subject, "body": body}, "calendar_invite": invite}
 
 

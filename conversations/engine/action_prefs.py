@@ -22,7 +22,7 @@ from .catalog import say, say_in, say_n
 from .certainty import CERTAIN, GUESS, time_certainty, unsure_words
 from .commands import Command
 from .config import ActionSpec, ConversationConfig
-from .negation import negated, opens_a_request, tells_lateness
+from .negation import after_correction, negated, opens_a_request, tells_lateness
 from .plain_words import upper_first
 from .state import VALID, ContextState, SlotValue, with_key
 from .timeparse import _date_part, _time_of_day, names_period, without_refused
@@ -240,8 +240,10 @@ def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tupl
     lang = _lang(language)
     meant = without_refused(text, lang)
     today = now.astimezone(ZoneInfo(timezone)).date()
-    day = _date_part(meant, today)
-    clock = _time_of_day(meant)
+    # "十点，哦不对，十点半", "Tuesday, no wait, Wednesday": what is said after correcting oneself is meant
+    said_after = after_correction(meant)
+    day = _date_part(said_after, today) or _date_part(meant, today)
+    clock = _time_of_day(said_after) or _time_of_day(meant)
     on = None
     if day is not None:
         on = day[0]
@@ -360,8 +362,8 @@ def _sure_time(request: ActionRequest, work: TurnWork) -> ActionRequest:
     if any(c.slot == CALL_TIME for c in work.commands) or not (request.day or request.at):
         return request
     certainty, why = time_certainty(work.text, "", "clock_time", request.at or "")
-    if certainty == CERTAIN:
-        return request
+    if certainty == CERTAIN or certainty != GUESS and not request.at:
+        return request  # a day with no time and no word of one: nothing to say back
     work.unsure.append(Command("set_slot", slot=CALL_TIME, value=request.at or "", certainty=certainty, words=work.text))
     work.trace.append(f"call time read as {certainty} ({why}): {request.at}")
     if certainty != GUESS:

@@ -35,9 +35,10 @@ from ._text import (
 from .catalog import say
 from .certainty import CERTAIN, GUESS, LIKELY
 from .config import ChoiceSpec, FormQuestionSpec, FormSpec
-from .lexicon import words_of
+from .lexicon import lexicons_for, words_of
 from .negation import (
     after_correction,
+    after_instruction,
     doubt,
     hedge_near,
     message_parts,
@@ -165,12 +166,35 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
     either = [span.value.either for span in read_quantities(text, detect_language(text)) if span.value.either]
     if len(either) == 1 and len(either[0]) == 2:  # "十个或者十二个", "6 people or 7 people": the recognizer's reading
         return tuple(f"{n:g}" for n in either[0])
+    if (second := _second_thought(text)) is not None:
+        return second
     if _unit_key(unit) in _WHOLE_UNITS and (value := number_value(text)) is not None:
         number = _plain(value)
         if _HALF.search(text) or not number.is_integer():
             whole = int(number)
             return str(whole), str(whole + 1)
     return None
+
+
+def _second_thought(text: str) -> tuple[str, str] | None:
+    """Two numbers with doubt between them ("5 of us, maybe 6", "五个人，也可能六个", "12 people, possibly 14"):
+    either may be meant. Two numbers of different things ("2 storeys, maybe 1800 sq ft") are not asked."""
+    atoms = number_atoms(text, detect_language(text))
+    if len(atoms) != 2 or _counts_differently(text, atoms[0].end, atoms[1].end):
+        return None
+    between = text[atoms[0].end:atoms[1].start]
+    if not any(lex.hedges.search(between) or lex.alternatives.search(between) for lex in lexicons_for(text)):
+        return None
+    first, second = (f"{a.value:g}" for a in atoms)
+    return (first, second) if first != second else None
+
+
+def _counts_differently(text: str, first_end: int, second_end: int) -> bool:
+    """Whether the two numbers are followed by different units ("2 storeys … 1800 sq ft")."""
+    units = [re.match(r"\s*([^\W\d_]+)", text[end:]) for end in (first_end, second_end)]
+    words = [u.group(1).casefold() for u in units if u is not None]
+    measures = [w for w in words if w not in ("of", "people", "persons", "person", "个", "個", "人")]
+    return len(measures) == 2 and measures[0][:4] != measures[1][:4]
 
 
 def _plain(value: str) -> float:
@@ -527,6 +551,8 @@ def find_correction(
     if (marker is None and not marked) or not state.finalized_answers:
         return None  # (`marked`: a part of a message whose marker stands in another part)
     rest = (text[: marker.start()] + " " + text[marker.end():]).strip(" ,，:：") if marker is not None else text.strip(" ,，:：")
+    if (after := after_instruction(text)) != text:  # "目标改一下，改成：X": X is the new value
+        rest = after
     final = {a.question_id for a in state.finalized_answers}
     specs = [q for q in form.questions if q.id in final]
     pending = current_question(state, form)

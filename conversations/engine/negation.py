@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from functools import cache, lru_cache
 
-from .lexicon import Lexicon, lexicon, lexicons_for, word_list
+from .lexicon import Lexicon, lexicon, lexicons_for, word_list, words_of
 
 _PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）…]|(?<!\w)-(?!\w)|—")
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
@@ -402,6 +402,18 @@ def _without_lead(lex: Lexicon, lead: re.Pattern[str] | None, words: str) -> str
         if cut is None:
             return words
         words = words[cut.end():]
+
+
+def after_instruction(words: str) -> str:
+    """The new value after an instruction that ends in a colon: "目标改一下，改成：团长每月多赚两千块", "set the
+    constraints to: budget 15-20k" -> what follows the colon; other words as they are."""
+    colon = re.search(r"[:：]", words)
+    if colon is None or colon.start() > 40:
+        return words
+    lead = words[:colon.start()]
+    if any(words_of(lex.language, "instructions").search(lead) or lex.corrections.search(lead) for lex in lexicons_for(lead)):
+        return words[colon.end():].strip(" 。.，,;；")
+    return words
 
 
 def without_lead_words(words: str) -> str:

@@ -31,7 +31,7 @@ from .commands import Command
 from .config import ConversationConfig
 from .estimate import asks_for_report, estimate_request
 from .fee_questions import amounts_said, asks_amount_right, names_other_one, says_start
-from .forms import waiting_question, wants_edit
+from .forms import edit_target, is_correction, names_question, waiting_question, wants_edit
 from .intents import (
     CONFIRMATION,
     DISPUTE,
@@ -47,6 +47,7 @@ from .named_values import Finder, find_named_values
 from .names import read_person_name
 from .negation import (
     after_correction,
+    after_instruction,
     doubt,
     message_parts,
     negation_cue,
@@ -282,6 +283,26 @@ def _stay_end(state: ContextState, entry: datetime | None) -> datetime | None:
     return None
 
 
+def _only_what_the_correction_names(state: ContextState, work: TurnWork, config: ConversationConfig,
+                                    found: dict[str, Extraction]) -> None:
+    """A correction that names one answer ("目标改一下，改成：团长每月多赚两千块") changes that answer only: the
+    money in the new goal does not overwrite the constraints already given."""
+    form = config.form
+    instructed = after_instruction(work.text) != work.text
+    if form is None or not (instructed or is_correction(work.text) or wants_edit(work.text)):
+        return
+    named = edit_target(state, form, work.text)
+    if named is None or not named.slot:
+        return
+    backs = {q.slot: q for q in form.questions if q.slot}
+    for name in [n for n in found if n != named.slot and n in state.slots and config.slot_spec(n).extractor == "text"
+                 and not (n in backs and names_question(work.text, backs[n]))]:  # "…, and the users are Y" names its own
+        work.trace.append(f"slot {name} kept: the correction names {named.slot}")
+        del found[name]
+    if config.slot_spec(named.slot).extractor == "text" and instructed and (after := after_instruction(work.text)):
+        found[named.slot] = Extraction(value=after, raw=after)  # "set the constraints to: X": all of X
+
+
 def fill_slots(
     state: ContextState,
     work: TurnWork,
@@ -336,6 +357,7 @@ def fill_slots(
     _name_corrected(state, work, names, config, found, ctx)
     _recognized(state, work, config, names, found)
     _negated_values(state, work, config, found, ctx, names=names, finders=finders)
+    _only_what_the_correction_names(state, work, config, found)
     asked_about = _judge_certainty(work, config, found)
     _two_values_offered(work, config, found, ctx)
     state = state.evolve(time_asked_about=asked_about)

@@ -102,6 +102,10 @@ def test_a_negated_observation_records_nothing() -> None:
     ("2.5 floors", "storeys", ("2", "3")),
     ("两层半", "storeys", ("2", "3")),
     ("5 или 6 этажей", "storeys", ("5", "6")),
+    # a second thought with doubt between the two numbers
+    ("5 of us, maybe 6", "persons", ("5", "6")),
+    ("12 people, possibly 14", "persons", ("12", "14")),
+    ("五个人，也可能六个", "persons", ("5", "6")),
 ])
 def test_an_answer_between_two_numbers_names_both(text: str, unit: str, candidates: tuple[str, ...]) -> None:
     from conversations.engine.forms import number_alternatives
@@ -109,7 +113,8 @@ def test_an_answer_between_two_numbers_names_both(text: str, unit: str, candidat
     assert number_alternatives(text, unit) == candidates
 
 
-@pytest.mark.parametrize(("text", "unit"), [("1,450 sq ft", "sq ft"), ("3", "storeys"), ("1.5", "sq ft"), ("12 people", "persons")])
+@pytest.mark.parametrize(("text", "unit"), [("1,450 sq ft", "sq ft"), ("3", "storeys"), ("1.5", "sq ft"), ("12 people", "persons"),
+                                           ("2 storeys, maybe 1800 sq ft", "sq ft"), ("we are 4 now, 6 next year", "persons")])
 def test_one_number_is_one_answer(text: str, unit: str) -> None:
     from conversations.engine.forms import number_alternatives
 
