@@ -15,7 +15,7 @@ from ._text import clauses, first_match, localize, normalize_patterns
 from .config import DiagnosticSpec, HypothesisSpec
 from .evidence import recommendations
 from .lexicon import words_of
-from .negation import negation_cue
+from .negation import message_parts, negation_cue
 from .recognizers.times import length_minutes
 from .state import (
     ACTIVE,
@@ -137,6 +137,13 @@ def estimate_request(text: str, language: str) -> str | None:
         return "skip"
     if first_match(text, CONFIRM_PATTERNS, language):
         return "confirm"
+    if hours_said(text, language) is not None and any(
+            words_of(language, "estimate", "names").search(c) or words_of(language, "estimate", "change").search(c)
+            for c in clauses(text)):
+        return "confirm"  # "改成1小时", "pon media hora", "bump the estimate up to 1.5 hours": the hours the person sets
+    if first_match(text, REPORT_PATTERNS, language) and any(
+            words_of(language, "estimate", "confirm").fullmatch(c.strip(" ,，。.!！")) for c in clauses(text)):
+        return "confirm"  # "行吧，那就按1.5小时，确认，出报告": a bare "确认" beside the report is the estimate's
     for clause in clauses(text):
         named = words_of(language, "estimate", "names").search(clause)
         if named is None:
@@ -149,11 +156,27 @@ def estimate_request(text: str, language: str) -> str | None:
     return None
 
 
+def hours_said(text: str, language: str) -> float | None:
+    """The hours a message sets for the labor: the value in a clause that changes it ("pon media hora" after "0,3
+    horas me parece poco"), else the first one said, never one said not to be ("1 hour, not 1.5", "不是1.5小时")."""
+    found: list[tuple[bool, float]] = []
+    for clause in message_parts(text, at_contrasts=False):
+        hit = first_match(clause, _HOURS)
+        if hit is not None:
+            value, start, end = float(hit[2].group(1).replace(",", ".")), hit[2].start(), hit[2].end()
+        elif (minutes := length_minutes(clause, language)) is not None:
+            value, start, end = minutes / 60, 0, len(clause)
+        else:
+            continue
+        if value <= 0 or negation_cue(clause, start, end) is not None:
+            continue
+        found.append((words_of(language, "estimate", "change").search(clause) is None, value))
+    return min(found, key=lambda f: f[0])[1] if found else None
+
+
 def confirm_estimate(state: ContextState, text: str, *, turn: int, language: str = "en") -> ContextState:
     """Confirm the draft, taking hours from the message when the person names them ("0,75 h", "一个半小时")."""
-    hit = first_match(text, _HOURS)
-    minutes = None if hit else length_minutes(text, language)
-    hours = float(hit[2].group(1).replace(",", ".")) if hit else (minutes / 60 if minutes else None)
+    hours = hours_said(text, language)
     estimate = Estimate(
         status=EST_CONFIRMED,
         lines=state.estimate.lines,

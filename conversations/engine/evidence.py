@@ -264,6 +264,8 @@ def _evidence_match(rule: EvidenceRule, match: re.Match[str], locale: str) -> Ev
     return EvidenceMatch(rule.id, rule.type, f"{label}: {captured}" if captured else label, match.group(0))
 
 
+_ON_THE_SCALE = re.compile(r"(?<![\w.,])(\d{1,5}(?:[.,]\d{1,3})?)\s+on\s+the\s+(?:\d+\s*)?([^\W\d_]{1,4})\s+(?:scale|range|setting)\b",
+                           re.IGNORECASE)
 _BARE_NUMBER = re.compile(r"\d+(?:[.,]\d+)?")
 
 
@@ -617,6 +619,10 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
         if _PART_AFTER.match(text, match.end()):
             continue  # "the 12v fuse panel", "a new 30 amp fuse": a part's name or rating, not a reading
         kind, symbol = _unit_kind(unit)
+        if kind:
+            return Reading(kind, _number_value(match.group(1)), symbol)
+    for match in _ON_THE_SCALE.finditer(text):  # "4 on the mV scale", "reads 12 on the 20 V range"
+        kind, symbol = _unit_kind(match.group(2))
         if kind:
             return Reading(kind, _number_value(match.group(1)), symbol)
     if _NO_VOLTAGE.search(text):

@@ -799,7 +799,7 @@ def _estimate_and_report(state: ContextState, work: TurnWork, config: Conversati
         work.reply_action = "estimate_" + ("confirmed" if request == "confirm" else "skipped")
         if "authorization" in config.modes.enabled:
             state = state.evolve(mode="authorization")
-    if state.estimate.lines and _HOW_LONG.search(work.text) and work.meaning != REPORT:
+    if state.estimate.lines and _HOW_LONG.search(work.text) and work.meaning not in (REPORT, ESTIMATE):
         # "how long would the repair take?": the labor estimate answers it
         hours = state.estimate.confirmed_hours or sum(line.hours for line in state.estimate.lines)
         lines = "; ".join(f"{line.label} {line.hours:g} h" for line in state.estimate.lines)
@@ -839,10 +839,12 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
     if (current is not None and not work.facts_added and current.id not in state.completed_steps
-            and current.id not in state.skipped_steps and work.meaning != ESTIMATE and asks_to_skip_check(work.text, work.language)):
+            and current.id not in state.skipped_steps and (work.meaning != ESTIMATE or work.reply_action == "estimate_confirmed")
+            and asks_to_skip_check(work.text, work.language)):
         # "can we skip that one?", "sáltate esa comprobación", "没有压力表，跳过": left open at once, never asked again now
+        # ("温度就不用测了，跳过。工时改成1小时": the hours are set too, and said)
         state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
-        work.notice = say(work.language, LEFT_OPEN_TEXT)
+        work.notice = say(work.language, LEFT_OPEN_TEXT)  # the hours set beside it are said by the reply
         work.reading_needed = None
         work.trace.append(f"{current.id} skipped as asked: on to the next check")
     elif work.deferred and current is not None and not work.facts_added and not step_available(state, current, guard):
@@ -851,7 +853,8 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
             state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
             violations.append(f"step_repeat_limit:{current.id}")
             work.trace.append(f"{current.id} left unanswered: on to the next check")
-    elif work.deferred and current is not None and step_available(state, current, guard) and not work.facts_added:
+    elif work.deferred and current is not None and step_available(state, current, guard) and not work.facts_added \
+            and work.meaning != ESTIMATE:
         work.notice = say(work.language, DEFERRED_TEXT)
         work.reply_action = "ask_step"
         work.next_step_id, work.next_step_question = current.id, localize(current.question, work.language)

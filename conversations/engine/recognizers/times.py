@@ -308,6 +308,7 @@ def _vague_pattern() -> re.Pattern[str]:
 
 _HALF_AFTER_UNIT = re.compile(r"\s*(?:and\s+a\s+half|y\s+medi[oa]|с\s+половиной|半)(?![\w])", re.IGNORECASE)
 _HALF_BEFORE_UNIT = re.compile(r"\s*(?:个|個)?\s*(?:and\s+a\s+half|半)\s*(?:个|個)?\s*$", re.IGNORECASE)
+_HALF_OF = re.compile(r"(?<![\w])(?:media|medio|пол)\s*$", re.IGNORECASE)
 _ONE_BEFORE = re.compile(r"(?:\b(?:an?|one|una?|un)|(?<![\w])(?:одн[уа]|один)|一个?|一)\s*$", re.IGNORECASE)
 
 
@@ -331,7 +332,7 @@ def _lengths(text: str) -> list[_Length]:
         if unit in ("minute", "hour") and re.fullmatch(r"[mh]", m.group(0), re.IGNORECASE) and not re.search(r"\d\s?$", text[: m.start()]):
             continue
         before = text[: m.start()]
-        amount, start, certainty, why = None, m.start(), CERTAIN, None
+        amount, start, certainty, why, article = None, m.start(), CERTAIN, None, False
         half = _HALF_BEFORE_UNIT.search(before)
         head = before[: half.start()] if half else before
         atom = next((a for a in atoms if a.end <= len(head) and not head[a.end:].strip(" -个個")), None)
@@ -343,12 +344,15 @@ def _lengths(text: str) -> list[_Length]:
             amount, start = atom.value, atom.start
         elif (one := _ONE_BEFORE.search(head)) is not None:
             amount, start = 1.0, one.start()
+            article = one.group(0).strip().lower() in ("a", "an")  # "at an hour and a half" is no clock time
+        elif _HALF_OF.search(head) and m.group(0).lower().startswith(("hora", "час")):
+            amount, start = 0.5, _HALF_OF.search(head).start()  # "media hora", "пол часа": half of one
         else:
             if m.group(0).lower() in ("час", "hora", "неделю"):
                 amount = 1.0  # "через час", "hora y media", "неделю назад": the unit alone is one of it
             else:
                 continue
-        if _CLOCK_CUE.search(text[:start]) or _DAY_PART_AFTER.match(text, m.end()):
+        if not article and _CLOCK_CUE.search(text[:start]) or _DAY_PART_AFTER.match(text, m.end()):
             continue  # "в 3 часа дня", "в час ночи", "a las 3 horas": a time of day, not a length
         if half is not None:
             amount += 0.5
