@@ -501,12 +501,21 @@ def unread_parts(text: str, read: list[str]) -> list[str]:
         cursor = start + len(part) if start >= 0 else cursor
         if start < 0 or any(a < start + len(part) and start < b for a, b in spans):
             continue
-        words = _WORD.findall(part)
-        meaningful = len(_CJK_CHAR.findall(part)) >= 3 or len([w for w in words if not w.isdigit()]) >= 2
+        said = _without_asides(part)  # "whoa no", "我很确定", "но я не уверен": how it is said, no finding
+        words = _WORD.findall(said)
+        meaningful = len(_CJK_CHAR.findall(said)) >= 3 or len([w for w in words if not w.isdigit()]) >= 2
         asked = part.rstrip().endswith(("?", "？")) or text[start + len(part):].lstrip()[:1] in ("?", "？")
         if meaningful and not only_fillers(part) and not asked:
             unread.append(part)
     return unread
+
+
+def _without_asides(part: str) -> str:
+    """The words without asides, fillers, hedges and correction markers (lexicon `asides`, …): what is left to note."""
+    for lex in lexicons_for(part):
+        for pattern in (words_of(lex.language, "asides"), lex.fillers, lex.hedges, lex.corrections):
+            part = pattern.sub(" ", part)
+    return part
 
 
 def opens_with_correction(text: str) -> bool:
