@@ -77,7 +77,7 @@ from .slots import (
     validate_slots,
 )
 from .state import EST_NONE, UNVERIFIED, ContextState
-from .timeparse import clock_said, parse_date, says_clock
+from .timeparse import clock_said, parse_date, says_clock, speaks_of_past_stay
 from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
 from .turn_work import (
     ANSWER,
@@ -283,6 +283,18 @@ def _stay_end(state: ContextState, entry: datetime | None) -> datetime | None:
     return None
 
 
+def _past_stay_of_another_request(work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> None:
+    """A stay told as past beside a request that takes no times ("之前在机场停过两天，应该都交了吧？", "I parked
+    there 3 hours last week, do I still owe anything?") is the person's story, not a stay to price next."""
+    request = config.intent(work.routed.intent) if work.routed.kind == "domain" else None
+    if request is None or not speaks_of_past_stay(work.text):
+        return
+    used = {*request.required_slots, *request.optional_slots}
+    for name in [n for n in found if n not in used and config.slot_spec(n).extractor in _TIME_KINDS]:
+        work.trace.append(f"slot {name} not kept: a past stay told beside {request.name}")
+        del found[name]
+
+
 def _only_what_the_correction_names(state: ContextState, work: TurnWork, config: ConversationConfig,
                                     found: dict[str, Extraction]) -> None:
     """A correction that names one answer ("目标改一下，改成：团长每月多赚两千块") changes that answer only: the
@@ -358,6 +370,7 @@ def fill_slots(
     _recognized(state, work, config, names, found)
     _negated_values(state, work, config, found, ctx, names=names, finders=finders)
     _only_what_the_correction_names(state, work, config, found)
+    _past_stay_of_another_request(work, config, found)
     asked_about = _judge_certainty(work, config, found)
     _two_values_offered(work, config, found, ctx)
     state = state.evolve(time_asked_about=asked_about)
