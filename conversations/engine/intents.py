@@ -316,6 +316,8 @@ FOLLOW_UP_PATTERNS = normalize_patterns(
         "en": [
             _OPENERS + r"(?:what|how)\s+about\b",
             r"^\s*and\s+(?:for|on|at|in|the|if)\b",
+            # "ok. and my wife's car, a88q15?", "and the other plate?": the same request for another one
+            _OPENERS + r"and\s+(?:for\s+)?(?:my|our|his|her|their|the\s+other|another|this|that)\b",
             r"^\s*same\s+(?:for|with|but|time)\b",
             _OPENERS + r"(?:what|how)\s+if\b",
             _OPENERS + r"if\s+(?:i|we)\b",
@@ -391,6 +393,8 @@ def route_intent(
     # every built-in that matched, in priority order, with its match (read once)
     builtin_hits = {name: hit for name in BUILTIN_ORDER if (hit := first_match(text, BUILTIN_PATTERNS[name], language))}
     builtin = list(builtin_hits)
+    if follow_up and builtin == [CONFIRMATION]:
+        builtin = []  # "ok. and my wife's car, a88q15?": the "ok" opens a follow-up, it confirms nothing
     if domain:
         best = max(n for _, n in domain)
         top = [intent for intent, n in domain if n == best]  # declaration order breaks ties
