@@ -300,7 +300,8 @@ def _only_what_the_correction_names(state: ContextState, work: TurnWork, config:
     """A correction that names one answer ("目标改一下，改成：团长每月多赚两千块") changes that answer only: the
     money in the new goal does not overwrite the constraints already given."""
     form = config.form
-    instructed = after_instruction(work.text) != work.text
+    after = after_instruction(work.text)
+    instructed = after != work.text
     if form is None or not (instructed or is_correction(work.text) or wants_edit(work.text)):
         return
     named = edit_target(state, form, work.text)
@@ -311,7 +312,7 @@ def _only_what_the_correction_names(state: ContextState, work: TurnWork, config:
                  and not (n in backs and names_question(work.text, backs[n]))]:  # "…, and the users are Y" names its own
         work.trace.append(f"slot {name} kept: the correction names {named.slot}")
         del found[name]
-    if config.slot_spec(named.slot).extractor == "text" and instructed and (after := after_instruction(work.text)):
+    if config.slot_spec(named.slot).extractor == "text" and instructed and after:
         found[named.slot] = Extraction(value=after, raw=after)  # "set the constraints to: X": all of X
 
 
