@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime, timedelta
 from functools import cache
 
 from .lexicon import LANGUAGES, phrases, word_list
@@ -130,6 +131,15 @@ def unsure_words(text: str, why: str | None) -> str | None:
 def _hour(value: str) -> int | None:
     found = re.match(r"(\d{1,2})[:：]\d{2}", value or "")
     return int(found.group(1)) if found else None
+
+
+def end_either_half(start: datetime, end: datetime, end_words: str, *, names_day: bool) -> bool:
+    """A range's end said with its own day and an hour that names no half of it ("今天21点到明天9点"): both of
+    that day's readings come after the start, so neither wins by being the first after it."""
+    if not names_day or names_period(end_words) or not _either_half(end_words):
+        return False
+    other = end + timedelta(hours=12) if end.hour < 12 else end - timedelta(hours=12)
+    return other.date() == end.date() and min(other, end) > start
 
 
 def _either_half(words: str) -> bool:

@@ -108,6 +108,20 @@ def _nominative(word: str, before: str, language: str, after: str = "") -> str:
     return word
 
 
+_OWNER = re.compile(r"^([А-ЯЁ][а-яё]+?)(?:ин|ын)(?:ой|ого|ому|ым|ыми|ых|ую|у|ы|а|о)$")
+_NOUN_AFTER = re.compile(r"\s+[а-яё]{3,}")
+
+
+def _owner_of(word: str, after: str) -> str | None:
+    """A Russian possessive of a first name before its noun ("Олиной сменой", "Машиного отчёта"): the name
+    it is made from (Оля, Маша). The same letters may be a case of a name in -ина (Марина), so it is likely."""
+    m = _OWNER.match(word)
+    if m is None or not _NOUN_AFTER.match(after):
+        return None
+    stem = m.group(1)
+    return stem + ("а" if stem[-1] in "шжчщкгх" else "я")
+
+
 def _latin_names(text: str, language: str) -> list[Span]:
     words = list(_WORD.finditer(text))
     spans: list[Span] = []
@@ -158,7 +172,9 @@ def _latin_names(text: str, language: str) -> list[Span]:
             before, after = text[: parts[0].start()], text[parts[-1].end():]
             name = " ".join(_nominative(part, before, "ru", after) for part in name.split())
         certainty = CERTAIN
-        if len(parts) == 1 and (own.lower() in _all("ambiguous") or at_start and not _introduced(text, parts[0].start())):
+        if len(parts) == 1 and language == "ru" and (owner := _owner_of(own, text[parts[0].end():])) is not None:
+            name, certainty = owner, LIKELY  # "с Олиной сменой": Оля's shift, or a Марина-like name's; said back
+        elif len(parts) == 1 and (own.lower() in _all("ambiguous") or at_start and not _introduced(text, parts[0].start())):
             certainty = GUESS if own.lower() in _all("ambiguous") else LIKELY
         if len(parts) == 1 and at_start and own.lower() not in _all("ambiguous") and not _followed_by_person_verb(text, parts[0].end()):
             certainty = GUESS

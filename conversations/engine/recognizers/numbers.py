@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache, lru_cache
 from pathlib import Path
 from typing import Any
@@ -432,7 +432,49 @@ def _read(text: str, language: str) -> tuple[Span, ...]:
         if _not_a_quantity(text, _Atom(atom.start, end, value, atom.scaled), language) and "value" in shape:
             continue
         spans.append(_finish(text, start, end, shape, language, unsure_comma=atom.unsure_comma))
-    return tuple(spans)
+    return _counted_each(text, _currency_apart(text, spans))
+
+
+def _bare(span: Span) -> bool:
+    return span.value.unit is None and span.value.currency is None and span.value.either is None
+
+
+@cache
+def _words_pattern(kind: str, key: str) -> tuple[tuple[str, re.Pattern[str]], ...]:
+    return tuple((name, re.compile(r"(?<![\w$¥€₽])(?:" + "|".join(spec[key]) + r")(?![\w])", re.IGNORECASE))
+                 for name, spec in units()[kind].items() if spec.get(key))
+
+
+def _currency_apart(text: str, spans: list[Span]) -> list[Span]:
+    """A currency said away from any number ("we've got 40k for this, USD") is the currency of the message's one
+    amount said without one; with several such amounts, which one it names is not known and none takes it."""
+    bare = [i for i, span in enumerate(spans) if _bare(span) and span.value.dual is None]
+    if len(bare) != 1:
+        return spans
+    for name, pattern in _words_pattern("currencies", "apart"):
+        for m in pattern.finditer(text):
+            if not any(span.overlaps(*m.span()) for span in spans):
+                found = spans[bare[0]]
+                spans[bare[0]] = replace(found, value=replace(found.value, currency=name))
+                return spans
+    return spans
+
+
+def _counted_each(text: str, spans: list[Span]) -> tuple[Span, ...]:
+    """After a price of one piece ("the part is $89.99 each"), a bare whole count in the message ("i need 2")
+    counts those pieces."""
+    each = _each_pattern()
+    said = next((m for span in spans if span.value.currency is not None and (m := each.match(text, span.end))), None)
+    if said is None:
+        return tuple(spans)
+    kept = [span for span in spans if not (span.start >= said.start() and span.end <= said.end())]  # "¥30一个": no count
+    return tuple(replace(span, value=replace(span.value, unit="item")) if _bare(span) and span.value.value is not None
+                 and float(span.value.value).is_integer() and span.start >= said.end() else span for span in kept)
+
+
+@cache
+def _each_pattern() -> re.Pattern[str]:
+    return re.compile(r"\s*/?\s*(?:" + "|".join(units()["units"]["item"]["each"]) + r")(?![\w])", re.IGNORECASE)
 
 
 def _join(text: str, atom: _Atom, value: float, end: int, nxt: _Atom | None) -> tuple[dict[str, Any], int] | None:
@@ -501,7 +543,7 @@ def _finish(text: str, start: int, end: int, shape: dict[str, Any], language: st
     if unit is not None and "value" in shape and (half := _half_after().match(text, end)) is not None:
         shape, end = {"value": shape["value"] + 0.5}, half.end()  # "dos plantas y media", "两层半"
     if currency == "CNY" and "value" in shape and text[end - 1:end] in "块元" and (
-            jiao := re.match(r"([一二三四五六七八九]|\d)(?:毛|角)?(?![\d一二三四五六七八九十百千万])", text[end:])):
+            jiao := re.match(r"([一二三四五六七八九]|\d)(?:毛|角)?(?![\d一二三四五六七八九十百千万个件台套张只份次位])", text[end:])):
         shape = {"value": shape["value"] + zh_number(jiao.group(1)) / 10}  # "一块五" is 1.5 yuan
         end += jiao.end()
     if unit is None and currency is None and (counted := _COUNTED.match(text, end)) is not None:

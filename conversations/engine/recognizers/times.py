@@ -18,7 +18,7 @@ from typing import Any
 
 import holidays
 
-from ..certainty import CERTAIN, GUESS, LIKELY, offers_alternatives, time_certainty
+from ..certainty import CERTAIN, GUESS, LIKELY, end_either_half, offers_alternatives, time_certainty
 from ..fee_questions import day_part
 from ..lexicon import LANGUAGES, entry, lexicons_for
 from ..negation import hedge_near
@@ -176,16 +176,16 @@ def _as_date(day: date) -> str:
     return f"{day.year}/{day.month:02d}/{day.day:02d}"
 
 
-def _dated(text: str, today: date) -> tuple[str, bool]:
+def _dated(text: str, today: date) -> str:
     """The text with a day said another way written as a date the clock readers read ("on the 3rd at 14:00",
-    "wednesday next week", "元旦那天", "since monday"), and whether one was."""
+    "wednesday next week", "元旦那天", "since monday")."""
     if (m := _ORDINAL_DAY.search(text)) is not None:
         number = int(next(g for g in m.groups() if g))
         month = today if number >= today.day else (today.replace(day=1) + timedelta(days=32))
         try:
-            return text[: m.start()] + _as_date(month.replace(day=number)) + text[m.end():], True
+            return text[: m.start()] + _as_date(month.replace(day=number)) + text[m.end():]
         except ValueError:
-            return text, False
+            return text
     if (m := _SLASH_DATE.search(text)) is not None and int(m.group(1)) <= 12 and int(m.group(2)) <= 31:
         try:  # "by 3/1": month first, as in the US; asked when the day could be the month (see _day_certainty)
             day = date(today.year, int(m.group(1)), int(m.group(2)))
@@ -193,18 +193,18 @@ def _dated(text: str, today: date) -> tuple[str, bool]:
             day = None
         if day is not None:
             day = day if day >= today - timedelta(days=31) else day.replace(year=today.year + 1)
-            return text[: m.start()] + _as_date(day) + text[m.end():], True
+            return text[: m.start()] + _as_date(day) + text[m.end():]
     if (m := _LAST_MONTH_END.search(text)) is not None:
-        return text[: m.start()] + _as_date(today.replace(day=1) - timedelta(days=1)) + text[m.end():], True
+        return text[: m.start()] + _as_date(today.replace(day=1) - timedelta(days=1)) + text[m.end():]
     if (week := _NEXT_WEEK.search(text)) is not None:
         monday = today - timedelta(days=today.weekday()) + timedelta(days=7)
         for index, pattern in enumerate(_WEEKDAY_WORDS):
             if (day := re.search(pattern, text, re.IGNORECASE)) is not None:
                 first, last = sorted([day.span(), week.span()])
-                return text[: first[0]] + _as_date(monday + timedelta(days=index)) + text[last[1]:], True
+                return text[: first[0]] + _as_date(monday + timedelta(days=index)) + text[last[1]:]
     if (found := _festival(text, today)) is not None:
-        return text[: found[1].start()] + _as_date(found[0]) + text[found[1].end():], True
-    return text, False
+        return text[: found[1].start()] + _as_date(found[0]) + text[found[1].end():]
+    return text
 
 
 # --- the words, made plain: spellings, clock phrases, month names and number words ------------------------
@@ -439,7 +439,16 @@ def read_time(text: str, *, now: datetime, language: str = "en", timezone: str |
         return Span(found.kind, found.start, found.end, found.text, found.value, GUESS, "rough")
     if found.value.date is not None and (says_clock(plain) or _BARE_HOUR.search(plain)):
         return Span(found.kind, found.start, found.end, found.text, found.value, GUESS, "a time not read")
+    if found.certainty == CERTAIN and _next_month_assumed(plain, now.date()):
+        return Span(found.kind, found.start, found.end, found.text, found.value, LIKELY, "month_assumed")
     return found
+
+
+def _next_month_assumed(text: str, today: date) -> bool:
+    """A day of the month said without its month that this month has passed ("by the 1st" on the 2nd): next
+    month's is read, said back, as this month's may have been meant."""
+    m = _ORDINAL_DAY.search(text)
+    return m is not None and int(next(g for g in m.groups() if g)) < today.day
 
 
 _ROUGH_LIKE = re.compile(r"(?<!would\s)(?<!'d\s)(?<!\bi\s)(?<!\bwe\s)(?<!\byou\s)(?<!they\s)\blike\s+(?:a|an|\d)", re.IGNORECASE)
@@ -468,7 +477,7 @@ def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str 
     if (ended := _period_end(text, today)) is not None and not _LAST_MONTH_END.search(text):
         return Span("time", ended[1].start(), ended[1].end(), ended[1].group(0), TimeValue(by=ended[0]), CERTAIN)
     said = text
-    text, _ = _dated(text, today)
+    text = _dated(text, today)
     if (deadline := _deadline(text, today, now, zone)) is not None:
         return Span("time", 0, len(text), deadline[1], TimeValue(by=deadline[0]), _day_certainty(said, CERTAIN, deadline[0]))
     timed = shared_period(text)
@@ -505,6 +514,9 @@ def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str 
     if start is not None and end is not None:
         value = TimeValue(start=datetime.fromisoformat(start.value), end=datetime.fromisoformat(end.value))
         certainty, why = time_certainty(text, start.raw, "at_time", start.value)
+        said_day = parse_date(end.raw, now=now, timezone=zone) is not None
+        if certainty == CERTAIN and end_either_half(value.start, value.end, end.raw, names_day=said_day):
+            certainty, why = LIKELY, "half_of_day"
         return Span("time", 0, len(text), f"{start.raw} {end.raw}", value, certainty, why)
     if length is not None and (start is None or not re.search(r"\d", start.raw or "")):
         certainty, why = time_certainty(text, length.raw, "duration_minutes", length.value)

@@ -16,7 +16,7 @@ from conversations.recognizer_eval import evaluate, load_cases
 
 # (kind, least share read right or marked not certain, most share read wrong with confidence), in %:
 # raise them as the recognizers improve, never lower them to let a change land
-FLOORS = {"times": (95.5, 0.8), "numbers": (97.5, 1.1), "names": (96.0, 0.7), "identifiers": (99.0, 0.0)}
+FLOORS = {"times": (96.5, 0.0), "numbers": (98.5, 0.0), "names": (97.0, 0.0), "identifiers": (99.0, 0.0)}
 NOW = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
 
 
