@@ -57,6 +57,7 @@ from .engine.turn import (
     held_outcome,
     initial_state,
     opening_question,
+    record_opening,
 )
 from .engine.turn_form import edit_prompt
 from .handoffs import handoff_open
@@ -117,7 +118,7 @@ def conversation_start(*, user, workflow_id: str, locale: str | None = None) -> 
         first_question = opening[0] if opening else None
         greeting = opening_text(config, wf.localize(plan.name, lang), wf.localize(plan.description, lang), lang, first_question)
         if opening:  # a greeting that asks the form's first question counts; a plain hello does not
-            state = record_reply(state, text=greeting, action=opening[1])
+            state = record_opening(state, text=greeting, action=opening[1])
         conversation = Conversation.objects.create(
             owner=user, run=started.run, workflow_id=workflow_id, locale=locale, context=state.to_dict(),
             title=wf.localize(plan.name, lang), status=started.run.status,

@@ -180,7 +180,7 @@ def clauses(text: str) -> list[str]:
 
 # Putting the answer off: never a final answer, wherever it appears in the message.
 _DEFERRAL = re.compile(
-    r"\b(?:not\s+sure|unsure|no\s+idea|don'?t\s+know(?:\s+yet)?|(?:need|have|got)\s+to\s+(?:check|ask|look|confirm|find\s+out)|"
+    r"\b(?:not\s+sure|unsure|no\s+idea|no\s+clue|not\s+a\s+clue|(?:i\s+)?dunno|idk|don'?t\s+know(?:\s+yet)?|(?:need|have|got)\s+to\s+(?:check|ask|look|confirm|find\s+out)|"
     r"let\s+me\s+(?:check|ask|look|think|find\s+out)|i'?ll\s+(?:check|ask|find\s+out|get\s+back|confirm)|"
     r"haven'?t\s+(?:decided|checked)|not\s+(?:decided|known)\s+yet|tbd|to\s+be\s+(?:decided|confirmed))\b"
     # a check not done yet (the diagnostic's "haven't measured it", 还没测, ещё не мерил, aún no lo he medido)
@@ -190,6 +190,9 @@ _DEFERRAL = re.compile(
     r"|(?:todav[ií]a|a[uú]n)\s+no\b|no\s+(?:lo\s+)?he\s+(?:revisado|medido|comprobado|mirado)"
     r"|haven'?t\s+(?:thought|figured)|still\s+(?:thinking|deciding|working\s+(?:it|that)\s+out)|no\s+idea\s+yet|not\s+yet\s+(?:sure|decided|known)"
     r"|不确定|不清楚|不知道|还没(?:定|决定|确定|想好|想清楚|考虑)|没想好|没想过|说不好|说不准|还在考虑|待定|(?:我|得|要)(?:再)?(?:查|问|确认|核实)一下|回头(?:再)?(?:告诉|确认)"
+    r"|(?:让我|我)(?:再)?想(?:一)?想|想一想|容我想想|稍等一下|等我(?:看|查)一下"
+    r"|дай(?:те)?\s+подумать|надо\s+подумать|(?:я\s+)?подумаю|"
+    r"d[eé]jame\s+pensar(?:lo)?|tengo\s+que\s+pensarlo"
     r"|не\s+знаю|не\s+уверен\w*|надо\s+(?:проверить|уточнить)|уточню|"
     r"\bno\s+s[eé]\b|no\s+estoy\s+segur[oa]|tengo\s+que\s+(?:revisar|comprobar|consultar|preguntar)",
     re.IGNORECASE,
@@ -231,6 +234,18 @@ def unnegated_hits(text: str, patterns: Mapping[str, Iterable[str]], language: s
     negation is read as said)."""
     return [hit for _, pattern in iter_patterns(patterns, language) for hit in compile_pattern(pattern).finditer(text)
             if not negated(text, hit.start(), hit.end(), pattern=pattern)]
+
+
+# "ok", "hmm", "got it", 好的, понял, vale: heard, not an answer to the check
+_ACK_WORD = (r"(?:ok(?:ay)?|k+|hm+|uh+|um+|mm+|ah+|oh+|got\s+it|alright|all\s+right|i\s+see|understood|cool|thanks?|then|so|"
+             r"好的?|嗯+|哦+|噢+|行吧?|知道了|明白了?|收到|ок(?:ей)?|окей|понял[аио]?|ясно|хорошо|ладно|"
+             r"vale|bueno|entendido|de\s+acuerdo|ya\s+veo)")
+_ACKNOWLEDGED = re.compile(rf"^\W*{_ACK_WORD}(?:[\s,.!…，。]+{_ACK_WORD})*\W*$", re.IGNORECASE)
+
+
+def acknowledges_only(text: str) -> bool:
+    """The message only acknowledges ("ok", "hmm", 好的): it answers no check and no question."""
+    return bool(_ACKNOWLEDGED.match(text))
 
 
 def defers_answer(text: str) -> bool:

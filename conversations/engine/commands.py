@@ -114,6 +114,7 @@ class QuestionRef(Serializable):
     choices: tuple[str, ...] = ()
     unit: str | None = None
     final: bool = False  # already answered: an `answer` to it is a correction
+    set_aside: bool = False  # asked before and left open: it may be answered while another is asked
 
 
 @dataclass(frozen=True)
@@ -262,7 +263,7 @@ def _answer(command: Command, ctx: CommandContext) -> Command | str:
     question = ctx.questions.get(command.question_id or "")
     if question is None:
         return f"unknown_question:{command.question_id}"
-    if ctx.pending_question_id is not None and question.id != ctx.pending_question_id and not question.final:
+    if ctx.pending_question_id is not None and question.id != ctx.pending_question_id and not (question.final or question.set_aside):
         return f"not_the_pending_question:{ctx.pending_question_id}"  # never a question not asked yet
     value = normalise_answer(command.value or "", question)
     if value is None:

@@ -17,6 +17,7 @@ from functools import lru_cache
 from ._serde import Serializable
 from ._text import (
     NUMBER_WORDS,
+    acknowledges_only,
     asks_question,
     compile_pattern,
     defers_answer,
@@ -216,7 +217,7 @@ def evaluate_answer(
     text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None
 ) -> FormEvaluation:
     """Judge a reply against the question type; clarifying answers count as context."""
-    if is_non_answer(text) or spec.answer_type == "text" and is_vacuous(text):
+    if is_non_answer(text) or spec.answer_type == "text" and (is_vacuous(text) or acknowledges_only(text)):
         return FormEvaluation(False, reason="non_answer")  # "whatever", "随便" say nothing in words
     if defers_answer(text):  # "not sure yet": no answer; "maybe 2 or 3, still deciding": those values, asked
         if not _names_a_value(without_deferral(text), spec, language):

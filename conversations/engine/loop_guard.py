@@ -1,5 +1,6 @@
 """Anti-loop rules: never two fallbacks in a row, never ask a completed step
-again, at most `max_step_repeats` asks of one step, and a cool-down before raising the same
+again, at most `max_step_repeats` asks in a row of one check or form question (counted from the replies
+that put it, whatever words come before it: `asked_in_a_row`), and a cool-down before raising the same
 topic again. Violations are returned as reason strings, not a bare bool."""
 
 from __future__ import annotations
@@ -34,13 +35,24 @@ def check_loop(
     if action.type in (QUESTION, "clarification") and action.step_id:
         if action.step_id in state.completed_steps:
             violations.append(f"step_completed:{action.step_id}")
-        if state.step_repeat_counts.get(action.step_id, 0) >= guard.max_step_repeats:
+        if asked_enough(state, action.step_id, guard):
             violations.append(f"step_repeat_limit:{action.step_id}")
     if action.type == QUESTION and action.topic and action.step_id != state.current_step_id:
         last = state.cooldowns.get(action.topic)
         if last is not None and state.turn_index - last < guard.topic_cooldown_turns:
             violations.append(f"topic_cooldown:{action.topic}")
     return tuple(violations)
+
+
+def asked_in_a_row(state: ContextState, question_id: str) -> int:
+    """How many replies in a row have put this check or form question, whatever words led to it (a fallback, a
+    "no problem, it stays open", a clarification); 0 when the last reply asked something else."""
+    return state.same_question_asks if state.same_question == question_id else 0
+
+
+def asked_enough(state: ContextState, question_id: str, guard: LoopGuardConfig) -> bool:
+    """The question was put as often in a row as the guard allows: another non-answer leaves it open."""
+    return asked_in_a_row(state, question_id) >= guard.max_step_repeats
 
 
 def _consecutive_fallbacks(state: ContextState) -> int:

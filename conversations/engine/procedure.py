@@ -77,10 +77,9 @@ def _branch_open(state: ContextState, step: StepSpec) -> bool:
 
 
 def step_available(state: ContextState, step: StepSpec, guard: LoopGuardConfig) -> bool:
-    """Not completed, not given up on, within the repeat limit, and its branch is open."""
+    """Not completed, not left open (`skipped_steps`: the loop guard leaves a check put twice in a row without an
+    answer there, see `loop_guard.asked_enough`), and its branch is open."""
     if step.id in state.completed_steps or step.id in state.skipped_steps:
-        return False
-    if state.step_repeat_counts.get(step.id, 0) >= guard.max_step_repeats:
         return False
     return _branch_open(state, step)
 

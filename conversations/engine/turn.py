@@ -38,7 +38,7 @@ from .intents import route_intent
 from .loop_guard import QUESTION, ProposedAction, record_action
 from .named_values import Finder
 from .procedure import remaining_steps
-from .slots import learn_slots
+from .slots import ABORT, ASK, learn_slots
 from .state import EST_NONE, INVALID, VALID, ContextState, FinalizedAnswer, with_key
 from .topics import SideQuestion
 from .turn_clarify import clarify_slots, finish_mode
@@ -88,6 +88,7 @@ __all__ = [
     "initial_state",
     "learn_from_tool",
     "opening_question",
+    "record_opening",
     "record_reply",
     "set_slot_status",
     "with_slot_candidates",
@@ -264,13 +265,28 @@ _ISO_DATE = re.compile(r"\d{4}-\d{2}-\d{2}")
 
 
 def _count_repeats(state: ContextState, work: TurnWork) -> ContextState:
-    """How many turns in a row the same question is asked (the reply offers a way out at the third)."""
-    if work.decision != "ask" or not work.question:
+    """How many turns in a row the same question is asked, whatever words come before it (the loop guard leaves
+    a check or a form question open after `max_step_repeats`; a slot's reply offers a way out at the third)."""
+    asked = _asked_about(work)
+    if asked is None:
         return state.evolve(same_question=None, same_question_asks=0)
-    # the same thing asked, however it is worded: the slot, the form question, the check
-    asked = f"{work.question_kind}:{','.join(work.missing_slots) or work.form_question_id or work.next_step_id or work.question}"
-    repeats = state.same_question_asks + 1 if asked == state.same_question else 1
+    # a check or a form question counts the asks its non-answers brought ("hmm", "not sure", "ok"): any message with
+    # something toward it (an answer in part, another answer, a side question) starts the count afresh
+    again = asked == state.same_question and (work.non_answer or bool(work.missing_slots) and work.decision == ASK)
+    repeats = state.same_question_asks + 1 if again else 1
     return state.evolve(same_question=asked, same_question_asks=repeats)
+
+
+def _asked_about(work: TurnWork) -> str | None:
+    """What the reply asks for, however it is worded: the slots, the form question or the check (a check's
+    question is put after any lead-in: "No problem…", "That doesn't answer…", "Back to where we were…")."""
+    if work.decision == ABORT:
+        return None
+    if work.decision == ASK and work.question:
+        return ",".join(work.missing_slots) or work.form_question_id or work.next_step_id or work.question
+    if work.next_step_question and work.reply_action != "present_results":
+        return work.form_question_id or work.next_step_id or work.next_step_question
+    return None
 
 
 def held_outcome(state: ContextState, text: str) -> TurnOutcome:
@@ -308,6 +324,12 @@ def record_reply(
             state, text.strip(), turn=state.turn_index, question_id=clarifying_question_id
         )
     return state
+
+
+def record_opening(state: ContextState, *, text: str, action: ProposedAction) -> ContextState:
+    """Book-keep a greeting that asks the form's first question: the first time that question is put."""
+    state = record_reply(state, text=text, action=action)
+    return state.evolve(same_question=action.step_id, same_question_asks=1)
 
 
 def opening_question(

@@ -8,6 +8,7 @@ from dataclasses import replace
 
 from ._serde import FrozenDict
 from ._text import (
+    acknowledges_only,
     asks_to_skip_check,
     chitchat_kind,
     clauses,
@@ -46,7 +47,7 @@ from .evidence import (
     replan_reason,
 )
 from .intents import DISPUTE
-from .loop_guard import FALLBACK, QUESTION, ProposedAction, check_loop, may_fallback
+from .loop_guard import FALLBACK, QUESTION, ProposedAction, asked_enough, check_loop, may_fallback
 from .negation import only_fillers, rough, unread_parts
 from .procedure import (
     asks_to_switch,
@@ -459,18 +460,6 @@ _QUESTION_START = re.compile(
     r"|怎么|哪里|哪儿|在哪|什么是|是什么|为什么|如何|吗\s*$|呢\s*$",
     re.IGNORECASE,
 )
-# "ok", "hmm", "got it", 好的, понял, vale: heard, not an answer to the check
-_ACK_WORD = (r"(?:ok(?:ay)?|k+|hm+|uh+|um+|mm+|ah+|oh+|got\s+it|alright|all\s+right|i\s+see|understood|cool|thanks?|then|so|"
-             r"好的?|嗯+|哦+|噢+|行吧?|知道了|明白了?|收到|ок(?:ей)?|окей|понял[аио]?|ясно|хорошо|ладно|"
-             r"vale|bueno|entendido|de\s+acuerdo|ya\s+veo)")
-_ACKNOWLEDGED = re.compile(rf"^\W*{_ACK_WORD}(?:[\s,.!…，。]+{_ACK_WORD})*\W*$", re.IGNORECASE)
-
-
-def acknowledges_only(text: str) -> bool:
-    """The message only acknowledges ("ok", "hmm", 好的): it answers no check."""
-    return bool(_ACKNOWLEDGED.match(text))
-
-
 def _reading_for_step(
     state: ContextState, work: TurnWork, config: ConversationConfig, matches: list[EvidenceMatch]
 ) -> list[EvidenceMatch]:
@@ -838,7 +827,19 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         return state
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
-    if (current is not None and not work.facts_added and current.id not in state.completed_steps
+    left_open = False
+    work.non_answer = (current is not None and not work.facts_added and not work.replan
+                       and (work.deferred or bool(work.reading_needed) or work.meaning == UNCLEAR_MEANING))
+    if (current is not None and not work.facts_added and not work.replan and current.id not in state.completed_steps
+            and current.id not in state.skipped_steps and asked_enough(state, current.id, guard) and work.non_answer):
+        # put twice in a row, whatever came before it, and still no answer: never a third time, on to the next
+        state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
+        violations.append(f"step_repeat_limit:{current.id}")
+        said = _reading_notice(work, 0, guard.max_step_repeats) if work.reading_needed and work.reading_got is not None else ""
+        work.notice = (said + " " if said else "") + say(work.language, LEFT_OPEN_TEXT)
+        work.reading_needed, left_open = None, True
+        work.trace.append(f"{current.id} asked {guard.max_step_repeats} times in a row unanswered: left open, on to the next check")
+    elif (current is not None and not work.facts_added and current.id not in state.completed_steps
             and current.id not in state.skipped_steps and (work.meaning != ESTIMATE or work.reply_action == "estimate_confirmed")
             and asks_to_skip_check(work.text, work.language)):
         # "can we skip that one?", "sáltate esa comprobación", "没有压力表，跳过": left open at once, never asked again now
@@ -859,25 +860,16 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         work.reply_action = "ask_step"
         work.next_step_id, work.next_step_question = current.id, localize(current.question, work.language)
         return state
-    if (work.reading_needed and current is not None and current.id not in state.completed_steps and not work.replan
-            and state.step_repeat_counts.get(current.id, 0) >= guard.max_step_repeats):
-        # asked as often as the guard allows and still no answer: never a third time in a row, on to the next
-        state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
-        violations.append(f"step_repeat_limit:{current.id}")
-        said = _reading_notice(work, 0, guard.max_step_repeats) if work.reading_got is not None else ""
-        work.notice = (said + " " if said else "") + say(work.language, LEFT_OPEN_TEXT)
-        work.reading_needed = None
-        work.trace.append(f"{current.id} asked {guard.max_step_repeats} times unanswered: left open, on to the next check")
     if work.reading_needed and current is not None and current.id not in state.completed_steps and not work.replan:
         asked = state.step_repeat_counts.get(current.id, 0)
         work.notice = _reading_notice(work, asked, guard.max_step_repeats)
         work.reply_action = "ask_step"
         work.next_step_id, work.next_step_question = current.id, localize(current.question, work.language)
-        if asked < guard.max_step_repeats:  # past the limit it is asked with the ways out, uncounted
-            work.action = ProposedAction(QUESTION, current.id, current.topic)
+        work.action = ProposedAction(QUESTION, current.id, current.topic)
         return state
     if (
         work.meaning == UNCLEAR_MEANING
+        and not left_open
         and not work.deferred  # "not sure" once the check was asked enough: on to the next one
         and not chitchat_kind(work.text)  # "thanks" mid-check is answered in kind, then the check again
         and current is not None

@@ -7,7 +7,15 @@ from dataclasses import replace
 from functools import reduce
 
 from ._serde import FrozenDict
-from ._text import asks_to_restart, chitchat_kind, defers_answer, first_match, is_vacuous, localize
+from ._text import (
+    acknowledges_only,
+    asks_to_restart,
+    chitchat_kind,
+    defers_answer,
+    first_match,
+    is_vacuous,
+    localize,
+)
 from .action_prefs import action_slot_types, read_actions
 from .catalog import marked, say, say_in
 from .certainty import CERTAIN, GUESS, text_certainty
@@ -42,7 +50,7 @@ from .forms import (
     waiting_question,
     wants_edit,
 )
-from .loop_guard import FALLBACK, QUESTION, ProposedAction, may_fallback
+from .loop_guard import FALLBACK, QUESTION, ProposedAction, asked_enough, may_fallback
 from .negation import (
     message_parts,
     negated,
@@ -298,10 +306,21 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         # "whatever" / "随便" leaves nothing to plan from: never taken, however often it is said
         prompt = say(work.language, "I need a little more than that to go on. ") + (
             prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
+    if verdict.reason != "several_choices" and (earlier := _answers_left_open(state, work, form, spec)) is not None:
+        # "oh, it's a house" while the next question is asked: the building type set aside before is answered
+        back, given = earlier
+        state = finalize_answer(state.evolve(skipped_steps=tuple(s for s in state.skipped_steps if s != back.id)), back,
+                                given.value, turn=work.turn, locale=work.language, form=form)
+        work.form_answer_finalized = state.finalized(back.id)
+        _say_back(work, back, given.value, given.certainty)
+        return _form_next(state, work, config, spec)
+    work.non_answer = verdict.reason in _NOTHING_TOWARD_IT
+    if work.non_answer and asked_enough(state, spec.id, config.loop_guard):
+        return _set_aside(state, work, config, spec)  # put twice in a row, whatever the words before it: never a third time
     if prompt is not None:
         _ask_clarifying(work, spec, prompt)
         return state
-    if has_content(work.text) and spec.answer_type == "text":  # out of clarifying questions: take the answer, flag it for review
+    if has_content(work.text) and spec.answer_type == "text" and not acknowledges_only(work.text):  # out of clarifying questions: take the answer, flag it for review
         # (never for a typed question: "1,450 sq ft" is no building type however often it is said)
         state = finalize_answer(
             state,
@@ -484,12 +503,63 @@ def _form_reask(
     return _form_next(state, work, config, spec)
 
 
+# what a reply that gives nothing toward the question is judged as ("hmm", "a nice one" to a choice, "ok" to free
+# text); an answer off ("6 or 7", "2,000 sq ft" for storeys, "offices and a shop") is something toward it
+_NOTHING_TOWARD_IT = frozenset({"non_answer", "no_choice_matched", "no_number", "no_yes_no", "too_short"})
+SET_ASIDE_TEXT = marked("Let's come back to that question later; you can answer it whenever you like.")
+BACK_TO_IT_TEXT = marked("Let's go back to the question we left open.")
+
+
+def _set_aside(state: ContextState, work: TurnWork, config: ConversationConfig, spec: FormQuestionSpec) -> ContextState:
+    """A question put twice in a row without an answer: the form goes on with the next one and comes back to it.
+    When it is the only one open, or it and the next one both take free text (a later reply could not be told to
+    answer it, and would be filed under the next one), it is left with the ways out: answer it any time, or a
+    person."""
+    form = config.form
+    assert form is not None
+    work.loop_violations = (f"step_repeat_limit:{spec.id}",)
+    thread, archived = state.active_thread, state.archived_threads
+    if thread is not None and thread.question_id == spec.id and thread.entries:  # its clarifications are kept
+        archived = tuple(t for t in archived if t.question_id != spec.id) + (thread,)
+    aside = state.evolve(skipped_steps=state.skipped_steps + (spec.id,), active_thread=None, archived_threads=archived)
+    following = current_question(aside, form) or _left_open(aside, form, besides=spec.id)
+    if following is None or spec.answer_type == following.answer_type == "text":
+        work.trace.append(f"form question {spec.id} asked twice in a row unanswered and nothing else open: left with the ways out")
+        work.decision, work.reply_action = ABORT, "abort"
+        work.form_question_id = spec.id
+        return state.evolve(current_step_id=spec.id)
+    work.trace.append(f"form question {spec.id} asked twice in a row unanswered: set aside, the next one asked")
+    if current_question(aside, form) is not None:  # else the next is one set aside before, said as such
+        work.add_form_note(say(work.language, SET_ASIDE_TEXT))
+    return _form_next(aside, work, config, current_question(aside, form), besides=spec.id)
+
+
+def _answers_left_open(state: ContextState, work: TurnWork, form: FormSpec,
+                       asked: FormQuestionSpec) -> tuple[FormQuestionSpec, FormEvaluation] | None:
+    """A question set aside earlier that the message answers as it would have when it was asked (the one
+    asked now took nothing from it)."""
+    for spec in form.questions:
+        if spec.id == asked.id or spec.id not in state.skipped_steps or state.finalized(spec.id) is not None:
+            continue
+        if spec.answer_type != "text" and (verdict := evaluate_answer(work.text, spec, work.language)).accepted and verdict.value:
+            return spec, verdict
+    return None
+
+
+def _left_open(state: ContextState, form: FormSpec, besides: str | None = None) -> FormQuestionSpec | None:
+    """A needed question set aside earlier and still unanswered (but the one set aside just now): the form comes
+    back to it before the review."""
+    return next((q for q in form.questions if q.required and q.id in state.skipped_steps and q.id != besides
+                 and state.finalized(q.id) is None), None)
+
+
 def _form_next(
     state: ContextState,
     work: TurnWork,
     config: ConversationConfig,
     spec: FormQuestionSpec | None,
     returning: bool = False,
+    besides: str | None = None,
 ) -> ContextState:
     """Point at the next form question (or say the form is complete)."""
     form = config.form
@@ -500,6 +570,10 @@ def _form_next(
         state = state.evolve(skipped_steps=state.skipped_steps + (spec.id,))
         work.trace.append(f"optional question {spec.id} skipped: the person asked for an action")
         return _form_next(state, work, config, current_question(state, form), returning)
+    if spec is None and state.form_editing is None and (back := _left_open(state, form, besides)) is not None:
+        state, spec = state.evolve(skipped_steps=tuple(s for s in state.skipped_steps if s != back.id)), back
+        work.add_form_note(say(work.language, BACK_TO_IT_TEXT))
+        work.trace.append(f"form question {back.id} set aside earlier: asked again")
     done = form_complete(state, form) and state.form_editing is None  # not while an answer is being changed
     work.form_complete = done
     if spec is None:
@@ -570,7 +644,7 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
     parts: list[str] | None = None  # read once, when a question may be answered in passing
     found = []
     for spec in form.questions:
-        if asked is not None and spec.id == asked.id or state.finalized(spec.id) is not None or spec.id in state.skipped_steps:
+        if asked is not None and spec.id == asked.id or state.finalized(spec.id) is not None or spec.id in state.skipped_steps and not spec.required:
             continue
         if (said := _command_answer(work, spec)) is not None:  # the generator said it (checked as its answer)
             command = _answer_command(work, spec)

@@ -109,6 +109,7 @@ class TurnWork:
     # said before the question (no procedure for a named system, a switch, no checks left)
     notice: str | None = None
     deferred: bool = False  # the person has not checked yet / is unsure: the step stays open
+    non_answer: bool = False  # the message gave nothing toward the check or form question asked ("hmm", "not sure", "ok")
     # a check expecting a measurement got none of its kind: it stays open (and, with no other
     # evidence, is asked again saying what reading it needs)
     step_unanswered: bool = False

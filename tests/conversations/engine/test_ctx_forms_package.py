@@ -96,14 +96,13 @@ def test_permit_question_with_clarifying_thread_archived_on_final_answer() -> No
 
 
 def test_a_typed_question_never_takes_what_does_not_fit_however_often_it_is_said() -> None:
-    """The building type was once recorded as "the usual kind" (or "1,450 sq ft") after the clarify prompts ran out."""
+    """The building type was once recorded as "the usual kind" (or "1,450 sq ft") after the clarify prompts ran out.
+    It is put at most twice in a row (the loop guard, issue 37), then set aside, never filled with what does not fit."""
     d = Dialogue(PERMIT, NOW)
     d.say("start")
     replies = [d.say(text) for text in ("a building", "a nice one", "the usual kind", "you know")]
-    # the thread grows up to the plan's max_clarify, then the question is put again with what answers it
-    assert [o.reply_action for o in replies].count("form_clarify") == PERMIT.form.max_clarify
-    assert len(d.state.active_thread.entries) == PERMIT.form.max_clarify
-    assert replies[-1].reply_action == "fallback" and "Residential, Commercial, Industrial" in replies[-1].question
+    assert replies[0].reply_action == "form_clarify" and replies[0].form_question_id == "3.1.1"
+    assert replies[1].form_question_id != "3.1.1" and "3.1.1" in d.state.skipped_steps
     assert d.state.finalized("3.1.1") is None
 
 

@@ -293,14 +293,14 @@ def test_ambiguous_system_is_asked_then_aborted_without_progress() -> None:
 )
 def test_loop_guard_holds_for_any_script(script: list[str]) -> None:
     d = dialogue()
+    checks = {s.id for p in CONFIG.diagnostic.procedures for s in p.steps}
     for text in script:
-        d.say(text)
+        d.say(text)  # no check is put more than the guard allows in a row, whatever its lead-in (issue 37)
+        if d.state.same_question in checks:
+            assert d.state.same_question_asks <= CONFIG.loop_guard.max_step_repeats, script
     actions = d.state.last_actions
     assert all(
         not (a.type == b.type == "fallback") for a, b in zip(actions, actions[1:], strict=False)
-    )
-    assert all(
-        count <= CONFIG.loop_guard.max_step_repeats for count in d.state.step_repeat_counts.values()
     )
     asked = [
         (o.turn_index, o.proposed_action.step_id)

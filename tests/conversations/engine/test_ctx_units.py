@@ -181,7 +181,8 @@ def test_loop_guard_rules() -> None:
     state = ContextState(
         turn_index=5,
         completed_steps=("s1",),
-        step_repeat_counts={"s2": 2},
+        same_question="s2",  # put twice in a row, whatever the words before it (issue 37)
+        same_question_asks=2,
         cooldowns={"power": 4},
         current_step_id="s3",
     )
