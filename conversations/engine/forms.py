@@ -247,17 +247,18 @@ def evaluate_answer(
             return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
         if _counts_something_else(text, spec.unit):
             return FormEvaluation(False, reason="no_number")  # "two families will live there" is no number of storeys
-        said = text if number_value(text) is not None else context
+        own = _said_in_own_unit(after_correction(text), spec.unit)  # "…sorry i mean 1,200": after the correction
+        said = own or (text if number_value(text) is not None else context)
         if number_value(meant := after_correction(said)) is not None:
             said = meant  # "一万二，哦不对，是一千二": the number said after correcting oneself
         value = number_value(said)
         if value is None:
             return FormEvaluation(False, reason="no_number")
-        if (candidates := number_alternatives(said, spec.unit)) is not None:
+        if (candidates := number_alternatives(text if own else said, spec.unit)) is not None:
             return FormEvaluation(False, reason="unsure_number", candidates=candidates)
         if spec.plausible is not None and not spec.plausible[0] <= float(value) <= spec.plausible[1]:
             return FormEvaluation(False, reason="implausible_number", candidates=(value,))
-        hedged = _hedged_number(said)
+        hedged = _hedged_number(text if own else said)
         return FormEvaluation(True, number_answer(value, spec.unit), certainty=LIKELY if hedged else CERTAIN)
     if spec.answer_type == "yes_no":
         # a question's own ways of saying yes or no come first, in the plan's order ("straight to voicemail"
@@ -432,7 +433,18 @@ _NOT_COUNTED = (r"(?:and|or|so|ish|plus|above|below|over|under|total|tall|high|i
                 r"is|are|will|would|should|including|not|counting|without|plus|more|less|tops|or\s+so|basement|ground)")
 # A number said of something counted that is no unit: "two families", "3 kids", "两家人", "三个孩子"
 _COUNTED_NOUN = re.compile(
-    rf"{_NUMBER_TOKEN}\s*(?:(?!{_NOT_COUNTED}\b)([a-z][a-z'-]{{2,}})\b|(家|户|个孩子|辆|只|间))", re.IGNORECASE)
+    rf"{_NUMBER_TOKEN}\s*(?:(?!{_NOT_COUNTED}\b)([a-z][a-z'-]{{2,}})\b|(家|户|辆|只|间|[个件台套张份本名位](?=[\u4e00-\u9fff])(?![层楼平米人])))",
+    re.IGNORECASE)  # "一个建筑许可" counts permits, "两家人" families: no storeys
+
+
+def _said_in_own_unit(text: str, unit: str | None) -> str | None:
+    """The number said with the question's own unit, when another number stands beside it ("我们有2个门店，楼是三层"
+    is 3 storeys)."""
+    key = _unit_key(unit)
+    if key is None or len(re.findall(_NUMBER_TOKEN, text, re.IGNORECASE)) < 2:
+        return None
+    m = re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", text, re.IGNORECASE)
+    return m.group(0) if m else None
 
 
 def _counts_something_else(text: str, unit: str | None) -> bool:

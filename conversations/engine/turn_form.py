@@ -289,7 +289,7 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         return state
     if any(other.answer_type != "choice" or not other.fill_from_answers for other, _, _ in volunteered):
         # "Let's say 2 storeys" while the building type is asked: that is the storeys' answer, kept; this one waits
-        state = _keep_volunteered(state, work, form, volunteered)
+        state = _take_left_open(_keep_volunteered(state, work, form, volunteered), work, form, spec)
         return _form_next(state, work, config, spec)
     asked = len(state.active_thread.entries) if state.active_thread else 0
     prompt = _clarify_next(spec, asked, verdict, work) if asked < form.max_clarify else None
@@ -306,14 +306,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         # "whatever" / "随便" leaves nothing to plan from: never taken, however often it is said
         prompt = say(work.language, "I need a little more than that to go on. ") + (
             prompt or localize(spec.clarify[-1] if spec.clarify else spec.question, work.language))
-    if verdict.reason != "several_choices" and (earlier := _answers_left_open(state, work, form, spec)) is not None:
-        # "oh, it's a house" while the next question is asked: the building type set aside before is answered
-        back, given = earlier
-        state = finalize_answer(state.evolve(skipped_steps=tuple(s for s in state.skipped_steps if s != back.id)), back,
-                                given.value, turn=work.turn, locale=work.language, form=form)
-        work.form_answer_finalized = state.finalized(back.id)
-        _say_back(work, back, given.value, given.certainty)
-        return _form_next(state, work, config, spec)
+    if verdict.reason != "several_choices" and (taken := _take_left_open(state, work, form, spec)) is not state:
+        return _form_next(taken, work, config, spec)  # "oh, it's a house": the building type set aside is answered
     work.non_answer = verdict.reason in _NOTHING_TOWARD_IT
     if work.non_answer and asked_enough(state, spec.id, config.loop_guard):
         return _set_aside(state, work, config, spec)  # put twice in a row, whatever the words before it: never a third time
@@ -534,16 +528,19 @@ def _set_aside(state: ContextState, work: TurnWork, config: ConversationConfig, 
     return _form_next(aside, work, config, current_question(aside, form), besides=spec.id)
 
 
-def _answers_left_open(state: ContextState, work: TurnWork, form: FormSpec,
-                       asked: FormQuestionSpec) -> tuple[FormQuestionSpec, FormEvaluation] | None:
-    """A question set aside earlier that the message answers as it would have when it was asked (the one
-    asked now took nothing from it)."""
+def _take_left_open(state: ContextState, work: TurnWork, form: FormSpec, asked: FormQuestionSpec) -> ContextState:
+    """The questions set aside earlier that the message answers as it would have when each was asked ("oh, it's a
+    house", "是做商铺的，三层"), taken and said back; the state as it was when it answers none."""
     for spec in form.questions:
         if spec.id == asked.id or spec.id not in state.skipped_steps or state.finalized(spec.id) is not None:
             continue
-        if spec.answer_type != "text" and (verdict := evaluate_answer(work.text, spec, work.language)).accepted and verdict.value:
-            return spec, verdict
-    return None
+        verdict = evaluate_answer(work.text, spec, work.language) if spec.answer_type != "text" else None
+        if verdict is not None and verdict.accepted and verdict.value:
+            state = finalize_answer(state.evolve(skipped_steps=tuple(s for s in state.skipped_steps if s != spec.id)), spec,
+                                    verdict.value, turn=work.turn, locale=work.language, form=form)
+            work.form_answer_finalized = state.finalized(spec.id)
+            _say_back(work, spec, verdict.value, verdict.certainty)
+    return state
 
 
 def _left_open(state: ContextState, form: FormSpec, besides: str | None = None) -> FormQuestionSpec | None:
