@@ -37,7 +37,7 @@ _NOUNS = {
     "calendar": {
         "en": r"(?:phone\s+|video\s+|zoom\s+|teams\s+|quick\s+|short\s+)?calls?|(?:by\s+)?phone|meeting|"
               r"one[\s-]on[\s-]one|1[:-]1|1[\s-]on[\s-]1|check[\s-]in|sit[\s-]down",
-        "zh": r"电话|通话|会议|开个会|开会|会面|一对一",
+        "zh": r"电话|通话|会议|开个会|开会|会面|一对一|约(?:他|她|他们|她们)(?!吃|喝|玩)|约个?时间",
     },
 }
 # Talking itself ("talk to him on Friday at 3", "聊聊") is a call asked for when the concierge is asked to set it

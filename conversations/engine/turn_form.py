@@ -658,6 +658,9 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
         given = [(v, part) for part in parts if (v := volunteered_answer(part, spec, work.language)) is not None]
         if len({v.value for v, _ in given}) == 1:
             found.append((spec, *given[0]))
+        elif given and spec.answer_type == "text":  # free text said in two parts ("the third time … - I've written each up")
+            joined = say_in(work.language, "list", ", ").join(dict.fromkeys(v.value for v, _ in given))
+            found.append((spec, replace(given[0][0], value=joined), given[0][1]))
     return [_up_to_the_next(answer, found) for answer in found]
 
 
