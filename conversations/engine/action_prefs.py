@@ -134,7 +134,7 @@ class ActionRequest:
 _ADDRESS = re.compile(r"(?<![A-Za-z0-9._%+-])([A-Za-z0-9._%+-]{1,64}@[A-Za-z0-9.-]{1,190}\.[A-Za-z]{2,24})(?![A-Za-z0-9-])")
 _ZH_NUM = {"一": 1, "两": 2, "二": 2, "三": 3, "四": 4, "五": 5, "六": 6, "七": 7, "八": 8, "九": 9, "十": 10}
 _LENGTH = {
-    "en": re.compile(r"\b(?:(?P<n>\d{1,3})\s*(?:-\s*)?(?:min(?:ute)?s?|mins?)\b|(?P<half>half\s+an?\s+hour|30\s*-?\s*min)"
+    "en": re.compile(r"\b(?:(?P<n>\d{1,3})\s*(?:-\s*)?(?:min(?:ute)?s?|mins?)\b|(?P<half>half\s+an?\s+hour|(?:a\s+)?half[\s-]+hour|30\s*-?\s*min)"
                      r"|(?P<hh>an?\s+hour\s+and\s+a\s+half|1\.5\s*h(?:ou)?rs?|90\s*min)|(?P<h>(?P<hn>an?|one|two|\d)\s+hours?\b))",
                      re.IGNORECASE),
     "zh": re.compile(r"(?P<n>\d{1,3}|[一两二三四五六七八九十]{1,3})\s*分钟|(?P<half>半(?:个)?小时)|(?P<hh>一个半小时)|(?P<h>(?P<hn>一|两|二|\d)个?(?:小时|钟头))"),

@@ -103,7 +103,8 @@ class FormEvaluation(Serializable):
 
 
 def number_value(text: str) -> str | None:
-    """The number a message gives ("1,450 sq ft" -> "1450", "三层" -> "3"), or None."""
+    """The number a message gives ("1,450 sq ft" -> "1450", "三层" -> "3", "a single storey" -> "1"), or None."""
+    text = _SINGLE_UNIT.sub("1 ", text)
     text = re.sub(r"(\d)(?=(?:sq|square|ft|m2|m²|persons?|people|stor|floors?)\b|(?:sq|ft|m)[a-z.²]*\b)", r"\1 ", text, flags=re.IGNORECASE)  # "1450sqft"
     if m := _NUM.search(text):
         raw = m.group(1)
@@ -403,6 +404,10 @@ _UNITS = {
     "m2": r"m²|m2|sq\.?\s*m\b|square\s+met(?:er|re)s?|平方米|平米|кв\.?\s*м|metros?\s+cuadrados",
     "persons": r"persons?|people|occupants?|visitors?|guests?|人|человек\w*|personas?",
 }
+
+
+# "single" said of a form unit is one of it ("a single storey", "single-storey", "单层"; never "single-family")
+_SINGLE_UNIT = re.compile(r"\bsingle[\s-]+(?=" + "|".join(_UNITS.values()) + r")|单(?=层|楼层)|(?<!\w)одноэтажн\w*", re.IGNORECASE)
 
 
 # The recognizers' name of each form unit: a value said in another unit that converts is read in the question's

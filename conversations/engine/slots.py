@@ -647,7 +647,8 @@ _WORDED_DURATIONS = (
     (OVERNIGHT, OVERNIGHT_MINUTES),
     (re.compile(r"\b(?:an|one)\s+hour\s+and\s+a\s+half\b", re.IGNORECASE), 90),
     (re.compile(r"个把(?:小时|钟头|钟)"), 60),  # "about an hour": said back (certainty's rough durations)
-    (re.compile(r"\bhalf\s+an\s+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时", re.IGNORECASE), 30),
+    (re.compile(r"\bhalf\s+an\s+hour\b|\b(?:a\s+)?half[\s-]+hour\b|(?<![\d一两二三四五六七八九十个])半(?:个)?小时|"
+                r"(?<!\w)полчаса(?!\w)|\bmedia\s+hora\b", re.IGNORECASE), 30),
     (re.compile(r"\b(?:an|one)\s+hour\b", re.IGNORECASE), 60),
     # said roughly: read, then judged by certainty (a couple is said back; a few, half a day, 两三个 are asked)
     (re.compile(r"\b(?:a\s+)?couple(?:\s+of)?\s+(?:hours?|hrs?)\b", re.IGNORECASE), 120),
