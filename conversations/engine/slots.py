@@ -47,6 +47,7 @@ from .fee_questions import (
 )
 from .lexicon import words_of
 from .negation import says_a_correction
+from .recognizers.clock_words import plain_time_words
 from .state import INVALID, TOOL, UNVERIFIED, VALID, PendingClarification, SlotValue
 from .timeparse import (
     ROUGH_HOUR,
@@ -405,7 +406,12 @@ def _exit_time(text: str, ctx: ExtractContext) -> Extraction | None:
     if not _is_exit_only(text):
         return None
     entry, meant = ctx.entry, _meant(text, text, ctx)  # "不是一点，是两点走的": left at two, not one
-    parsed = parse_datetime(meant, now=entry or ctx.now, timezone=ctx.timezone)
+    if entry is not None and parse_date(meant, now=ctx.now, timezone=ctx.timezone) is not None:
+        # the end's own day word counts from today ("停到后天早上九点" said on Thursday is Saturday, whatever day
+        # the stay starts), a weekday from the stay's day
+        parsed = parse_datetime(meant, now=ctx.now, timezone=ctx.timezone, anchor=entry.astimezone(ZoneInfo(ctx.timezone)).date())
+    else:
+        parsed = parse_datetime(meant, now=entry or ctx.now, timezone=ctx.timezone)
     if parsed is not None and parsed.precision == "minute":
         value, raw = parsed.value, parsed.raw
     elif entry is not None and (bare := _BARE_HOUR.search(meant)):  # "I drove out at 5"
@@ -508,10 +514,14 @@ _END_ONLY = re.compile(
 )
 
 
-def _end_time(tail: str, on: datetime, timezone: str) -> ParsedTime | None:
+def _end_time(tail: str, on: datetime, timezone: str, today: datetime | None = None) -> ParsedTime | None:
     """The time a new end names: a clock ("2pm", "两点半"), or a bare hour ("till 2", "until 3 tomorrow"), which no
-    reader of whole messages takes for a time; which half of the day it is in is for the stay to say (`_end_after`)."""
-    end = parse_datetime(tail, now=on, timezone=timezone)
+    reader of whole messages takes for a time; which half of the day it is in is for the stay to say (`_end_after`).
+    A day word of its own counts from `today` when given ("停到后天早上九点"), a weekday from the stay's day."""
+    if today is not None and parse_date(tail, now=today, timezone=timezone) is not None:
+        end = parse_datetime(tail, now=today, timezone=timezone, anchor=on.astimezone(ZoneInfo(timezone)).date())
+    else:
+        end = parse_datetime(tail, now=on, timezone=timezone)
     if end is not None and end.precision == "minute":
         return end
     m = _END_HOUR.match(tail)
@@ -529,7 +539,7 @@ def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
     if m is None or start is None:
         return None
     tail = text[m.end():]
-    end = _end_time(tail, ctx.entry, ctx.timezone)
+    end = _end_time(tail, ctx.entry, ctx.timezone, today=ctx.now)
     if end is None:
         return None
     value = end.value
@@ -577,6 +587,12 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
         head, tail = text[: sep.start()], text[sep.end():]
         start = now or parse_datetime(_meant(head, text, ctx), now=ctx.now, timezone=ctx.timezone, anchor=_anchor(ctx),
                                       message=text, corrects=_corrects(text, ctx))
+        if (start is None or start.precision == "day") and now is None and (bare := _RANGE_START_HOUR.search(head)) \
+                and int(bare.group(1)) <= 23:
+            # "this sunday from 10 till 1:30": the start is the bare hour said before the end, on its day
+            day = start.value.date() if start is not None else ctx.now.astimezone(ZoneInfo(ctx.timezone)).date()
+            clock = time(int(bare.group(1)), 0, tzinfo=ZoneInfo(ctx.timezone))
+            start = ParsedTime(datetime.combine(day, clock), "minute", bare.group(0).strip())
         if start is None:
             continue
         if ctx.entry is not None and now is None and parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:
@@ -621,6 +637,11 @@ def _range(text: str, ctx: ExtractContext) -> tuple[ParsedTime, datetime, str] |
             value = _end_after(start.value, value, tail, start_said=start.raw)  # "下午两点到五点" keeps the afternoon
         return start, value, tail.strip()[:40]
     return None
+
+
+# "from 10 till 1:30": a bare hour that starts a range
+_RANGE_START_HOUR = re.compile(r"(?:\bfrom|\bsince|\bdesde(?:\s+las)?|\bde(?:\s+las)?|(?<!\w)с|从)\s*(\d{1,2})\s*(?:点|點)?\s*$",
+                               re.IGNORECASE)
 
 
 # "till 9 tomorrow": a bare hour at the start of a range's end, before its day word
@@ -698,15 +719,24 @@ def _text(text: str, ctx: ExtractContext) -> Extraction | None:
     return None
 
 
+def _plain(extract: Extractor) -> Extractor:
+    """A reader of the stay's times that sees the time words made plain ("from half past two till 6" reads 2:30),
+    as the times recognizer does."""
+    def read(text: str, ctx: ExtractContext) -> Extraction | None:
+        return extract(plain_time_words(text), ctx)
+    read.__doc__ = extract.__doc__
+    return read
+
+
 EXTRACTORS: dict[str, Extractor] = {
     "city_code": _city,
     "lot_code": _lot,
     "plate_no": _plate,
     "order_no": _order,
-    "at_time": _at_time,
-    "until_time": _until,
-    "duration_minutes": _duration,
-    "date": _date,
+    "at_time": _plain(_at_time),
+    "until_time": _plain(_until),
+    "duration_minutes": _plain(_duration),
+    "date": _plain(_date),
     "number": _number,
     "email": _email,
     "text": _text,

@@ -20,12 +20,13 @@ import holidays
 
 from ..certainty import CERTAIN, GUESS, LIKELY, end_either_half, offers_alternatives, time_certainty
 from ..fee_questions import day_part
-from ..lexicon import LANGUAGES, entry, lexicons_for
+from ..lexicon import LANGUAGES, entry
 from ..negation import hedge_near
 from ..slots import EXTRACTORS, ExtractContext, shared_period
 from ..timeparse import MONTH_DAY, parse_date, parse_datetime, says_clock, zh_number
 from . import Span
-from .numbers import number_atoms, with_digits
+from .clock_words import plain_time_words
+from .numbers import number_atoms
 
 
 @dataclass(frozen=True)
@@ -211,57 +212,6 @@ def _dated(text: str, today: date) -> str:
 
 def _time_words(language: str) -> dict[str, Any]:
     return entry(language, "time_words")
-
-
-_RU_ORDINALS = ("перв", "втор", "трет", "четв", "пят", "шест", "седьм", "восьм", "девят", "десят", "одиннадцат", "двенадцат")
-
-
-def _clock(template: str, m: re.Match[str]) -> str:
-    said = m.group(1) if m.groups() else ""
-    if "{ordinal-1}" in template:
-        index = next(i for i, stem in enumerate(_RU_ORDINALS) if said.lower().replace("ё", "е").startswith(stem))
-        return template.replace("{ordinal-1}", str(index or 12))
-    if "{h-1}" in template:
-        return template.replace("{h-1}", str((int(said) - 1) or 12))
-    return template.replace("{h}", said).replace("{1}", said)
-
-
-_ENGLISH_MONTHS = ("January", "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                   "November", "December", "September")
-
-
-def plain_time_words(text: str) -> str:
-    """The text with time words in their plain spelling ("tmrw" -> tomorrow, "завтро" -> завтра), clock phrases
-    as clocks ("quarter past 9" -> 9:15, "полвосьмого" -> 7:30, "3 y cuarto" -> 3:15), a day of a month named in
-    Russian or Spanish as in English ("20 декабря" -> 20 December) and number words as digits."""
-    text = with_digits(text)
-    for lex in lexicons_for(text) or ():
-        words = _time_words(lex.language)
-        text = _respelled(text, lex.language)
-        for pattern, template in words["clock"]:
-            text = re.sub(pattern, lambda m, t=template: _clock(t, m), text, flags=re.IGNORECASE)
-        if "month_day" in words:
-            text = re.sub(words["month_day"], lambda m, months=tuple(words["months"]): _english_day(m, months), text,
-                          flags=re.IGNORECASE)
-    return text
-
-
-@cache
-def _spellings(language: str) -> tuple[re.Pattern[str] | None, dict[str, str]]:
-    spellings = {k.lower(): v for k, v in _time_words(language)["spellings"].items()}
-    if not spellings:
-        return None, spellings
-    pattern = "|".join(re.escape(k) for k in sorted(spellings, key=len, reverse=True))
-    return re.compile(rf"(?<![\w])({pattern})(?![\w])", re.IGNORECASE), spellings
-
-
-def _respelled(text: str, language: str) -> str:
-    pattern, spellings = _spellings(language)
-    return pattern.sub(lambda m: spellings[m.group(1).lower()], text) if pattern is not None else text
-
-
-def _english_day(m: re.Match[str], months: tuple[str, ...]) -> str:
-    return f"{m.group(1)} {_ENGLISH_MONTHS[months.index(m.group(2).lower())]}" + (f" {m.group(3)}" if m.group(3) else "")
 
 
 # --- lengths of time and offsets from now ("3 hours", "полтора часа", "3 days ago", "через две недели") -------
