@@ -22,7 +22,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.machine import probe_line  # noqa: E402
 from conversations.engine import slots, timeparse  # noqa: E402
-from conversations.engine.recognizers import identifiers, names, numbers, times  # noqa: E402
+from conversations.engine.recognizers import clock_words, identifiers, names, numbers, times  # noqa: E402
 
 ROUNDS = 5
 NOW = datetime(2026, 12, 2, 2, 0, tzinfo=UTC)
@@ -41,7 +41,8 @@ def _messages() -> list[tuple[str, str]]:
 
 
 def _empty_memos() -> None:
-    for memo in (numbers._read, timeparse.parse_datetime, timeparse.parse_date, timeparse._time_of_day, slots._range):  # noqa: SLF001
+    for memo in (numbers._read, timeparse.parse_datetime, timeparse.parse_date, timeparse._time_of_day, slots._range,  # noqa: SLF001
+                 clock_words.plain_time_words):
         memo.cache_clear()
 
 

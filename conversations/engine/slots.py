@@ -719,6 +719,10 @@ def _text(text: str, ctx: ExtractContext) -> Extraction | None:
     return None
 
 
+# The stay's readers of a text whose time words are already plain (the times recognizer's)
+PLAIN_STAY_READERS: dict[str, Extractor] = {"at_time": _at_time, "until_time": _until, "duration_minutes": _duration, "date": _date}
+
+
 def _plain(extract: Extractor) -> Extractor:
     """A reader of the stay's times that sees the time words made plain ("from half past two till 6" reads 2:30),
     as the times recognizer does."""

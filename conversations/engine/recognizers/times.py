@@ -22,7 +22,7 @@ from ..certainty import CERTAIN, GUESS, LIKELY, end_either_half, offers_alternat
 from ..fee_questions import day_part
 from ..lexicon import LANGUAGES, entry
 from ..negation import hedge_near
-from ..slots import EXTRACTORS, ExtractContext, shared_period
+from ..slots import PLAIN_STAY_READERS, ExtractContext, shared_period
 from ..timeparse import MONTH_DAY, parse_date, parse_datetime, says_clock, zh_number
 from . import Span
 from .clock_words import plain_time_words
@@ -442,9 +442,9 @@ def _read_time(text: str, *, now: datetime, language: str = "en", timezone: str 
             if hedge_near(text, length.start, length.end):
                 certainty = GUESS if certainty == CERTAIN else certainty
             return Span("time", length.start, length.end, text[length.start:length.end], offset, certainty, length.why)
-    start = EXTRACTORS["at_time"](timed, ctx)
-    end = EXTRACTORS["until_time"](timed, ctx)
-    length = EXTRACTORS["duration_minutes"](timed, ctx)
+    start = PLAIN_STAY_READERS["at_time"](timed, ctx)
+    end = PLAIN_STAY_READERS["until_time"](timed, ctx)
+    length = PLAIN_STAY_READERS["duration_minutes"](timed, ctx)
     if _LATENESS.search(text) and start is None:
         return None  # "running 30 minutes late": how late, not a time
     if length is not None and lengths and lengths[0].end - lengths[0].start > len(length.raw) and lengths[0].minutes > int(length.value):
