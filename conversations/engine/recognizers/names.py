@@ -216,6 +216,8 @@ def _lowercase_names(text: str, taken: list[Span], language: str = "en") -> list
     spans = []
     stops = _all("stops") | _all("titles")
     for m in _cue_pattern(language).finditer(text.lower()):
+        if _said_as_noun(text, m, language):
+            continue  # "an email feels a bit cold", "the call went badly": the thing, not a word that introduces a name
         words = list(islice(_WORD.finditer(text, m.end()), 4))
         picked = []
         for w in words[:3]:
@@ -241,6 +243,15 @@ def _lowercase_names(text: str, taken: list[Span], language: str = "en") -> list
         certainty = GUESS if weak or _clean(picked[0].group(0)) in _all("ambiguous") else LIKELY
         spans.append(Span("name", picked[0].start(), picked[-1].end(), text[picked[0].start():picked[-1].end()], name, certainty))
     return spans
+
+
+def _said_as_noun(text: str, cue: re.Match[str], language: str) -> bool:
+    """A cue that is also a noun ("call", "email") said after a determiner ("an email", "the call")."""
+    data = entry(language if language in LANGUAGES else "en", "names")
+    if cue.group(0).strip().lower() not in data.get("noun_cues", ()):
+        return False
+    before = re.search(r"([^\W\d]+)\W*$", text[: cue.start()])
+    return before is not None and before.group(1).lower() in data.get("determiners", ())
 
 
 def _looks_like_name_words(words: list[re.Match[str]]) -> bool:
@@ -299,6 +310,8 @@ def _chinese_name_at(chunk: str, i: int, words: _Words) -> tuple[str, int, str] 
     if prefix:
         if prefix == "老" and chunk.startswith(("是", "板", "师", "公", "婆", "家"), at):
             return None
+        if prefix == "小" and before and before[-1] in "半个几多两一二三四五六七八九十0123456789":
+            return None  # "半小时", "两个小时": a length of time, no 小-name
         if before and before[-1] not in "和跟与同及、" and any(before.endswith(sur) for sur in _surnames()):
             return None  # "王小明": 小明 is the given name of a whole name
         return (chunk[i:after], after - i, CERTAIN) if not chunk.startswith(tuple(words.ambiguous), i) else None
@@ -316,7 +329,8 @@ def _chinese_name_at(chunk: str, i: int, words: _Words) -> tuple[str, int, str] 
         if any(ch in words.not_given for ch in given):
             continue
         rest = chunk[end:]
-        if size == 2 and rest and not _ends_name(rest, words) and _ends_name(given[1:] + rest, words):
+        if size == 2 and rest and (not _ends_name(rest, words) or _long_ender(given[1:] + rest, words)) \
+                and _ends_name(given[1:] + rest, words):
             overlapped = True
             continue  # "张伟说": the second character begins what follows ("李明明天": 李明 or 李明明, said back)
         if not _ends_name(rest, words) and not (size == 2 and cued and before):
@@ -332,6 +346,11 @@ def _chinese_name_at(chunk: str, i: int, words: _Words) -> tuple[str, int, str] 
 
 def _ends_name(rest: str, words: _Words) -> bool:
     return not rest or rest.startswith(words.enders)
+
+
+def _long_ender(rest: str, words: _Words) -> bool:
+    """A word of two characters or more that ends a name begins here ("单独谈", "谈谈"): the name ends before it."""
+    return any(len(e) >= 2 and rest.startswith(e) for e in words.enders)
 
 
 def _leading_names(text: str, taken: list[Span], certainty: str = LIKELY) -> list[Span]:
