@@ -264,7 +264,7 @@ def _now_start(text: str, ctx: ExtractContext) -> ParsedTime | None:
 def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
     if (now := _now_start(text, ctx)) is not None:
         return Extraction(now.value.isoformat(), now.raw)
-    if _is_exit_only(text) or _end_only(text, ctx) is not None:
+    if _is_exit_only(text) or _end_only(text, ctx) is not None or _corrected_end(text, ctx) is not None:
         # "不对，我是下午5点就开走了", "sorry, until 2pm": the time is when the stay ended; the start moves
         # only to a day said before it ("and for the weekend, if I stay till 8pm")
         start = _moved_start(text, ctx) if not _is_exit_only(text) else None
@@ -551,6 +551,34 @@ def _end_only(text: str, ctx: ExtractContext) -> Extraction | None:
     return Extraction(value.isoformat(), end.raw)
 
 
+# words that say a corrected time is the stay's start ("no, make it 10, that's when I get there")
+_START_WORDS = re.compile(r"\b(?:from|start\w*|arriv\w*|get\s+there|got\s+there|get\s+in|got\s+in|enter\w*|drop\w*\s+(?:it|the\s+car)\s+off)\b|"
+                          r"从|开始|进场|入场|到达|停进|进去", re.IGNORECASE)
+
+
+def _corrected_end(text: str, ctx: ExtractContext) -> Extraction | None:
+    """A correction that gives one clock and names neither end ("actually no, make it 7pm, my session runs late"
+    after 14:30-18:00): the end it is nearer to, on the stay's day; never the start moved with the length kept."""
+    if (ctx.entry is None or ctx.end is None or not (says_correction(text) or says_a_correction(text))
+            or _range_separators(text) or _START_WORDS.search(text)):
+        return None
+    if parse_date(text, now=ctx.now, timezone=ctx.timezone) is not None:
+        return None  # "no, make it Friday 7pm": the day moves too, for the readers of a new start
+    parsed = parse_datetime(text, now=ctx.entry, timezone=ctx.timezone)
+    if parsed is None or parsed.precision != "minute":
+        return None
+    entry, end = ctx.entry.astimezone(parsed.value.tzinfo), ctx.end.astimezone(parsed.value.tzinfo)
+    said = datetime.combine(end.date(), parsed.value.timetz())  # the clock on the end's day, either half if it names none
+    readings = [said, said + timedelta(hours=12)] if said.hour < 12 and not names_period(text) else [said]
+    after = [r for r in readings if r > entry]
+    if not after:
+        return None  # before the start: a new start
+    said = min(after, key=lambda r: abs((r - end).total_seconds()))
+    if abs((said - end).total_seconds()) >= abs((said - entry).total_seconds()):
+        return None  # nearer the start: a new start
+    return Extraction(said.isoformat(), parsed.raw)
+
+
 def _moved_start(text: str, ctx: ExtractContext) -> datetime | None:
     """Where the stay starts for a new end said alone: where it was, or on the day named before the end
     ("and for the weekend, if I stay till 8pm"), at the same time; None when a time of day is said before it."""
@@ -569,7 +597,7 @@ def _moved_start(text: str, ctx: ExtractContext) -> datetime | None:
 
 def _until(text: str, ctx: ExtractContext) -> Extraction | None:
     """The end of a stay: the time after "to / 到 / -" on the start's day, or a time said with leaving."""
-    if exit_time := _exit_time(text, ctx) or _end_only(text, ctx):
+    if exit_time := _exit_time(text, ctx) or _end_only(text, ctx) or _corrected_end(text, ctx):
         return exit_time
     if (span := _range(text, ctx)) is not None:
         return Extraction(span[1].isoformat(), span[2])
