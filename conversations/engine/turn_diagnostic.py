@@ -828,6 +828,14 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
     left_open = False
+    if work.isolation_completed and current is not None and current.id not in state.completed_steps:
+        # "drops to 8.9 volts while cranking" isolates the cause while another check waits: the results are
+        # presented, never that check after "Cause isolated" (more checks are the person's to ask for)
+        work.ready_for_report = True
+        if work.reply_action == "acknowledge":
+            work.reply_action = "present_results"
+        work.trace.append(f"cause isolated: {current.id} is not asked now")
+        return state.evolve(current_step_id=None)
     work.non_answer = (current is not None and not work.facts_added and not work.replan
                        and (work.deferred or bool(work.reading_needed) or work.meaning == UNCLEAR_MEANING))
     if (current is not None and not work.facts_added and not work.replan and current.id not in state.completed_steps
