@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, replace
 
 from ._serde import FrozenDict, Serializable
@@ -608,10 +608,8 @@ def read_against_rating(text: str, kind: str) -> tuple[float, float] | None:
     return numbers[0][1], numbers[1][1]
 
 
-def read_measurement(text: str, expected: str | None = None) -> Reading | None:
-    """The reading a message gives: a number with its unit ("12,4 V", "118v", "2 amps", "0 volts"),
-    "no power at all" / "нет напряжения" / "没电" as 0 V, or, answering a check that `expected` one
-    kind, a short message with a bare number ("about 118"). None when it gives no reading."""
+def _unit_readings(text: str) -> Iterator[Reading]:
+    """Each number written with a unit the plan's checks read ("12,4 V", "118v", "2 amps"), in the message's order."""
     for match in _READING.finditer(text):
         unit = match.group(2)
         if unit in ("a", "а") and match.end(1) < match.start(2):
@@ -620,7 +618,22 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
             continue  # "the 12v fuse panel", "a new 30 amp fuse": a part's name or rating, not a reading
         kind, symbol = _unit_kind(unit)
         if kind:
-            return Reading(kind, _number_value(match.group(1)), symbol)
+            yield Reading(kind, _number_value(match.group(1)), symbol)
+
+
+def last_measurement(text: str) -> Reading | None:
+    """The last number said with its unit: after "mide 0 voltios … espera, tenía el tester en ohmios: 12,6 V" the
+    reading meant is the one said last."""
+    readings = list(_unit_readings(text))
+    return readings[-1] if readings else None
+
+
+def read_measurement(text: str, expected: str | None = None) -> Reading | None:
+    """The reading a message gives: a number with its unit ("12,4 V", "118v", "2 amps", "0 volts"),
+    "no power at all" / "нет напряжения" / "没电" as 0 V, or, answering a check that `expected` one
+    kind, a short message with a bare number ("about 118"). None when it gives no reading."""
+    for reading in _unit_readings(text):
+        return reading
     for match in _ON_THE_SCALE.finditer(text):  # "4 on the mV scale", "reads 12 on the 20 V range"
         kind, symbol = _unit_kind(match.group(2))
         if kind:

@@ -479,8 +479,19 @@ def _tool_reply(view: RunView, lang: str, asked: str = "") -> tuple[list[str], s
 # --- diagnostic, form and guidance ------------------------------------------------
 
 
+def _corrected_facts(outcome: TurnOutcome, state: ContextState) -> list[str]:
+    """What a correction changed, said back: the new finding where an earlier one of another kind stood ("12 V
+    present at the pump (12.3 V)" replacing "No 12 V at the pump (0 V)")."""
+    by_id = {f.id: f for f in state.facts}
+    old = [by_id[i] for i in outcome.facts_superseded if i in by_id]
+    return [by_id[f.superseded_by].value for f in old if f.key != "note" and f.superseded_by in by_id
+            and by_id[f.superseded_by].id in outcome.facts_added and by_id[f.superseded_by].key != f.key]
+
+
 def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str) -> list[str]:
     lines = []
+    if corrected := _corrected_facts(outcome, state):
+        lines.append(say(lang, "Corrected: {facts}.", facts=say_in(lang, "items", "; ").join(corrected)))
     if outcome.replan:
         lines.append(say(lang, "New evidence changes the picture: I've set the earlier conclusion aside and switched to the matching checks."))
     if outcome.isolation_completed and state.isolation_finding:

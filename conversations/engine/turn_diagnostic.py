@@ -39,6 +39,7 @@ from .evidence import (
     assess,
     complete_isolation,
     kind_unit,
+    last_measurement,
     match_elided,
     match_evidence,
     read_against_rating,
@@ -48,7 +49,16 @@ from .evidence import (
 )
 from .intents import DISPUTE
 from .loop_guard import FALLBACK, QUESTION, ProposedAction, asked_enough, check_loop, may_fallback
-from .negation import only_fillers, rough, unread_parts
+from .negation import (
+    after_correction,
+    may_negate,
+    only_fillers,
+    pattern_as_words,
+    rough,
+    says_a_correction,
+    says_it_was_wrong,
+    unread_parts,
+)
 from .procedure import (
     asks_to_switch,
     detect_procedure,
@@ -550,13 +560,14 @@ def _judged_by_rating(state: ContextState, work: TurnWork, config: ConversationC
     return matches
 
 
-def _step_reading(state: ContextState, work: TurnWork, config: ConversationConfig, step: StepSpec) -> EvidenceMatch | None:
-    """The evidence a measurement in the message gives a check that expects one: against its rating ("31 µF, rated
-    45"), in its bands ("12,4 V"), or its own evidence for that value; None when it gives none."""
+def _step_reading(state: ContextState, work: TurnWork, config: ConversationConfig, step: StepSpec,
+                  text: str | None = None) -> EvidenceMatch | None:
+    """The evidence a measurement in the message (or in `text`) gives a check that expects one: against its rating
+    ("31 µF, rated 45"), in its bands ("12,4 V"), or its own evidence for that value; None when it gives none."""
     rules = config.all_evidence(state.primary_system)
-    if (rated := _against_rating(work, rules, step)) is not None:
+    if text is None and (rated := _against_rating(work, rules, step)) is not None:
         return rated
-    reading = read_measurement(work.text, step.expects)
+    reading = read_measurement(work.text if text is None else text, step.expects)
     if reading is not None and reading.kind == step.expects and (band := _band(step, reading.canonical(work.language))):
         rule = next((r for r in rules if r.id == band), None)
         if rule is not None:
@@ -583,6 +594,85 @@ def _own_reading(state: ContextState, work: TurnWork, config: ConversationConfig
         return matches
     own = [m for m in matches if m.rule_id in step.answered_by]
     return own or matches
+
+
+def _corrected_reading(state: ContextState, work: TurnWork, config: ConversationConfig,
+                       matches: list[EvidenceMatch]) -> list[EvidenceMatch]:
+    """"that 0 was wrong, had the probe on the wrong wire. it's 12.3 V", "mide 0 voltios … espera, tenía el tester
+    en ohmios: 12,6 V": a reading said with a correction is the one said last, for the check it corrects (the one in
+    progress when it reads that kind, else the one last answered with it); the evidence it gives supersedes the
+    earlier reading's (the plan's `excludes`), and what the earlier reading isolated is replanned."""
+    procedure = config.procedure(state.primary_system)
+    if procedure is None or not (says_a_correction(work.text) or says_it_was_wrong(work.text)):
+        return matches
+    reading = last_measurement(work.text)
+    if reading is None:
+        return matches
+    step = _step_corrected(state, procedure, reading.kind)
+    if step is None:
+        return matches
+    found = _step_reading(state, work, config, step, text=reading.text)
+    if found is None:
+        return matches
+    work.trace.append(f"a corrected reading for {step.id}: {found.rule_id}")
+    own = {*step.answered_by, step.yes, step.no, *(band["evidence"] for band in step.bands)}
+    return [replace(found, raw=work.text.strip()[:80]), *(m for m in matches if m.rule_id not in own)]
+
+
+def _said_otherwise(state: ContextState, work: TurnWork, config: ConversationConfig) -> list[EvidenceMatch]:
+    """"哦不对，说错了，是不转" after "直接接电瓶能转", "sorry, my mistake: it does spin" after "doesn't spin on direct
+    power": a correction that names nothing the plan reads turns the observation said last into its opposite (the
+    plan's `negated` link, read both ways); the new finding supersedes it. Nothing when the last one has no opposite."""
+    if not (says_a_correction(work.text) or says_it_was_wrong(work.text)) or _asks_back(work.text):
+        return []
+    said = [f for f in state.facts if f.current and f.source == "user" and f.key != "note" and f.system == state.primary_system]
+    if not said:
+        return []
+    last = max(said, key=lambda f: (f.turn, f.id.lstrip("f").isdigit() and int(f.id.lstrip("f"))))
+    rules = {r.id: r for r in config.all_evidence(state.primary_system)}
+    rule = rules.get(last.key)
+    if rule is None:
+        return []
+    said_now = after_correction(work.text)
+    negative = may_negate(said_now)
+    opposite = (rules.get(rule.negated or "") if negative
+                else next((r for r in rules.values() if r.negated == rule.id), None))
+    if opposite is None or not _same_predicate(said_now, (opposite,), work.language):
+        return []  # "不对，我还没查保险" corrects nothing the last observation said
+    work.trace.append(f"a correction of {last.key}: {opposite.id}")
+    return [EvidenceMatch(opposite.id, opposite.type, localize(opposite.label, work.language), work.text.strip()[:80])]
+
+
+def _same_predicate(words: str, rules: Iterable[EvidenceRule], language: str) -> bool:
+    """Whether a correction's words say what one of these rules reads ("是不转" and `不转`, "it does spin" and
+    `spins`): a word of four letters' stem, or two Chinese characters, in common with their patterns."""
+    read = " ".join(pattern_as_words(p) for rule in rules for p in (*rule.patterns.get(language, ()),
+                                                                       *rule.patterns.get("en", ())))
+    cjk = re.findall(r"[\u3400-\u9fff]+", words)
+    if any(chunk[i:i + 2] in read for chunk in cjk for i in range(len(chunk) - 1)):
+        return True
+    stems = {w.casefold()[:4] for w in re.findall(r"[^\W\d_]{4,}", read)}
+    return any(w.casefold()[:4] in stems for w in re.findall(r"[^\W\d_]{3,}", words) if not only_fillers(w))
+
+
+def _step_corrected(state: ContextState, procedure: ProcedureSpec, kind: str) -> StepSpec | None:
+    """The check a corrected reading of this kind is for: the one asked now when it expects that kind, else one left
+    open unanswered (the last), else the one whose answer of that kind was recorded last."""
+    current = procedure.step(state.current_step_id)
+    if current is not None and current.expects == kind and current.id not in state.completed_steps:
+        return current
+    said = {f.key: f.turn for f in state.facts if f.current}
+
+    def answered_at(step: StepSpec) -> int:
+        return max((said.get(rule, -1) for rule in (*step.answered_by, *(b["evidence"] for b in step.bands))), default=-1)
+
+    left_open = [procedure.step(i) for i in state.skipped_steps]
+    left_open = [s for s in left_open if s is not None and s.expects == kind and answered_at(s) < 0]
+    if left_open:
+        return left_open[-1]
+    answered = [(answered_at(s), s) for s in procedure.steps if s.expects == kind and s.id in state.completed_steps]
+    answered = [(turn, s) for turn, s in answered if turn >= 0]
+    return max(answered, key=lambda pair: pair[0])[1] if answered else None
 
 
 def _band(step, value: float) -> str | None:  # noqa: ANN001
@@ -670,7 +760,8 @@ def _evidence(state: ContextState, work: TurnWork, config: ConversationConfig) -
     matches = _unsure_aside(work, matches)
     if matches:
         work.deferred = False  # "not sure, but it reads 0 V": the reading counts
-    matches = _own_reading(state, work, config, matches)
+    matches = _corrected_reading(state, work, config, _own_reading(state, work, config, matches))
+    matches = matches or _said_otherwise(state, work, config)
     matches = _reading_for_step(state, work, config, _judged_by_rating(state, work, config, matches))
     state, update = add_facts(
         state, matches, rules=rules, turn=work.turn, step_id=state.current_step_id
@@ -828,13 +919,13 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
     current = procedure.step(state.current_step_id)
     violations: list[str] = []
     left_open = False
-    if work.isolation_completed and current is not None and current.id not in state.completed_steps:
-        # "drops to 8.9 volts while cranking" isolates the cause while another check waits: the results are
-        # presented, never that check after "Cause isolated" (more checks are the person's to ask for)
+    if work.isolation_completed:
+        # "0 volts at the pump" or "drops to 8.9 volts while cranking" isolates the cause: the results are presented,
+        # never another check after "Cause isolated" (more checks are the person's to ask for)
         work.ready_for_report = True
         if work.reply_action == "acknowledge":
             work.reply_action = "present_results"
-        work.trace.append(f"cause isolated: {current.id} is not asked now")
+        work.trace.append("cause isolated: no further check is asked now")
         return state.evolve(current_step_id=None)
     work.non_answer = (current is not None and not work.facts_added and not work.replan
                        and (work.deferred or bool(work.reading_needed) or work.meaning == UNCLEAR_MEANING))
@@ -896,7 +987,8 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
     keep = (
         current is not None and not work.replan and step_available(state, current, guard)
     )
-    step = current if keep else next_step(state, procedure, guard)
+    # once the cause is isolated no new check is put unasked: the results stand ("what's next?" asks for one)
+    step = current if keep else None if state.isolation_complete and not work.replan else next_step(state, procedure, guard)
     if step is not None:
         violations += check_loop(state, ProposedAction(QUESTION, step.id, step.topic), guard)
     work.loop_violations = tuple(violations)

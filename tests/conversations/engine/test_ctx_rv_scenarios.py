@@ -39,8 +39,9 @@ def test_p0a_new_evidence_after_isolation_replans_and_rolls_back() -> None:
     assert out.isolation_completed and d.state.isolation_finding == "bad_capacitor"
     assert out.estimate_drafted and out.estimate_status == "draft"
     finding = next(f for f in d.state.facts if f.key == "finding:bad_capacitor")
-    # Non-blocking: diagnostics continue without confirming the estimate.
-    assert out.next_step_id == "coil_condition" and out.mode == "diagnostic"
+    # The cause isolated, no new check is put unasked; diagnostics go on without confirming the estimate.
+    assert out.next_step_id is None and out.mode == "diagnostic"
+    assert d.say("what's the next check?").next_step_id == "coil_condition"
     out = d.say("Actually I found oily residue and a leak at the evaporator coil")
     assert out.replan and out.submode == "replan" and "refrigerant_leak" in out.replan_reason
     state = d.state
