@@ -191,7 +191,8 @@ _DEFERRAL = re.compile(
     r"|haven'?t\s+(?:thought|figured)|still\s+(?:thinking|deciding|working\s+(?:it|that)\s+out)|no\s+idea\s+yet|not\s+yet\s+(?:sure|decided|known)"
     r"|不确定|不清楚|不知道|还没(?:定|决定|确定|想好|想清楚|考虑)|没想好|没想过|说不好|说不准|还在考虑|待定|(?:我|得|要)(?:再)?(?:查|问|确认|核实)一下|回头(?:再)?(?:告诉|确认)"
     r"|\b(?:give\s+me\s+a\s+(?:sec(?:ond)?|minute|moment)|one\s+(?:sec(?:ond)?|moment|minute))\b|^\W*(?:hang|hold)\s+on\b"
-    r"|(?:让我|我)(?:再)?想(?:一)?想|想一想|容我想想|稍等一下|等我(?:看|查)一下|等一下"
+    r"|(?:让我|我)(?:再)?想(?:一)?想|想一想|容我想想|等我(?:看|查)一下"
+    r"|^\W*(?:稍)?等(?:一下|等)\W*$|(?:稍)?等(?:一下|等)[，,\s]*(?:我|让我)?(?:再)?(?:看|查|问|想|确认)"  # "等一下，楼下还是要开个小店" corrects"
     r"|(?<!\w)(?:секунд(?:у|очку)|минутку|погоди(?:те)?)(?!\w)|\b(?:un\s+momento|un\s+segundo|dame\s+un\s+(?:momento|segundo|minuto))\b"
     r"|дай(?:те)?\s+подумать|надо\s+подумать|(?:я\s+)?подумаю|"
     r"d[eé]jame\s+pensar(?:lo)?|tengo\s+que\s+pensarlo"
@@ -449,10 +450,11 @@ def slugify(text: str, max_words: int = 4) -> str:
     return "_".join(words[:max_words])[:48]
 
 
-# Number words people type instead of digits (English, Russian, Spanish).
-NUMBER_WORDS = {
-    "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7, "eight": 8, "nine": 9,
-    "ten": 10, "eleven": 11, "twelve": 12,
-    "один": 1, "два": 2, "три": 3, "четыре": 4, "пять": 5,
-    "uno": 1, "dos": 2, "tres": 3, "cuatro": 4, "cinco": 5,
-}
+# Number words people type instead of digits (English, Russian, Spanish): the lexicon's `numbers.words`, where the
+# numbers recognizer reads them too ("a single storey"), up to ten (Spanish "once" is also English) and no word for a
+# couple or a dozen (a rough count)
+_ROUGH_COUNTS = frozenset({"dozen", "дюжина", "docena", "пара", "пару"})
+NUMBER_WORDS = {word: int(value) for language in ("en", "ru", "es")
+                for word, value in entry(language, "numbers")["words"].items()
+                if 1 <= value <= (12 if language == "en" else 10) and value == int(value) and " " not in word
+                and word not in _ROUGH_COUNTS}

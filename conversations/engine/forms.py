@@ -40,6 +40,7 @@ from .lexicon import lexicons_for, words_of
 from .negation import (
     after_correction,
     after_instruction,
+    after_reproach,
     doubt,
     hedge_near,
     message_parts,
@@ -580,8 +581,11 @@ def find_correction(
         return counted  # "make that 300 people": the answer that said "150 people"
     scored = [(2 if q.unit and mentions_unit(text, q.unit) else 0) + shared_words(text, q)
               + (2 if q.answer_type == "choice" and len(choices_named(rest, q, language)) == 1 else 0)  # "改成A组"
-              for q in specs]
+              + (2 if q.answer_type == "text" and q.patterns and volunteered_answer(rest, q, language) else 0)
+              for q in specs]  # "actually I was wrong, she was late twice in January too": the history's own words
     pointed = [q for score, q in sorted(zip(scored, specs, strict=True), key=lambda p: -p[0]) if score > 0]
+    if len(pointed) >= 2 and (concluded := _named_last(rest, pointed, language)) is not None:
+        pointed = [concluded, *(q for q in pointed if q is not concluded)]  # "… a little shop downstairs, so yes to mixed use"
     last = next((q for a in reversed(state.finalized_answers) for q in specs if q.id == a.question_id), None)
     last = None if prefer == "?" else next((q for q in specs if q.id == prefer), last)  # "?": only one pointed at
     # "actually" alone is too common in plain answers to redo the last one without pointing at it, and
@@ -594,10 +598,22 @@ def find_correction(
     if last is not None and last.answer_type == "text" and prefer != last.id:
         last = None
     for spec in [*pointed, *([last] if last is not None and not weak else [])]:
-        verdict = evaluate_answer(rest or text, spec, language)
+        said = after_reproach(rest) if spec.answer_type == "text" else rest  # the new account, not "I was wrong"
+        verdict = evaluate_answer(said or text, spec, language)
         if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:
             return spec, verdict.value
     return None
+
+
+def _named_last(text: str, pointed: list[FormQuestionSpec], language: str) -> FormQuestionSpec | None:
+    """The one question the message's last part names by its own words and answers ("so yes to mixed use" after "a
+    little shop downstairs"): what a person concludes with is what they change. None when no part does."""
+    parts = message_parts(text)
+    if len(parts) < 2:
+        return None
+    last = parts[-1]
+    named = [q for q in pointed if shared_words(last, q) > 0 and evaluate_answer(last, q, language).accepted]
+    return named[0] if len(named) == 1 else None
 
 
 # A count of something said in words ("300 people", "150 volunteers", "两百人"): the number and what it counts

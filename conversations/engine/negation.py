@@ -535,12 +535,23 @@ def says_a_correction(text: str) -> bool:
     return any(lex.corrections.search(text) for lex in lexicons_for(text))
 
 
+def after_reproach(text: str) -> str:
+    """The words after the last phrase that says something was wrong ("actually I was wrong, she was late twice"
+    -> "she was late twice"), or the whole text when none is said."""
+    ends = [m.end() for lex in lexicons_for(text) if (words := _list_pattern(lex, "reproaches")) is not None
+            for m in words.finditer(text)]
+    return text[max(ends):].strip(" ,，、:：;；.。-—") if ends else text
+
+
+def reproached(text: str) -> bool:
+    """Whether words say that what they name was wrong ("the 2 storeys was wrong", "你记错了")."""
+    return any((words := _list_pattern(lex, "reproaches")) is not None and words.search(text) for lex in lexicons_for(text))
+
+
 def says_it_was_wrong(text: str) -> bool:
     """Whether a message corrects what was kept: it opens with a correction ("不对，…", "sorry, …") or reproaches
     the reading anywhere ("I told you", "你记错了", "я же сказал", "ya te dije")."""
-    if opens_with_correction(text):
-        return True
-    return any((words := _list_pattern(lex, "reproaches")) is not None and words.search(text) for lex in lexicons_for(text))
+    return opens_with_correction(text) or reproached(text)
 
 
 @cache

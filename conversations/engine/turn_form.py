@@ -57,6 +57,7 @@ from .negation import (
     only_fillers,
     opens_with_correction,
     picks_between,
+    reproached,
     request_from,
     rough_or_doubtful,
     said_unsure,
@@ -787,7 +788,9 @@ def _answer_said_otherwise(state: ContextState, work: TurnWork, form: FormSpec,
         spec = form.question(answer.question_id)
         if spec is None or spec.id == asked.id or spec.answer_type == "text":
             continue
-        said = {v.value for part in message_parts(work.text) if not _denied_part(work.text, part)
+        parts = message_parts(work.text)
+        said = {v.value for i, part in enumerate(parts) if not _denied_part(work.text, part)
+                and not (i < len(parts) - 1 and reproached(part))  # "the 2 storeys was wrong, it's a single storey"
                 and (v := volunteered_answer(part, spec, work.language))}  # "不是工业！…是商业": not the denied one
         if len(said) == 1 and (value := next(iter(said))) and value != answer.answer:
             changed.append((spec, answer.answer, value))
