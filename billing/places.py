@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from django.conf import settings
 from django.db import connection
 from django.db.models import Count, Max
+from pypinyin import lazy_pinyin
 
 from conversations.engine.typos import NearWords, latin_words
 
@@ -70,24 +71,58 @@ def find_places(text: str, lang: str = "en") -> list[PlaceHit]:
     return hits + _slips(text, near, spans)
 
 
-def _slips(text: str, near: tuple[NearWords, tuple[PlaceHit, ...]], spans: list[tuple[int, int]]) -> list[PlaceHit]:
+def _slips(text: str, near: _Near, spans: list[tuple[int, int]]) -> list[PlaceHit]:
     """Lots named by a word a small edit away from a distinctive word of exactly one lot's name or alias (a word
-    near two lots' words names both, to be asked about); never a word inside a name already found."""
-    words, lots = near
+    near two lots' words names both, to be asked about), or by Chinese characters typed for others that sound the
+    same ("南沾" for 南站, a pinyin input's slip); never a word inside a name already found."""
+    words, lots, sounds = near
     out: list[PlaceHit] = []
     for m in latin_words(text):
         if any(s < m.end() and m.start() < e for s, e in spans):
             continue
         named = {lot for known in words.slips_of(m.group(0)) if len(words.names[known]) == 1 for lot in words.names[known]}
         out += [PlaceHit(lots[lot].slots, m.group(0), lots[lot].labels) for lot in sorted(named)]
+    for start, end, said in _sound_alikes(text, sounds, spans):
+        out += [PlaceHit(lots[lot].slots, text[start:end], lots[lot].labels) for lot in sorted(sounds[said])]
     return out
+
+
+def _sound_alikes(text: str, sounds: dict[str, set[int]], spans: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
+    """Runs of Chinese characters outside the names found that sound like exactly one lot's Chinese name or
+    distinctive piece, longest first: (start, end, the pinyin they share)."""
+    if not sounds:
+        return []
+    found: list[tuple[int, int, str]] = []
+    for run in _CJK_ANY.finditer(text):
+        syllables = lazy_pinyin(run.group(0))
+        if len(syllables) != len(run.group(0)):
+            continue
+        for size in range(min(len(syllables), _LONGEST_SOUND), 1, -1):
+            for i in range(len(syllables) - size + 1):
+                start, end = run.start() + i, run.start() + i + size
+                said = " ".join(syllables[i:i + size])
+                if (len(sounds.get(said, ())) == 1 and not any(s < end and start < e for s, e in spans)
+                        and not any(s < end and start < e for s, e, _ in found) and _said_as_a_place(text, start, end)):
+                    found.append((start, end, said))
+    return found
+
+
+def _said_as_a_place(text: str, start: int, end: int) -> bool:
+    """Whether the characters stand as a place's name: a car park's word right after them ("南沾停车场"), never
+    words that only sound like one ("下午一点" holds 午一, which sounds like 五一)."""
+    return text.startswith(_CJK_GENERIC[:6], end)
+
+
+_CJK_ANY = re.compile(r"[\u4e00-\u9fff]+")
+_LONGEST_SOUND = 8
 
 
 # Each process keeps the names of every city and lot in a dictionary. Its own writes drop it at once
 # (`forget_place_names`, on City and Lot saves and deletes); another process's are seen when it checks
 # the records' count and newest change, at most every PLACES_RECHECK_SECONDS. A message is looked up at
 # each position for each length a name beginning there has, never scanned once per name.
-_Near = tuple[NearWords, tuple[PlaceHit, ...]]  # the lots' distinctive words (each naming lots by position), the lots
+# the lots' distinctive words (each naming lots by position), the lots, and how their Chinese names and pieces sound
+_Near = tuple[NearWords, tuple[PlaceHit, ...], dict[str, set[int]]]
 # names -> what each names; a name's first two characters (its only one) -> the lengths names beginning so have
 _Index = tuple[dict[str, list[tuple[int, PlaceHit]]], dict[str, tuple[int, ...]], _Near]
 _INDEXES: dict[tuple[str, str], tuple[tuple, _Index, float]] = {}  # (fingerprint, index, when last checked)
@@ -124,7 +159,12 @@ def _name_index(lang: str) -> _Index:
     for name in names:
         lengths.setdefault(name[:2], set()).add(len(name))
     heads = {head: tuple(sorted(of_head, reverse=True)) for head, of_head in lengths.items()}
-    near = (NearWords.of((word, i) for i, (_, words) in enumerate(lots) for word in words), tuple(lot for lot, _ in lots))
+    sounds: dict[str, set[int]] = {}
+    for i, (_, words) in enumerate(lots):
+        for word in words:
+            if _CJK_ANY.fullmatch(word):
+                sounds.setdefault(" ".join(lazy_pinyin(word)), set()).add(i)
+    near = (NearWords.of((word, i) for i, (_, words) in enumerate(lots) for word in words), tuple(lot for lot, _ in lots), sounds)
     _INDEXES[slot] = (fingerprint, (names, heads, near), now)
     return names, heads, near
 

@@ -26,7 +26,8 @@ from ._text import (
     normalize_patterns,
     unnegated_hits,
 )
-from .negation import may_negate
+from .lexicon import lexicons_for, words_of
+from .negation import may_negate, message_parts
 from .schema import Localized, Names, Patterns, Spec
 
 LOCATE = "LOCATE"
@@ -375,6 +376,28 @@ def _only_negated(text: str, patterns: Mapping[str, Iterable[str]]) -> bool:
     return may_negate(text) and not unnegated_hits(text, patterns)
 
 
+def _asked_first(text: str, tied: list[DomainIntent]) -> DomainIntent | None:
+    """When each part of a message asks for one of the tied requests ("查一下…有没有欠费，另外…怎么收费的？"), the one
+    the first part asks for: two requests said one after the other, not one request read two ways."""
+    parts = message_parts(text)
+    if len(parts) < 2:
+        return None
+    asked, stated = [], []
+    for part in parts:
+        matched = [i for i, _ in _domain_matches(part, tied)]
+        if len(matched) == 1 and matched[0] not in asked:
+            # "欠费上个月都交清了，就想问下…怎么收": a part that asks nothing names no request
+            (asked if _asks(part) else stated).append(matched[0])
+    return asked[0] if asked and len(asked) + len(stated) >= 2 else None
+
+
+def _asks(part: str) -> bool:
+    """Whether a part of a message asks or requests (a question mark, a question word, a request's opening)."""
+    return "?" in part or "？" in part or any(
+        lex.request_openers.search(part) or words_of(lex.language, "question_words").search(part)
+        for lex in lexicons_for(part))
+
+
 def _confirmation_value(text: str) -> str:
     number = compile_pattern(r"(\d+(?:[.,]\d+)?)").search(text)
     return number.group(1).replace(",", ".") if number else "accept"
@@ -398,9 +421,14 @@ def route_intent(
     if domain:
         best = max(n for _, n in domain)
         top = [intent for intent, n in domain if n == best]  # declaration order breaks ties
+        if len(top) > 1 and (first := _asked_first(text, top)) is not None:
+            top = [first, *(i for i in top if i is not first)]  # "查一下…有没有欠费，另外…怎么收费的？": two requests, in order
+            ambiguous_words = False
+        else:
+            ambiguous_words = len(top) > 1
         chosen = top[0]
         hit = first_match(text, chosen.patterns, language)
-        ambiguous = len(top) > 1
+        ambiguous = ambiguous_words
         return IntentResult(
             intent=chosen.name,
             confidence=0.5 if ambiguous else min(0.99, 0.85 + 0.05 * best),

@@ -488,7 +488,7 @@ _NEXT_DAY = re.compile(r"next\s+(?:day|morning)|the\s+following\s+day|第二天|
 _DURATION = re.compile(
     r"(?<![第前后頭头隔\d])(\d+(?:\.\d+)?|[一两二三四五六七八九十俩仨]+|\b(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve)\b)"
     r"\s*-?\s*(?:个)?\s*(半|and\s+a\s+half\s+)?\s*"
-    r"(hours?|hrs?|h\b|小时|钟头|钟(?![头点])|minutes?|mins?|分钟|days?|天)(\s*半|\s+and\s+a\s+half)?",  # "3个钟": 3 hours
+    r"(hours?|hrs?|h(?![a-z])|小时|钟头|钟(?![头点])|minutes?|mins?|分钟|days?|天)(\s*半|\s+and\s+a\s+half)?",  # "3个钟": 3 hours
     re.IGNORECASE,
 )
 

@@ -62,7 +62,8 @@ CN_DIGITS = {
 
 _ZH_TIME = re.compile(
     r"(凌晨|早上|早晨|上午|中午|下午|傍晚|晚上|夜里|今晚|昨晚|明晚|今早|明早|昨早)?\s*"
-    r"(\d{1,2}|[零一二两三四五六七八九十]{1,3})\s*(?:[点點]|[时時](?![间間候]))(?:\s*(\d{1,2}|半|一刻|三刻|[零一二三四五六七八九十]{1,3}(?![零一二三四五六七八九十点點时時个]))\s*分?)?"
+    # "多一点", "便宜一点", "一点点", "一点儿": a bit, no one o'clock
+    r"(\d{1,2}|(?<![多少快慢好大小高低贵宜有差])[零一二两三四五六七八九十]{1,3})\s*(?:[点點](?![点點儿])|[时時](?![间間候]))(?:\s*(\d{1,2}|半|一刻|三刻|[零一二三四五六七八九十]{1,3}(?![零一二三四五六七八九十点點时時个]))\s*分?)?"
 )
 _CLOCK = re.compile(r"(?<![\d:])(\d{1,2}):(\d{2})(?::\d{2})?(?![\d:])")
 _AMPM = re.compile(
@@ -159,12 +160,15 @@ def zh_number(token: str) -> int:
 
 
 _NIGHT_PERIODS = ("晚上", "夜里", "今晚", "昨晚", "明晚", "noche")
+_NIGHT_ENDS = 4  # the last hour a night's words still name after its midnight ("晚上四点" is 04:00)
 
 
 def _pm_adjust(hour: int, period: str | None) -> int:
     period = (period or "").lower().replace(".", "")
     if hour == 12 and period in _NIGHT_PERIODS:
         return 0  # "晚上十二点": midnight, not noon
+    if hour <= _NIGHT_ENDS and period in _NIGHT_PERIODS:
+        return hour  # "今晚一点": one in the morning, after that evening's midnight
     if period in (
         "pm",
         "下午",
@@ -614,6 +618,8 @@ def parse_datetime(text: str, *, now: datetime, timezone: str, anchor: date | No
     if _AM_WORDS.search(text) and clock[0].hour == 12:
         clock = (time(0, clock[0].minute), clock[1])
     raw = " ".join(part for part in ((day[1] if day else ""), clock[1]) if part)
+    if clock[0].hour <= _NIGHT_ENDS and any(word in clock[1] or word in (day[1] if day else "") for word in _NIGHT_PERIODS):
+        on += timedelta(days=1)  # "今晚十二点", "今晚一点": after that night's midnight, the next calendar day
     return ParsedTime(datetime.combine(on, clock[0], tzinfo=zone), "minute", raw)
 
 

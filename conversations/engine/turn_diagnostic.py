@@ -70,10 +70,11 @@ from .procedure import (
     steps_answered_by,
 )
 from .slots import ABORT, has_content
-from .state import CONFIRMED, EST_NONE, ContextState, Estimate, PendingClarification
+from .state import ACTIVE, CONFIRMED, EST_NONE, ContextState, Estimate, PendingClarification
 from .turn_work import (
     ALSO_TEXT,
     ANSWER,
+    BACK_TO_CHECK_TEXT,
     CANCEL_MEANING,
     CONFIRM,
     DEFERRED_TEXT,
@@ -97,6 +98,7 @@ from .turn_work import (
     REPORT_NOT_YET_TEXT,
     REPORT_READY_TEXT,
     SIDE_QUESTION,
+    STILL_SUSPECTED_TEXT,
     SWITCHED_TEXT,
     TWO_SYSTEMS_TEXT,
     UNCLEAR_MEANING,
@@ -992,12 +994,21 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
     if step is not None:
         violations += check_loop(state, ProposedAction(QUESTION, step.id, step.topic), guard)
     work.loop_violations = tuple(violations)
+    if step is None and not state.isolation_complete and (back := _left_open_to_return_to(state, procedure, guard, current)):
+        # nothing else to check: a check left open unanswered is put once more (never a third time in a row)
+        state = state.evolve(skipped_steps=tuple(i for i in state.skipped_steps if i != back.id))
+        work.notice = (work.notice + " " if work.notice else "") + say(work.language, BACK_TO_CHECK_TEXT)
+        work.trace.append(f"nothing else to check: back to {back.id}, left open")
+        step = back
     if step is None:
         work.ready_for_report = state.isolation_complete
         if work.reply_action == "acknowledge":
             work.reply_action = "present_results" if state.isolation_complete else "no_more_steps"
         if work.reply_action == "no_more_steps" and not work.notice:
             work.notice = _with_system(NO_MORE_STEPS_TEXT, procedure, work.language)
+            suspected = [h.description for h in state.hypotheses if h.status == ACTIVE and h.supporting_facts]
+            if suspected:  # what is left for the technician, not only in the report
+                work.notice += " " + say(work.language, STILL_SUSPECTED_TEXT, causes=say_in(work.language, "items", "; ").join(suspected))
         return state.evolve(current_step_id=None)
     work.next_step_id = step.id
     work.next_step_question = localize(step.question, work.language)
@@ -1008,6 +1019,19 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         # The estimate is non-blocking: its reply goes on with the next check.
         work.action = ProposedAction(QUESTION, step.id, step.topic)
     return state.evolve(current_step_id=step.id)
+
+
+def _left_open_to_return_to(state: ContextState, procedure: ProcedureSpec, guard, current: StepSpec | None) -> StepSpec | None:  # noqa: ANN001
+    """The first check left open that was put no more than the guard's number of times in all, other than the one
+    put last (never again right after it was left): each is come back to once."""
+    last = next((a.step_id for a in reversed(state.last_actions) if a.type == QUESTION), None)
+    for step_id in state.skipped_steps:
+        step = procedure.step(step_id)
+        if (step is not None and step_id not in state.completed_steps and step_id not in (last, current and current.id)
+                and state.step_repeat_counts.get(step_id, 0) <= guard.max_step_repeats
+                and not check_loop(state, ProposedAction(QUESTION, step.id, step.topic), guard)):
+            return step
+    return None
 
 
 def _with_system(text: str, procedure: ProcedureSpec, language: str) -> str:

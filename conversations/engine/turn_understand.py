@@ -895,8 +895,11 @@ def _identifiers_by_lookup(state: ContextState, work: TurnWork, config: Conversa
     if not requested and work.meaning == FOLLOW_UP and (active := config.intent(state.active_intent or "")) is not None:
         requested = [active]  # "hmm what about B88888" after a plate's arrears: the plate that request needs
     needed = [n for n in (*sorted(asked), *(n for i in requested for n in i.required_slots)) if n in lookups and n not in found]
-    taken = [e.raw for e in found.values()] + [e.value for e in found.values()]
     known = {k: v.value for k, v in state.slots.items()}
+    # words read by their shape as an identifier no record knows ("GHX-2207" shaped like a lot code, no such lot)
+    # take nothing from a needed identifier a record does know (the plate that owes)
+    unknown = {n for n, e in found.items() if n in lookups and lookup_identifier(lookups[n], [e.value], known) is None}
+    taken = [w for n, e in found.items() if n not in unknown for w in (e.raw, e.value)]
     # never words read as a time or a length: "wait, make that til 10" while the lot is asked changes the end
     read_as_other = [e.raw for n, e in found.items() if config.slot_spec(n).extractor in _TIME_EXTRACTORS]
     for name in dict.fromkeys(needed):
@@ -905,9 +908,11 @@ def _identifiers_by_lookup(state: ContextState, work: TurnWork, config: Conversa
         tokens = [t for t in identifier_candidates(work.text, taken if name not in asked else read_as_other)
                   if not any(r and re.search(rf"(?<![0-9A-Za-z]){re.escape(r)}(?![0-9A-Za-z])", t) for r in read_as_other)]
         hit = lookup_identifier(lookups[name], tokens, known)
-        if hit is not None and name in asked:
-            for other in [n for n, e in found.items() if e.raw.casefold() == hit[1].casefold()]:
+        if hit is not None:
+            for other in [n for n, e in found.items() if (name in asked or n in unknown)
+                          and hit[1].casefold() in (e.raw.casefold(), e.value.casefold())]:
                 del found[other]
+                work.trace.append(f"slot {other} dropped: the words are the {name} a record knows")
         if hit is not None:
             found[name] = Extraction(value=hit[0], raw=hit[1])
         elif name in asked and len({re.split(r"[\s./]", tok)[-1] for tok in tokens}) == 1:  # one token, however written

@@ -63,6 +63,8 @@ WRONG_READING_TEXT = marked("“{value}” is {got}, not {expected}: for this ch
 LEFT_OPEN_TEXT = marked(
     "Let's leave that check open for now (you can still answer it later) and go on.")
 NEXT_STEP_TEXT = marked("The next step is this check:")
+BACK_TO_CHECK_TEXT = marked("Let's go back to a check we left open.")
+STILL_SUSPECTED_TEXT = marked("What the evidence still points at: {causes}.")
 NOTHING_LEFT_TEXT = marked(
     "There is nothing left to check: the cause is isolated. You can write the final report now, and "
     "confirm or skip the labor estimate.")

@@ -38,7 +38,7 @@ def test_p0a_ac_replan_rolls_back_the_conclusion(chat) -> None:  # noqa: ANN001
     done = c.choose("write_report")
     assert done["status"] == "completed"
     report = RunDocument.objects.filter(run__conversation__id=c.id, key="final_report").latest("version").content
-    assert report["cause"][0] == "Refrigerant leak at the coil"
+    assert report["cause"][0].startswith("Refrigerant leak")
     assert report["estimate_status"] == "draft"  # the report uses the draft when nothing was confirmed
     replans = AuditEvent.objects.filter(run__conversation__id=c.id, chosen_option_id="replan", event_type="decision")
     assert replans.count() == 1
