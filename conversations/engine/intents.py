@@ -392,10 +392,8 @@ def _asked_first(text: str, tied: list[DomainIntent]) -> DomainIntent | None:
 
 
 def _asks(part: str) -> bool:
-    """Whether a part of a message asks or requests (a question mark, a question word, a request's opening)."""
-    return "?" in part or "？" in part or any(
-        lex.request_openers.search(part) or words_of(lex.language, "question_words").search(part)
-        for lex in lexicons_for(part))
+    """Whether a part of a message asks or requests (a question mark, or a word that asks: lexicon `question_words`)."""
+    return "?" in part or "？" in part or any(words_of(lex.language, "question_words").search(part) for lex in lexicons_for(part))
 
 
 def _confirmation_value(text: str) -> str:
