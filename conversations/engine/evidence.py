@@ -222,6 +222,8 @@ def match_elided(text: str, rules: Iterable[EvidenceRule], language: str, locale
                     words = _WORDS.findall(pattern_as_words(pattern))
                     if len(words) < 2 or lex.negation_before.fullmatch(words[0]) or not _opens_with_any(lex, rest, words[1:]):
                         continue
+                    if _names_its_subject(lex, rest, pattern):
+                        continue  # "it's only out on gas": the words name what the pattern opens with; nothing is left out
                     said = f"{words[0]} {rest}"
                     if compile_pattern(pattern).match(said) is not None and (read := match_evidence(said, [rule], language, locale)):
                         found[rule.id] = replace(read[0], raw=clause)
@@ -242,6 +244,29 @@ def _without_opening(lex: Lexicon, clause: str) -> str:
         if opening is None or opening.end() == position:
             return clause[position:]
         position = opening.end()
+
+
+def _names_its_subject(lex: Lexicon, rest: str, pattern: str) -> bool:
+    """Whether the clause itself says one of the words the pattern opens with (its first group's alternatives,
+    `(?:lp|gas|propane)`): then that is not what the clause leaves out, and putting it before the clause would
+    read it twice ("gas only out on gas")."""
+    opening = _FIRST_GROUP.match(pattern)
+    if opening is None:
+        return False
+    depth, end = 0, None
+    for i in range(opening.end() - 3, len(pattern)):
+        depth += {"(": 1, ")": -1}.get(pattern[i], 0) if pattern[i - 1] != "\\" else 0
+        if depth == 0:
+            end = i
+            break
+    if end is None:
+        return False
+    said = {w.lower() for w in _WORDS.findall(pattern_as_words(pattern[opening.end():end]))}
+    found = (w.group(0).lower() for w in _WORDS.finditer(rest)) if lex.spaced else ()
+    return any(w in said for w in found) if lex.spaced else any(w and w in rest for w in said)
+
+
+_FIRST_GROUP = re.compile(r"(?:\\b|\^)?\(\?:")
 
 
 def _opens_with_any(lex: Lexicon, rest: str, words: list[str]) -> bool:
