@@ -139,7 +139,8 @@ def match_evidence(
             spans[said.id] = (index, hit[2].start(), hit[2].end())
     # "stopped cooling on propane" holds "cooling on propane": a reading inside the words of one it
     # excludes is a piece of that one, not a second thing said
-    for piece in [a for a in spans for b in spans if a != b and _excludes(by_id, a, b) and _within(spans[a], spans[b])]:
+    for piece in [a for a in spans for b in spans if a != b and _within(spans[a], spans[b])
+                  and (_excludes(by_id, a, b) or _reading_of_a_part(by_id, a, b, spans))]:
         found.pop(piece, None)
     if len(parts) > 1:
         for rule in rules:
@@ -267,6 +268,13 @@ def _names_its_subject(lex: Lexicon, rest: str, pattern: str) -> bool:
 
 
 _FIRST_GROUP = re.compile(r"(?:\\b|\^)?\(\?:")
+
+
+def _reading_of_a_part(by_id: dict[str, EvidenceRule], piece: str, whole: str, spans: dict[str, tuple[int, int, int]]) -> bool:
+    """"across herm and c i get 0 volts": a bare reading (no supply at the unit) inside the words of a reading that
+    says what it was taken at (none at the compressor) is that one's value, not a second measurement."""
+    return (by_id[piece].type == by_id[whole].type == "measurement"
+            and spans[piece][2] - spans[piece][1] < spans[whole][2] - spans[whole][1])
 
 
 def _opens_with_any(lex: Lexicon, rest: str, words: list[str]) -> bool:

@@ -202,13 +202,17 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"заменить|сбросить|подключить|осмотреть|диагностировать|задвинуть|выдвинуть|синхронизировать|"
             r"почистить|подкачать|долить|отрегулировать|настроить|разблокировать|завести|запустить)",
             r"каким\s+образом",
+            # any verb asked about in the infinitive: "как перемкнуть провода термостата?"
+            r"(?<!\w)как\s+(?:мне\s+|нам\s+|можно\s+|нужно\s+|лучше\s+|правильно\s+)*\w{3,}(?:ть|ти)(?:ся)?(?!\w)",
             r"(?<!\w)как\s+(?:проверяется|измеряется|делается)",
             r"инструкци",
         ),
         "es": (
             r"\bc[oó]mo\s+(?:puedo\s+|debo\s+|podr[ií]a\s+|se\s+|hago\s+para\s+|hay\s+que\s+)?"
             r"(?:verific|comprob|prob|prueb|medi|mid|revis|cheque|hac|sab|reemplaz|quit|desmont|conect|"
-            r"inspeccion|diagnostic)\w*",
+            r"inspeccion|diagnostic|puente)\w*",
+            # any verb asked about in the first person: "¿cómo puenteo los cables?", "¿cómo lo mido?"
+            r"\bc[oó]mo\s+(?:lo\s+|la\s+|los\s+|las\s+)?\w{3,}o\b(?<!\bc[oó]mo)",
             r"\bpasos\s+para\b",
             r"\bqu[eé]\s+pasos\b",
             r"\b(?:la\s+)?(?:mejor\s+)?manera\s+de\b",

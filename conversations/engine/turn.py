@@ -272,7 +272,11 @@ def _count_repeats(state: ContextState, work: TurnWork) -> ContextState:
         return state.evolve(same_question=None, same_question_asks=0)
     # a check or a form question counts the asks its non-answers brought ("hmm", "not sure", "ok"): any message with
     # something toward it (an answer in part, another answer, a side question) starts the count afresh
-    again = asked == state.same_question and (work.non_answer or bool(work.missing_slots) and work.decision == ASK)
+    # a check put again right after facts that leave it open counts too ("no voltage ever shows up at the gas valve"
+    # read as another check's finding): the seed's guard counts the step's asks, not what came between them
+    still_open = (work.next_step_id == asked and work.form_question_id is None and work.side_question is None and not work.replan
+                  and work.meaning in (ANSWER, EVIDENCE))
+    again = asked == state.same_question and (work.non_answer or still_open or bool(work.missing_slots) and work.decision == ASK)
     repeats = state.same_question_asks + 1 if again else 1
     return state.evolve(same_question=asked, same_question_asks=repeats)
 

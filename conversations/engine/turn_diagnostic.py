@@ -931,8 +931,9 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         return state.evolve(current_step_id=None)
     work.non_answer = (current is not None and not work.facts_added and not work.replan
                        and (work.deferred or bool(work.reading_needed) or work.meaning == UNCLEAR_MEANING))
-    if (current is not None and not work.facts_added and not work.replan and current.id not in state.completed_steps
-            and current.id not in state.skipped_steps and asked_enough(state, current.id, guard) and work.non_answer):
+    if (current is not None and not work.replan and current.id not in state.completed_steps
+            and current.id not in state.skipped_steps and asked_enough(state, current.id, guard)
+            and (work.non_answer or work.facts_added and work.meaning in (ANSWER, EVIDENCE))):
         # put twice in a row, whatever came before it, and still no answer: never a third time, on to the next
         state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
         violations.append(f"step_repeat_limit:{current.id}")
