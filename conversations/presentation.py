@@ -151,6 +151,17 @@ def blocker_sentences(blockers: list[str], config: ConversationConfig, lang: str
     return sentences
 
 
+def effects_sentence(effects: str) -> str:
+    """An option's effects as people read them: the workflow engine's "Warning: stale input: …" (a document the
+    option uses was made before what it depends on changed) said in words, never as the engine's ids."""
+    said, warned, warnings = effects.partition(" Warning: ")
+    if not warned:
+        return effects
+    if any(w.strip().startswith("stale input:") for w in warnings.split(";")):
+        return f"{said} " + str(_("Note: a document it uses was made before the latest changes."))
+    return said
+
+
 def blocker_sentence(blocker: str, config: ConversationConfig, lang: str) -> str:
     """One blocker reason in words: ask-then-act codes, a missing detail, a stale document, a
     pending review; a plan's own condition message is shown as the plan wrote it."""

@@ -95,7 +95,8 @@ def _page_words(request: HttpRequest, conversation: Conversation, error: str | N
     plan = plan_by_id(conversation.run.plan_id)
     config = selectors.conversation_config(plan)
     # People choose among user choices; automatic routes and the "keep talking" option need no button.
-    options = [{**o, "reasons": presentation.blocker_sentences(o["blockers"], config, lang)}
+    options = [{**o, "reasons": presentation.blocker_sentences(o["blockers"], config, lang),
+                "effects_summary": presentation.effects_sentence(o["effects_summary"])}
                for o in state["options"] if not o["non_advancing"] and not o["automatic"]]
     transcript = selectors.conversation_messages(conversation)
     being_written = drafts.draft_of(conversation.pk)

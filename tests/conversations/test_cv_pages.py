@@ -93,3 +93,16 @@ def test_other_people_cannot_open_a_conversation(signed_in, other_person, client
     client.force_login(other_person)
     assert client.get(f"/c/{cid}/").status_code == 404
     assert client.post(f"/c/{cid}/send", {"text": "hi"}).status_code == 404
+
+
+def test_a_finished_conversation_takes_no_more_messages_in_the_page(signed_in) -> None:  # noqa: ANN001
+    """Walk 8: once a choice completes the conversation, the update the page gets disables the message box (it
+    stayed enabled until a reload, and what was typed was dropped under a banner out of sight)."""
+    cid = _start(signed_in, "rv_diagnostic")
+    for text in ("AC not cooling", "120 volts", "compressor hums, won't start", "cap is bulged and weak"):
+        signed_in.post(f"/c/{cid}/send", {"text": text})
+    update = signed_in.post(f"/c/{cid}/choose", {"option_id": "write_report"}, HTTP_HX_REQUEST="true").content.decode()
+    assert Conversation.objects.get(pk=cid).status == "completed"
+    assert 'id="composer-row"' in update and 'hx-swap-oob="true"' in update and "disabled" in update.split('id="composer-row"')[1]
+    page = signed_in.get(f"/c/{cid}/").content.decode()
+    assert "disabled" in page.split('id="composer-row"')[1].split("</div>")[0]
