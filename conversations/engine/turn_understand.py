@@ -771,6 +771,9 @@ def _named_values(state: ContextState, work: TurnWork, names: list[str], found: 
     for slot in named.ambiguous:
         found.pop(slot, None)
         work.trace.append(f"slot {slot} ambiguous: " + ", ".join(v for v, _ in named.ambiguous[slot]))
+        # "the airport car park" with an airport lot in two cities: read as a guess between them, asked
+        work.unsure.append(Command("set_slot", slot=slot, candidates=tuple(v for v, _ in named.ambiguous[slot]),
+                                   certainty=GUESS))
     work.ambiguous_slots = named.ambiguous
 
 

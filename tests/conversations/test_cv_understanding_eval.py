@@ -60,21 +60,21 @@ def test_the_set_is_large_varied_and_well_formed() -> None:
                     re.compile(value[3:])
 
 
-# The shares the rules reach today, file by file: they may only get better (confidently wrong at most,
-# right or asked back at least, in %). The targets are 0-1 % and 97 %.
+# The shares the rules reach today, file by file, less a point: they may only get better (confidently wrong at
+# most, right or asked back at least, in %). The targets are 0-1 % and 97 % (all files: 97.2 % on 2026-12-03).
 FLOORS = {
-    "manager_assistant_en.json": (0.1, 85.1),
-    "manager_assistant_zh.json": (0.1, 75.8),
-    "parking_help_desk_en.json": (0.1, 86.0),
-    "parking_help_desk_zh.json": (0.1, 87.4),
-    "permit_form_en.json": (0.1, 82.9),
-    "permit_form_zh.json": (0.1, 82.9),
-    "project_intake_en.json": (0.1, 97.7),
-    "project_intake_zh.json": (0.1, 82.1),
-    "rv_diagnostic_en.json": (0.1, 85.0),
-    "rv_diagnostic_es.json": (0.1, 70.0),
-    "rv_diagnostic_ru.json": (0.1, 64.8),
-    "rv_diagnostic_zh.json": (0.1, 90.9),
+    "manager_assistant_en.json": (0.1, 97.2),
+    "manager_assistant_zh.json": (0.1, 97.1),
+    "parking_help_desk_en.json": (0.1, 94.7),
+    "parking_help_desk_zh.json": (0.1, 97.5),
+    "permit_form_en.json": (0.1, 98.9),
+    "permit_form_zh.json": (0.1, 98.9),
+    "project_intake_en.json": (0.1, 98.9),
+    "project_intake_zh.json": (0.1, 87.7),
+    "rv_diagnostic_en.json": (0.1, 95.9),
+    "rv_diagnostic_es.json": (0.1, 93.7),
+    "rv_diagnostic_ru.json": (0.1, 95.4),
+    "rv_diagnostic_zh.json": (0.1, 97.1),
 }
 
 
