@@ -90,8 +90,8 @@ def _slips(text: str, near: _Near, spans: list[tuple[int, int]]) -> list[PlaceHi
 def _sound_alikes(text: str, sounds: dict[str, set[int]], spans: list[tuple[int, int]]) -> list[tuple[int, int, str]]:
     """Runs of Chinese characters outside the names found that sound like exactly one lot's Chinese name or
     distinctive piece, longest first: (start, end, the pinyin they share)."""
-    if not sounds:
-        return []
+    if not sounds or not any(word in text for word in _CJK_PLACE_WORDS):
+        return []  # a sound-alike is a place only before a car park's word: no pinyin for other messages
     found: list[tuple[int, int, str]] = []
     for run in _CJK_ANY.finditer(text):
         syllables = lazy_pinyin(run.group(0))
@@ -110,7 +110,7 @@ def _sound_alikes(text: str, sounds: dict[str, set[int]], spans: list[tuple[int,
 def _said_as_a_place(text: str, start: int, end: int) -> bool:
     """Whether the characters stand as a place's name: a car park's word right after them ("南沾停车场"), never
     words that only sound like one ("下午一点" holds 午一, which sounds like 五一)."""
-    return text.startswith(_CJK_GENERIC[:6], end)
+    return text.startswith(_CJK_PLACE_WORDS, end)
 
 
 _CJK_ANY = re.compile(r"[\u4e00-\u9fff]+")
@@ -217,7 +217,8 @@ def _place_names(lang: str, lots: list[tuple[PlaceHit, set[str]]]) -> list[tuple
 # Words of a lot's name too common to name one by themselves. A word several lots share ("station", "机场")
 # names them all, and the city said or talked about chooses among them; these name no lot at all.
 _GENERIC = frozenset(["lot", "lots", "park", "parking", "carpark", "garage", "garages", "car", "cars", "the", "and", "street", "road", "centre", "center", "city", "north", "south", "east", "west", "level", "floor", "public", "private", "underground", "multi", "storey", "area", "zone"])
-_CJK_GENERIC = ("停车场", "停车库", "停车楼", "车场", "车库", "停车", "号", "一号", "二号", "三号")
+_CJK_PLACE_WORDS = ("停车场", "停车库", "停车楼", "车场", "车库", "停车")
+_CJK_GENERIC = (*_CJK_PLACE_WORDS, "号", "一号", "二号", "三号")
 _CJK_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
 
 

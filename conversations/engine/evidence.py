@@ -665,7 +665,7 @@ def read_measurement(text: str, expected: str | None = None) -> Reading | None:
     """The reading a message gives: a number with its unit ("12,4 V", "118v", "2 amps", "0 volts"),
     "no power at all" / "нет напряжения" / "没电" as 0 V, or, answering a check that `expected` one
     kind, a short message with a bare number ("about 118"). None when it gives no reading."""
-    for reading in _unit_readings(text):
+    if (reading := next(_unit_readings(text), None)) is not None:
         return reading
     for match in _ON_THE_SCALE.finditer(text):  # "4 on the mV scale", "reads 12 on the 20 V range"
         kind, symbol = _unit_kind(match.group(2))

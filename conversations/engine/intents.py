@@ -423,14 +423,12 @@ def route_intent(
     if domain:
         best = max(n for _, n in domain)
         top = [intent for intent, n in domain if n == best]  # declaration order breaks ties
-        if len(top) > 1 and (first := _asked_first(text, top)) is not None:
+        ambiguous = len(top) > 1
+        if ambiguous and (first := _asked_first(text, top)) is not None:
             top = [first, *(i for i in top if i is not first)]  # "查一下…有没有欠费，另外…怎么收费的？": two requests, in order
-            ambiguous_words = False
-        else:
-            ambiguous_words = len(top) > 1
+            ambiguous = False
         chosen = top[0]
         hit = first_match(text, chosen.patterns, language)
-        ambiguous = ambiguous_words
         return IntentResult(
             intent=chosen.name,
             confidence=0.5 if ambiguous else min(0.99, 0.85 + 0.05 * best),

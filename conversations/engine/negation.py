@@ -548,6 +548,12 @@ def reproached(text: str) -> bool:
     return any((words := _list_pattern(lex, "reproaches")) is not None and words.search(text) for lex in lexicons_for(text))
 
 
+def says_it_corrects(text: str) -> bool:
+    """Whether a message corrects something said before: a correction marker anywhere ("wait, correction …",
+    "哦不对") or a reproach ("that 0 was wrong")."""
+    return says_a_correction(text) or reproached(text)
+
+
 def says_it_was_wrong(text: str) -> bool:
     """Whether a message corrects what was kept: it opens with a correction ("不对，…", "sorry, …") or reproaches
     the reading anywhere ("I told you", "你记错了", "я же сказал", "ya te dije")."""

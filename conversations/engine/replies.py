@@ -21,7 +21,7 @@ from .catalog import marked, say, say_in, say_n
 from .config import ConversationConfig
 from .fee_questions import OVERNIGHT, OVERNIGHT_START, asks_cap, day_part
 from .forms import answers_listing
-from .negation import says_a_correction, says_it_was_wrong
+from .negation import says_it_corrects
 from .plain_words import (
     acknowledgement,
     answer_shown,
@@ -480,18 +480,11 @@ def _tool_reply(view: RunView, lang: str, asked: str = "") -> tuple[list[str], s
 # --- diagnostic, form and guidance ------------------------------------------------
 
 
-def _corrected_facts(outcome: TurnOutcome, state: ContextState) -> list[str]:
-    """What a correction changed, said back: the new finding where an earlier one of another kind stood ("12 V
-    present at the pump (12.3 V)" replacing "No 12 V at the pump (0 V)")."""
-    by_id = {f.id: f for f in state.facts}
-    return [by_id[i].value for i in _correcting_ids(outcome, state)]
-
-
 def _correcting_ids(outcome: TurnOutcome, state: ContextState) -> list[str]:
     """The facts this turn added that supersede an earlier fact of another kind, when the message says it corrects
-    ("that 0 was wrong …"); a newer observation said plainly is noted as any other."""
-    said = state.latest_user_text or ""
-    if not (says_a_correction(said) or says_it_was_wrong(said)):
+    ("that 0 was wrong …": "12 V present at the pump (12.3 V)" replacing "No 12 V at the pump (0 V)"); a newer
+    observation said plainly is noted as any other."""
+    if not says_it_corrects(state.latest_user_text or ""):
         return []
     by_id = {f.id: f for f in state.facts}
     old = [by_id[i] for i in outcome.facts_superseded if i in by_id]
@@ -501,8 +494,10 @@ def _correcting_ids(outcome: TurnOutcome, state: ContextState) -> list[str]:
 
 def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str) -> list[str]:
     lines = []
-    if corrected := _corrected_facts(outcome, state):
-        lines.append(say(lang, "Corrected: {facts}.", facts=say_in(lang, "items", "; ").join(corrected)))
+    corrected = set(_correcting_ids(outcome, state))  # said once, as the correction, never also as "Noted"
+    if corrected:
+        values = [f.value for f in state.facts if f.id in corrected]
+        lines.append(say(lang, "Corrected: {facts}.", facts=say_in(lang, "items", "; ").join(values)))
     if outcome.replan:
         lines.append(say(lang, "New evidence changes the picture: I've set the earlier conclusion aside and switched to the matching checks."))
     if outcome.isolation_completed and state.isolation_finding:
@@ -518,13 +513,11 @@ def _diagnostic_lines(outcome: TurnOutcome, state: ContextState, config: Convers
     if (outcome.facts_added and not outcome.isolation_completed and not outcome.replan and not outcome.next_step_question
             and not outcome.notice and outcome.reply_action not in ("estimate_skipped", "estimate_confirmed", "final_report")):
         # nothing left to ask, but the message said something: say what was noted (never "I didn't understand")
-        corrected = set(_correcting_ids(outcome, state))  # said once, as the correction
         said = [f.value for f in state.facts if f.id in outcome.facts_added and f.key != "note" and f.id not in corrected]
         if said:
             lines.append(say(lang, "Noted: {facts}.", facts=say_in(lang, "items", "; ").join(said)))
     elif outcome.facts_volunteered and not outcome.isolation_completed and not outcome.replan:
         # said without being asked, then the next check: heard, before the question
-        corrected = set(_correcting_ids(outcome, state))
         said = [f.value for f in state.facts if f.id in outcome.facts_volunteered and f.id not in corrected]
         if said:
             lines.append(say(lang, "Noted: {facts}.", facts=say_in(lang, "items", "; ").join(said)))

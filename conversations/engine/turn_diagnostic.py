@@ -55,8 +55,7 @@ from .negation import (
     only_fillers,
     pattern_as_words,
     rough,
-    says_a_correction,
-    says_it_was_wrong,
+    says_it_corrects,
     unread_parts,
 )
 from .procedure import (
@@ -605,7 +604,7 @@ def _corrected_reading(state: ContextState, work: TurnWork, config: Conversation
     progress when it reads that kind, else the one last answered with it); the evidence it gives supersedes the
     earlier reading's (the plan's `excludes`), and what the earlier reading isolated is replanned."""
     procedure = config.procedure(state.primary_system)
-    if procedure is None or work.model_read or not (says_a_correction(work.text) or says_it_was_wrong(work.text)):
+    if procedure is None or work.model_read or not says_it_corrects(work.text):
         return matches  # (with a model configured, its reading is the reading)
     reading = last_measurement(work.text)
     if reading is None:
@@ -625,12 +624,12 @@ def _said_otherwise(state: ContextState, work: TurnWork, config: ConversationCon
     """"哦不对，说错了，是不转" after "直接接电瓶能转", "sorry, my mistake: it does spin" after "doesn't spin on direct
     power": a correction that names nothing the plan reads turns the observation said last into its opposite (the
     plan's `negated` link, read both ways); the new finding supersedes it. Nothing when the last one has no opposite."""
-    if work.model_read or not (says_a_correction(work.text) or says_it_was_wrong(work.text)) or _asks_back(work.text):
+    if work.model_read or not says_it_corrects(work.text) or _asks_back(work.text):
         return []  # (with a model configured, its reading is the reading: the rules add no fact it did not give)
     said = [f for f in state.facts if f.current and f.source == "user" and f.key != "note" and f.system == state.primary_system]
     if not said:
         return []
-    last = max(said, key=lambda f: (f.turn, f.id.lstrip("f").isdigit() and int(f.id.lstrip("f"))))
+    last = said[-1]  # facts are kept in the order they were said
     rules = {r.id: r for r in config.all_evidence(state.primary_system)}
     rule = rules.get(last.key)
     if rule is None:

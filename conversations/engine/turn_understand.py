@@ -916,7 +916,6 @@ def _identifiers_by_lookup(state: ContextState, work: TurnWork, config: Conversa
                           and hit[1].casefold() in (e.raw.casefold(), e.value.casefold())]:
                 del found[other]
                 work.trace.append(f"slot {other} dropped: the words are the {name} a record knows")
-        if hit is not None:
             found[name] = Extraction(value=hit[0], raw=hit[1])
         elif name in asked and len({re.split(r"[\s./]", tok)[-1] for tok in tokens}) == 1:  # one token, however written
             found[name] = Extraction(value=tokens[0], raw=tokens[0])  # validation will say it was not found
