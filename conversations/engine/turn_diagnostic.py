@@ -932,8 +932,9 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
                        and (work.deferred or bool(work.reading_needed) or work.meaning == UNCLEAR_MEANING))
     if (current is not None and not work.replan and current.id not in state.completed_steps
             and current.id not in state.skipped_steps and asked_enough(state, current.id, guard)
-            and (work.non_answer or work.facts_added and work.meaning in (ANSWER, EVIDENCE))):
-        # put twice in a row, whatever came before it, and still no answer: never a third time, on to the next
+            and (work.non_answer or work.meaning in (ANSWER, EVIDENCE))):
+        # put twice in a row, whatever came before it (a non-answer, facts that leave it open, the same fact said
+        # again), and still no answer: never a third time, on to the next
         state = state.evolve(skipped_steps=state.skipped_steps + (current.id,))
         violations.append(f"step_repeat_limit:{current.id}")
         said = _reading_notice(work, 0, guard.max_step_repeats) if work.reading_needed and work.reading_got is not None else ""

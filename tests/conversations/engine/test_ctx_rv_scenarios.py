@@ -267,6 +267,17 @@ def test_ambiguous_system_is_asked_then_aborted_without_progress() -> None:
     assert d.say("whatever").decision == "abort"
 
 
+def test_the_same_fact_said_again_leaves_the_check_open_not_a_third_ask() -> None:
+    # found by CI's hypothesis run: a fact already recorded, said again to a check it does not answer, put the
+    # check a third time in a row (it neither added a fact nor was a non-answer)
+    d = dialogue()
+    d.say("AC not cooling")
+    assert d.say("compressor hums but won't start").next_step_id == "check_power"
+    out = d.say("compressor hums but won't start")
+    assert out.next_step_id != "check_power" and "step_repeat_limit:check_power" in out.loop_violations
+    assert out.notice and "open" in out.notice
+
+
 @settings(max_examples=25, deadline=None)
 @given(
     st.lists(
