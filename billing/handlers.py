@@ -45,7 +45,10 @@ def _order_dict(order: ParkingOrder) -> dict[str, Any]:
     }
 
 
-@step_handler("billing.rule_explain")
+_TOOL_SIGNALS = ("tool_error", "tool_result")
+
+
+@step_handler("billing.rule_explain", signals=_TOOL_SIGNALS)
 def rule_explain(ctx: StepContext) -> StepEffect:
     """Which rule and version apply to a lot at a time, and what a stay costs."""
     slots = _validated(ctx)
@@ -81,7 +84,7 @@ def rule_explain(ctx: StepContext) -> StepEffect:
     }})
 
 
-@step_handler("billing.arrears_check")
+@step_handler("billing.arrears_check", signals=_TOOL_SIGNALS)
 def arrears_check(ctx: StepContext) -> StepEffect:
     """The plate's orders that still owe money."""
     slots = _validated(ctx)
@@ -110,7 +113,8 @@ def _order_details(order: ParkingOrder) -> dict[str, str]:
             "label": f"{order.order_no} ({order.lot_code}, {local_iso(order.entry_time)[:10]}, {order.arrears_amount})"}
 
 
-@step_handler("billing.fee_verify")
+@step_handler("billing.fee_verify", signals=_TOOL_SIGNALS + (
+    "amount_check_result", "qa_pass", "confidence", "missing_critical", "intent_class", "review_subject", "check_summary"))
 def fee_verify(ctx: StepContext) -> StepEffect:
     """Recompute the order's fee; the gate after this step routes a mismatch to a supervisor."""
     slots = _validated(ctx)
@@ -140,7 +144,7 @@ def fee_verify(ctx: StepContext) -> StepEffect:
     })
 
 
-@edge_effect("billing.fee_decision")
+@edge_effect("billing.fee_decision", signals=("fee_decision",))
 def fee_decision(ctx: StepContext, option, user) -> StepEffect:  # noqa: ANN001
     """Apply the gate's fee outcome (adjust / keep / waive) to the order."""
     result = ctx.state.signals.get("tool_result") or {}

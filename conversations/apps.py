@@ -8,18 +8,21 @@ class ConversationsConfig(AppConfig):
 
     def ready(self) -> None:
         from config.runtime import process_started
-        from workflows.services.plans import register_plan_section
+        from workflows.handlers import publishes_signals
+        from workflows.services.plans import register_plan_check, register_plan_section
         from workflows.services.runs import register_run_parent_lock
         from workflows.signals import review_decided
 
         from . import handlers  # noqa: F401  registers the conversation-fed step handlers
-        from .engine.config import validate_config
+        from .engine.config import plan_reference_problems, validate_config
         from .knowledge.apps_hooks import connect
-        from .services import lock_conversation_of_run, on_review_decided
+        from .services import CONVERSATION_SIGNALS, lock_conversation_of_run, on_review_decided
 
         review_decided.connect(on_review_decided, dispatch_uid="conversation-review-decided")
         register_run_parent_lock(lock_conversation_of_run)  # lock order: conversation, then run
         register_plan_section("conversation", validate_config)
+        register_plan_check(plan_reference_problems)
+        publishes_signals("conversation", *CONVERSATION_SIGNALS)
         connect()  # billing rule versions regenerate their knowledge explanations
         process_started.connect(_warm_plans, dispatch_uid="conversations-warm-plans")
 

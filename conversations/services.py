@@ -220,6 +220,12 @@ def _stay(state: ContextState) -> dict[str, str]:
     return {}
 
 
+# what `_signals_for` publishes to the run, by its top-level keys: the signals a plan's conditions may test
+CONVERSATION_SIGNALS = ("intent", "slots", "validated", "learned_slots", "facts", "isolation_complete", "replan_required",
+                        "form_complete", "new_question", "prepared", "intake_ready", "intent_class", "confidence",
+                        "missing_critical", "action_blockers")
+
+
 def _signals_for(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str, owner_name: str) -> dict[str, Any]:
     """Everything a plan's conditions may test, recomputed every turn (nothing goes stale)."""
     domain = {i.name for i in config.intents}

@@ -91,9 +91,10 @@ from dataclasses import field, replace
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
 import pydantic
-from pydantic import BeforeValidator, ConfigDict, Field, ValidationError
+from pydantic import BeforeValidator, ConfigDict, Field, ValidationError, with_config
 from typing_extensions import TypedDict  # pydantic needs this one before Python 3.12
 
+from workflows.engine.conditions import iter_conditions
 from workflows.engine.schema import problems_from
 
 from ._serde import FrozenDict
@@ -213,6 +214,7 @@ class HypothesisSpec(Spec):
         super().__post_init__()
 
 
+@with_config(ConfigDict(extra="forbid"))
 class Rating(TypedDict):
     """A reading held against its rating ("28 µF, label says 45"): `below` when more than the
     tolerance under the rating, `within` otherwise (evidence ids)."""
@@ -222,6 +224,7 @@ class Rating(TypedDict):
     tolerance: NotRequired[Annotated[float, Field(strict=True, ge=0, lt=1)]]  # default 0.1
 
 
+@with_config(ConfigDict(extra="forbid"))
 class Band(TypedDict):
     """A reading sorted by its value into evidence: min inclusive, max exclusive, in the kind's
     canonical unit (pressure in. WC, temperature °F, others as read)."""
@@ -417,7 +420,7 @@ class ModesSpec(Spec):
         super().__post_init__()
 
 
-@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))
+@pydantic.dataclasses.dataclass(frozen=True)
 class LoopGuardConfig(Spec):
     """Anti-loop limits."""
 
@@ -436,7 +439,7 @@ class EstimateSettings(Spec):
     enabled: bool = False  # a non-blocking draft estimate after isolation
 
 
-@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(extra="forbid"))
+@pydantic.dataclasses.dataclass(frozen=True)
 class ConversationConfig(Spec):
     """Everything a workflow plan tells the context engine (see the module docstring)."""
 
@@ -599,7 +602,56 @@ def _reference_problems(config: ConversationConfig) -> list[tuple[str, str]]:
             problems.append((f"$.side_topics[{i}].system", f"unknown procedure {topic.system!r}"))
     if config.form:
         problems += _form_problems(config.form)
-    return problems + _duplicates(config.actions, "$.actions")
+    return problems + _duplicates(config.actions, "$.actions") + _action_problems(config)
+
+
+def slot_names(config: ConversationConfig) -> set[str]:
+    """Every slot a plan's parts may name: declared, read by a built-in extractor, or a form question's."""
+    form_slots = {q.slot for q in config.form.questions if q.slot} if config.form else set()
+    return set(config.slots) | set(KNOWN_EXTRACTORS) | form_slots
+
+
+def _action_problems(config: ConversationConfig) -> list[tuple[str, str]]:
+    """An action names slots and steps that exist (a typo there would block the action for good)."""
+    problems: list[tuple[str, str]] = []
+    slots = slot_names(config)
+    steps = {s.id for p in (config.diagnostic.procedures if config.diagnostic else ()) for s in p.steps}
+    steps |= {q.id for q in config.form.questions} if config.form else set()
+    for i, action in enumerate(config.actions):
+        problems += _unknown(action.requires_slots, slots, f"$.actions[{i}].requires_slots", "slot")
+        problems += _unknown(tuple(action.recommended_when), slots, f"$.actions[{i}].recommended_when", "slot")
+        problems += _unknown(action.requires_completed_steps, steps, f"$.actions[{i}].requires_completed_steps", "step")
+    return problems
+
+
+def plan_reference_problems(document: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """What a plan's graph says about its conversation, checked against it: each action has a node that runs
+    it, `action_allowed` names a declared action, `slots.X` and `validated.X` name a slot the conversation
+    can fill. Paths are the plan's; a conversation with problems of its own is not checked here."""
+    config, problems = _read(document.get("conversation") or {})
+    if config is None or problems:
+        return []
+    nodes = [n for n in _listed(document.get("nodes")) if isinstance(n, Mapping)]
+    run_by_node = {n.get("action") for n in nodes if n.get("type") == "action"}
+    found = [(f"$.conversation.actions[{i}].id", f"no action node runs {a.id!r} (a node with \"type\": \"action\", \"action\": {a.id!r})")
+             for i, a in enumerate(config.actions) if a.id not in run_by_node]
+    found += [(f"$.nodes[{i}].mode", f"unknown mode {n['mode']!r}; the conversation enables: {', '.join(config.modes.enabled)}")
+              for i, n in enumerate(_listed(document.get("nodes"))) if isinstance(n, Mapping) and isinstance(n.get("mode"), str)
+              and n["mode"] not in config.modes.enabled]
+    actions, slots = {a.id for a in config.actions}, slot_names(config)
+    for i, edge in enumerate(_listed(document.get("edges"))):
+        conditions = edge.get("conditions") if isinstance(edge, Mapping) else None
+        for path, condition in iter_conditions(conditions, f"$.edges[{i}].conditions"):
+            if condition.get("type") == "action_allowed" and condition.get("action") not in actions:
+                found.append((f"{path}.action", f"unknown action {condition.get('action')!r}; declared: {', '.join(sorted(actions)) or 'none'}"))
+            root, _, name = str(condition.get("key") or "").partition(".")
+            if root in ("slots", "validated") and name and name.split(".")[0] not in slots:
+                found.append((f"{path}.key", f"unknown slot {name.split('.')[0]!r}"))
+    return found
+
+
+def _listed(items: Any) -> list[Any]:
+    return items if isinstance(items, list) else []
 
 
 def _read(data: Any) -> tuple[ConversationConfig | None, list[tuple[str, str]]]:

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from functools import cache
 from typing import Annotated, Any, TypeVar
 
-from pydantic import AfterValidator, BeforeValidator, TypeAdapter, ValidationError
+from pydantic import AfterValidator, BeforeValidator, ConfigDict, TypeAdapter, ValidationError
 from pydantic_core import PydanticCustomError
 
 from ._serde import FrozenDict, Serializable, freeze
@@ -66,7 +66,10 @@ Names = Annotated[tuple[str, ...], BeforeValidator(one_or_many)]
 
 
 class Spec(Serializable):
-    """Base of the config's parts: lists and dicts are frozen once validated, `from_dict` validates."""
+    """Base of the config's parts: lists and dicts are frozen once validated, `from_dict` validates.
+    An unknown key is refused with its path (a typo is never ignored silently)."""
+
+    __pydantic_config__ = ConfigDict(extra="forbid")  # pydantic reads it on every part's class
 
     def __post_init__(self) -> None:
         for f in dataclasses.fields(self):

@@ -1,5 +1,6 @@
 """The governed workflow engine: plans, legal options, gates, breaker, staleness. No Django."""
 
+from .conditions import iter_conditions
 from .documents import document_add_version, stale_documents
 from .gates import CONFIDENCE_THRESHOLD, GateEvaluation, evaluate_gate
 from .options import (
@@ -38,6 +39,6 @@ __all__ = [
     "NEEDS_CONSENT", "NEEDS_SYSTEM_INTERVENTION", "NON_ADVANCING", "REFUSED", "SELECTION_MODES",
     "WAITING_REVIEW", "Choice", "DecisionPoint", "DocumentState", "GateEvaluation", "Option",
     "Edge", "Node", "Plan", "PlanProblem", "PlanValidationError", "RunState", "Selection", "available_options",
-    "choose", "closest_options", "decision_point", "document_add_version", "evaluate_gate",
+    "choose", "closest_options", "decision_point", "document_add_version", "evaluate_gate", "iter_conditions",
     "localize", "parse_plan", "select", "stale_documents", "validate_plan",
 ]

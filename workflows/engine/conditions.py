@@ -7,7 +7,7 @@ human-readable reason when it does not; blocked options carry those reasons.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -150,6 +150,20 @@ def evaluate(condition: Mapping[str, Any], view: ConditionView) -> str | None:
 def blockers_for(conditions: Iterable[Mapping[str, Any]], view: ConditionView) -> list[str]:
     """Reasons of every failing condition, in plan order."""
     return [reason for reason in (evaluate(c, view) for c in conditions) if reason]
+
+
+def iter_conditions(conditions: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """Every condition object of an edge's `conditions` list, inner ones of not/all/any included, with its path."""
+    for i, condition in enumerate(conditions if isinstance(conditions, list | tuple) else ()):
+        yield from _walk(condition, f"{path}[{i}]")
+
+
+def _walk(condition: Any, path: str) -> Iterator[tuple[str, Mapping[str, Any]]]:
+    if not isinstance(condition, Mapping):
+        return
+    yield path, condition
+    yield from _walk(condition.get("condition"), f"{path}.condition")
+    yield from iter_conditions(condition.get("conditions"), f"{path}.conditions")
 
 
 def validate_condition(condition: Any, path: str) -> list[tuple[str, str]]:

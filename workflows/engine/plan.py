@@ -33,6 +33,7 @@ NodeType = Literal["conversation_step", "task", "qa", "gate", "action", "end"]
 EdgeKind = Literal["auto", "user_choice"]  # "blocked" is computed, never declared
 StalenessPolicy = Literal["block", "warn"]
 DEFAULT_MAX_RETRIES = 2
+_STRICT = ConfigDict(extra="forbid")  # an unknown key is refused with its path, never ignored
 
 
 @dataclass(frozen=True)
@@ -55,7 +56,7 @@ class PlanValidationError(ValueError):
 # --- the shape ------------------------------------------------------------------
 
 
-@pydantic.dataclasses.dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True, config=_STRICT)
 class GateSpec:
     auto_outcome: Annotated[str, Field(min_length=1)]  # outcomes of the edges leaving the gate
     fallback_outcome: Annotated[str, Field(min_length=1)]
@@ -92,7 +93,7 @@ class Node:
         }
 
 
-@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(validate_by_name=True))
+@pydantic.dataclasses.dataclass(frozen=True, config=ConfigDict(validate_by_name=True, extra="forbid"))
 class Edge:
     option_id: Identifier
     label: Text
@@ -113,12 +114,12 @@ class Edge:
     effect: str | None = None  # a registered effect handler run when the edge is taken
 
 
-@pydantic.dataclasses.dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True, config=_STRICT)
 class CircuitBreaker:
     max_retries: Annotated[StrictInt, Field(ge=1, le=10)] = DEFAULT_MAX_RETRIES
 
 
-@pydantic.dataclasses.dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True, config=_STRICT)
 class Governance:
     circuit_breaker: CircuitBreaker = field(default_factory=CircuitBreaker)
     staleness: StalenessPolicy = "block"
@@ -128,9 +129,9 @@ class Governance:
         return self.circuit_breaker.max_retries
 
 
-@pydantic.dataclasses.dataclass(frozen=True)
+@pydantic.dataclasses.dataclass(frozen=True, config=_STRICT)
 class PlanDocument:
-    """A plan as uploaded; unknown top-level keys are ignored."""
+    """A plan as uploaded; an unknown key is refused with its path."""
 
     workflow_id: Identifier
     name: Text

@@ -11,6 +11,8 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 
 from conversations.dialogues import load_dialogues, run_dialogues, run_dialogues_on_both
+from workflows.engine.plan_files import read_plan
+from workflows.services.plans import PlanInvalid, plan_upload
 
 
 class Command(BaseCommand):
@@ -21,15 +23,24 @@ class Command(BaseCommand):
     def add_arguments(self, parser) -> None:  # noqa: ANN001
         parser.add_argument("paths", nargs="*", type=Path, help="dialogue files or folders (default: the shipped corpus)")
         parser.add_argument("--check", action="store_true", help="exit non-zero unless every dialogue passes")
+        parser.add_argument("--plan", action="append", default=[], type=Path, metavar="FILE",
+                            help="a plan file or folder to upload first (repeatable): an author's new plan, tested before "
+                                 "it is uploaded for real (the upload is rolled back with the rest)")
         parser.add_argument("--generator", choices=("rules", "model", "both"), default="rules",
                             help="who understands the messages: the rules, a scripted fake model (the rules fill in), or each in turn")
 
-    def handle(self, *args, paths: list[Path], check: bool, generator: str, **options) -> None:  # noqa: ANN002, ANN003
-        dialogues = load_dialogues(paths or None)
+    def handle(self, *args, paths: list[Path], check: bool, generator: str, plan: list[Path], **options) -> None:  # noqa: ANN002, ANN003
+        try:
+            dialogues = load_dialogues(paths or None)
+            documents = [read_plan(path) for path in plan]
+        except (ValueError, OSError) as error:
+            raise CommandError(str(error)) from error
         with contextlib.ExitStack() as stack:
             server = stack.enter_context(fake_model()) if generator in ("model", "both") else None
             user, _ = get_user_model().objects.get_or_create(username="dialogue-tests")
             with transaction.atomic():
+                for document in documents:
+                    _upload(document)
                 if generator == "both":
                     reports = run_dialogues_on_both(dialogues, user, server)
                 else:
@@ -44,6 +55,15 @@ class Command(BaseCommand):
         failed = sum(len(report.failures) for report in reports.values())
         if check and failed:
             raise CommandError(f"{failed} dialogue run(s) failed")
+
+
+def _upload(document: dict) -> None:
+    """Upload a plan for this run, or say every problem it has."""
+    try:
+        plan_upload(document=document)
+    except PlanInvalid as error:
+        problems = "; ".join(f"{p['path']}: {p['message']}" for p in error.details["problems"])
+        raise CommandError(f"{document.get('workflow_id')}: {problems}") from error
 
 
 @contextlib.contextmanager
