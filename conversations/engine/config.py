@@ -99,7 +99,16 @@ from workflows.engine.schema import problems_from
 
 from ._serde import FrozenDict
 from .intents import DomainIntent
-from .schema import Localized, Names, Patterns, Spec, adapter, one_or_many, without_refused_fields
+from .schema import (
+    Localized,
+    Names,
+    Patterns,
+    Regex,
+    Spec,
+    adapter,
+    one_or_many,
+    without_refused_fields,
+)
 
 KNOWN_EXTRACTORS = (
     "city_code",
@@ -114,7 +123,8 @@ KNOWN_EXTRACTORS = (
     "email",
     "text",
 )
-AnswerType = Literal["text", "number", "choice", "yes_no"]
+AnswerType = Literal["text", "number", "choice", "yes_no", "date", "time", "datetime"]
+TIMED_ANSWERS = ("date", "time", "datetime")  # read by the time recognizer
 # what answers a check: "any" text, or a measurement of one kind that a reading of another kind,
 # or no reading at all, never completes
 StepExpects = Literal["any", "yes_no", "voltage", "current", "resistance", "capacitance", "pressure", "temperature", "frequency"]
@@ -360,6 +370,14 @@ class FormQuestionSpec(Spec):
     # words that show a part of a message answers this question when it is said before the question is
     # asked: a text question's matter ("brick|timber|steel"), a yes/no question's subject ("mixed use")
     patterns: Patterns = field(default_factory=FrozenDict)
+    # a number's bounds: an answer outside them is refused with the bounds said (a plausible range only asks)
+    min: Number | None = None
+    max: Number | None = None
+    # a text answer's format (an account code): the part of the reply it matches is the answer; case-sensitive
+    # unless `ignore_case`; `example` is shown when a reply does not match
+    answer_pattern: Regex | None = None
+    ignore_case: bool = False
+    example: Localized = field(default_factory=FrozenDict)
 
     def __post_init__(self) -> None:
         self._default("question", {"en": self.id})
@@ -570,8 +588,16 @@ def _form_problems(form: FormSpec) -> list[tuple[str, str]]:
     problems = [] if form.questions else [("$.form.questions", "a form needs at least one question")]
     problems += _duplicates(form.questions, "$.form.questions")
     for i, question in enumerate(form.questions):
+        at = f"$.form.questions[{i}]"
         if question.answer_type == "choice" and not question.choices:
-            problems.append((f"$.form.questions[{i}].choices", "a choice question needs choices"))
+            problems.append((f"{at}.choices", "a choice question needs choices"))
+        for key in ("min", "max"):
+            if getattr(question, key) is not None and question.answer_type != "number":
+                problems.append((f"{at}.{key}", "only a number question has bounds"))
+        if question.min is not None and question.max is not None and question.min > question.max:
+            problems.append((f"{at}.min", "must not be above max"))
+        if question.answer_pattern is not None and question.answer_type != "text":
+            problems.append((f"{at}.answer_pattern", "only a text question has a format"))
     return problems
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
+from datetime import datetime
 from functools import lru_cache
 
 from ._serde import Serializable
@@ -35,7 +36,7 @@ from ._text import (
 )
 from .catalog import say
 from .certainty import CERTAIN, GUESS, LIKELY
-from .config import ChoiceSpec, FormQuestionSpec, FormSpec
+from .config import TIMED_ANSWERS, ChoiceSpec, FormQuestionSpec, FormSpec
 from .lexicon import lexicons_for, words_of
 from .negation import (
     after_correction,
@@ -59,7 +60,7 @@ from .state import (
     SlotValue,
     with_key,
 )
-from .timeparse import zh_number
+from .timeparse import says_clock, says_time_of_day, zh_number
 from .typos import distance, reach
 
 YES_NO = {
@@ -96,7 +97,8 @@ class FormEvaluation(Serializable):
 
     accepted: bool
     value: str | None = None
-    # no_choice_matched | no_number | no_yes_no | too_short | non_answer | unsure_number | said_as_total | sum_said
+    # no_choice_matched | no_number | no_yes_no | too_short | non_answer | unsure_number | said_as_total | sum_said |
+    # out_of_range | not_in_format | no_date | no_time | unsure_time
     reason: str | None = None
     certainty: str = CERTAIN  # likely: a hedged value ("about 950"), recorded and said back
     candidates: tuple[str, ...] = ()  # unsure_number: the values it may be ("6 or 7"), asked which
@@ -216,9 +218,13 @@ def _hedged_number(text: str) -> bool:
 
 
 def evaluate_answer(
-    text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None
+    text: str, spec: FormQuestionSpec, language: str, thread: ClarifyingThread | None = None, *,
+    now: datetime | None = None, timezone: str | None = None,
 ) -> FormEvaluation:
-    """Judge a reply against the question type; clarifying answers count as context."""
+    """Judge a reply against the question type; clarifying answers count as context. A date or time question
+    reads its days from `now` ("next Friday"): without the turn's clock nothing answers it."""
+    if spec.answer_type in TIMED_ANSWERS and not is_non_answer(text) and not defers_answer(text):
+        return _timed_answer(text, spec, language, now, timezone)
     if is_non_answer(text) or spec.answer_type == "text" and (is_vacuous(text) or acknowledges_only(text)):
         return FormEvaluation(False, reason="non_answer")  # "whatever", "随便" say nothing in words
     if defers_answer(text):  # "not sure yet": no answer; "maybe 2 or 3, still deciding": those values, asked
@@ -258,6 +264,8 @@ def evaluate_answer(
             return FormEvaluation(False, reason="no_number")
         if (candidates := number_alternatives(text if own else said, spec.unit)) is not None:
             return FormEvaluation(False, reason="unsure_number", candidates=candidates)
+        if not _within_bounds(float(value), spec):  # refused, the bounds said (not asked whether it is right)
+            return FormEvaluation(False, reason="out_of_range", candidates=(value,))
         if spec.plausible is not None and not spec.plausible[0] <= float(value) <= spec.plausible[1]:
             return FormEvaluation(False, reason="implausible_number", candidates=(value,))
         hedged = _hedged_number(text if own else said)
@@ -281,9 +289,44 @@ def evaluate_answer(
                 return FormEvaluation(True, value)
         return FormEvaluation(False, reason="no_yes_no")
     stripped = text.strip()
+    if spec.answer_pattern is not None:  # the part of the reply in the plan's format is the answer
+        found = re.search(spec.answer_pattern, stripped, 0 if not spec.ignore_case else re.IGNORECASE)
+        if found is None:
+            return FormEvaluation(False, reason="not_in_format")
+        return FormEvaluation(True, found.group(1) if found.groups() and found.group(1) else found.group(0))
     if text_length(stripped) < spec.min_chars:
         return FormEvaluation(False, reason="too_short")
     return FormEvaluation(True, stripped)
+
+
+def _within_bounds(value: float, spec: FormQuestionSpec) -> bool:
+    return (spec.min is None or value >= spec.min) and (spec.max is None or value <= spec.max)
+
+
+def _timed_answer(text: str, spec: FormQuestionSpec, language: str, now: datetime | None, timezone: str | None) -> FormEvaluation:
+    """A date, a time of day or both, as the time recognizer reads them: a day or a time offered as two, or said
+    roughly, is asked, never picked; a day that is likely but not certain (a month assumed) is kept and said back."""
+    from .recognizers.times import read_time  # the recognizers read slots, which read forms' words
+
+    if now is None:
+        return FormEvaluation(False, reason="no_date")
+    span = read_time(text, now=now, language=language, timezone=timezone)
+    found = span.value if span is not None else None
+    day = found and (found.date or found.by or (found.at.date() if found.at else None))
+    # "noon", "midnight" name a time too, kept and said back ("中午" is looser than 12:00); a part of the day is none
+    clock = found.at.strftime("%H:%M") if found and found.at and says_time_of_day(text) else None
+    if span is not None and span.certainty == GUESS:
+        return FormEvaluation(False, reason="unsure_time")
+    if spec.answer_type == "date":
+        value = day.isoformat() if day else None
+    elif spec.answer_type == "time":
+        value = clock
+    else:
+        value = f"{day.isoformat()} {clock}" if day and clock else None
+    if value is None:
+        return FormEvaluation(False, reason="no_time" if spec.answer_type == "time" or day else "no_date")
+    certain = span is not None and span.certainty == CERTAIN and (clock is None or says_clock(text))
+    return FormEvaluation(True, value, certainty=CERTAIN if certain else LIKELY)
 
 
 def _names_a_value(text: str, spec: FormQuestionSpec, language: str) -> bool:

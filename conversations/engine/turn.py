@@ -217,7 +217,7 @@ def advance_context(
         raise ValueError("now must be timezone-aware")
     routed = route_intent(text, domain_intents=config.intents, default_language=state.locale)
     guessed = tuple(c for c in commands if c.certainty == GUESS)  # a generator's guess is asked, never applied
-    work = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language,
+    work = TurnWork(text=text, turn=state.turn_index + 1, routed=routed, language=routed.language, now=now, timezone=timezone,
                     commands=tuple(c for c in commands if c.certainty != GUESS), model_read=model_read)
     work.unsure.extend(guessed)
     work.routed = routed_by_commands(work, config)

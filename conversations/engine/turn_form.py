@@ -20,7 +20,7 @@ from .action_prefs import action_slot_types, read_actions
 from .catalog import marked, say, say_in
 from .certainty import CERTAIN, GUESS, text_certainty
 from .commands import Command
-from .config import ConversationConfig, FormQuestionSpec, FormSpec
+from .config import TIMED_ANSWERS, ConversationConfig, FormQuestionSpec, FormSpec
 from .forms import (
     YES_NO,
     FormEvaluation,
@@ -240,8 +240,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
         given = None  # a generator's "answer" of "whatever" / "随便" answers nothing
     confirmed = None if given else _candidate_confirmed(state, work, spec)
     verdict = FormEvaluation(True, given) if given else (
-        confirmed or evaluate_answer(work.text, spec, work.language, state.active_thread))
-    if given and spec.answer_type == "number" and (own := evaluate_answer(work.text, spec, work.language)).converted_from \
+        confirmed or evaluate_answer(work.text, spec, work.language, state.active_thread, now=work.now, timezone=work.timezone))
+    if given and spec.answer_type == "number" and (own := evaluate_answer(work.text, spec, work.language, now=work.now, timezone=work.timezone)).converted_from \
             and own.value == given:
         verdict = own  # the generator's value is the one converted from the words: both are said
     if work.model_read and not given and verdict.accepted and confirmed is None:
@@ -448,6 +448,9 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
         expected = say(lang, _UNIT_NAMES[spec.unit]) if spec.unit in _UNIT_NAMES else spec.unit
         return say(lang, "That is {given}, not {expected}. ", given=_given_unit(work.text, spec.unit, lang), expected=expected) + (
             clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else localize(spec.question, lang))
+    if verdict.reason in _TYPED_REFUSALS:
+        return _typed_refusal(spec, verdict, lang) + (
+            clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else localize(spec.question, lang))
     if verdict.reason == "several_choices":
         named = [c for c in spec.choices if c.value in choices_named(work.text, spec, lang)] or list(spec.choices)
         labels = [choice_label(c, lang) for c in named]
@@ -463,6 +466,27 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
     if spec.answer_type == "yes_no":
         return say(lang, "Yes or no is enough: {question}", question=question)
     return say(lang, "A few words more, please: {question}", question=question)
+
+
+_TYPED_REFUSALS = frozenset({"out_of_range", "not_in_format", "no_date", "no_time", "unsure_time"})
+
+
+def _typed_refusal(spec: FormQuestionSpec, verdict: FormEvaluation, lang: str) -> str:
+    """What was wrong with an answer of the wrong kind, said before the question again (with a space)."""
+    if verdict.reason == "out_of_range":
+        low, high = (answer_shown(spec, number_answer(f"{b:g}", spec.unit), lang) if b is not None else None for b in (spec.min, spec.max))
+        if low is not None and high is not None:
+            return say(lang, "It takes a number from {low} to {high}. ", low=low, high=high)
+        return say(lang, "The most it takes is {high}. ", high=high) if high is not None else say(lang, "The least it takes is {low}. ", low=low)
+    if verdict.reason == "not_in_format":
+        example = localize(spec.example, lang)
+        return say(lang, "That isn't in the form it takes (for example {example}). ", example=example) if example \
+            else say(lang, "That isn't in the form it takes. ")
+    if verdict.reason == "no_time":
+        return say(lang, "I need a time of day, for example “2:30 pm”. ")
+    if verdict.reason == "unsure_time":
+        return say(lang, "I need one day, not a choice of days. ")
+    return say(lang, "I need a day, for example “next Friday” or “1 March”. ")
 
 
 def _listed(items: list[str], lang: str) -> str:
@@ -500,7 +524,8 @@ def _form_reask(
 
 # what a reply that gives nothing toward the question is judged as ("hmm", "a nice one" to a choice, "ok" to free
 # text); an answer off ("6 or 7", "2,000 sq ft" for storeys, "offices and a shop") is something toward it
-_NOTHING_TOWARD_IT = frozenset({"non_answer", "no_choice_matched", "no_number", "no_yes_no", "too_short"})
+_NOTHING_TOWARD_IT = frozenset({"non_answer", "no_choice_matched", "no_number", "no_yes_no", "too_short", "not_in_format",
+                                "no_date", "no_time"})
 SET_ASIDE_TEXT = marked("Let's come back to that question later; you can answer it whenever you like.")
 BACK_TO_IT_TEXT = marked("Let's go back to the question we left open.")
 
@@ -535,7 +560,7 @@ def _take_left_open(state: ContextState, work: TurnWork, form: FormSpec, asked: 
     for spec in form.questions:
         if spec.id == asked.id or spec.id not in state.skipped_steps or state.finalized(spec.id) is not None:
             continue
-        verdict = evaluate_answer(work.text, spec, work.language) if spec.answer_type != "text" else None
+        verdict = evaluate_answer(work.text, spec, work.language, now=work.now, timezone=work.timezone) if spec.answer_type != "text" else None
         if verdict is not None and verdict.accepted and verdict.value:
             state = finalize_answer(state.evolve(skipped_steps=tuple(s for s in state.skipped_steps if s != spec.id)), spec,
                                     verdict.value, turn=work.turn, locale=work.language, form=form)
@@ -589,7 +614,7 @@ def _form_next(
 
 def _answers_pending(work: TurnWork, spec: FormQuestionSpec) -> bool:
     """The message (also) answers the question waiting ("yes I called her, set up a call on Friday")."""
-    return spec.answer_type in ("yes_no", "choice", "number") and evaluate_answer(work.text, spec, work.language).accepted
+    return spec.answer_type in ("yes_no", "choice", "number") and evaluate_answer(work.text, spec, work.language, now=work.now, timezone=work.timezone).accepted
 
 
 def _question_said_again(state: ContextState, work: TurnWork, spec: FormQuestionSpec) -> ContextState:
@@ -622,6 +647,9 @@ def _what_answers(spec: FormQuestionSpec, language: str) -> str:
         return say(language, "A number{unit} answers it.", unit=unit_said(spec.unit, language))
     if spec.answer_type == "yes_no":
         return say(language, "Yes or no answers it.")
+    if spec.answer_type in TIMED_ANSWERS:
+        return say(language, "A day answers it.") if spec.answer_type == "date" else say(language, "A time of day answers it.") \
+            if spec.answer_type == "time" else say(language, "A day and a time answer it.")
     return ""
 
 
@@ -649,7 +677,7 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
             found.append((spec, FormEvaluation(True, said, certainty=command.certainty if command else CERTAIN), work.text))
             continue
         if spec.fill_from_answers:
-            verdict = evaluate_answer(work.text, spec, work.language)
+            verdict = evaluate_answer(work.text, spec, work.language, now=work.now, timezone=work.timezone)
             if verdict.accepted and verdict.value:
                 found.append((spec, verdict, work.text))
             continue
@@ -692,7 +720,7 @@ def _answer_beside_corrections(state: ContextState, work: TurnWork, form: FormSp
     rest = [part for part in message_parts(work.text) if not is_correction(part)
             and not any(names_question(part, q) or q.unit and mentions_unit(part, q.unit) for q in corrected)]
     said = " ".join(rest)
-    verdict = evaluate_answer(said, asked, work.language) if rest else None
+    verdict = evaluate_answer(said, asked, work.language, now=work.now, timezone=work.timezone) if rest else None
     if verdict is None or not verdict.accepted:
         return state
     state = finalize_answer(state, asked, verdict.value or said, turn=work.turn, locale=work.language, form=form)
@@ -945,7 +973,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
     if corrected is not None:  # what and to what, in one message ("change the storeys to 3")
         return _apply_edit(state, work, config, *corrected)
     target = form.question(editing) if editing not in (None, "?") else None
-    if target is not None and evaluate_answer(work.text, target, work.language).accepted:
+    if target is not None and evaluate_answer(work.text, target, work.language, now=work.now, timezone=work.timezone).accepted:
         named = target  # an answer to the question being changed ("3 floors" names no floor area)
     else:
         named = edit_target(state, form, work.text, listed=editing == "?")
@@ -965,7 +993,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         return state.evolve(current_step_id=None)
     state = open_thread(state, target.id)
     state = answer_clarifying_question(state, work.text, turn=work.turn)
-    verdict = evaluate_answer(work.text, target, work.language, state.active_thread)
+    verdict = evaluate_answer(work.text, target, work.language, state.active_thread, now=work.now, timezone=work.timezone)
     current = state.finalized(target.id).answer
     if verdict.accepted and verdict.value and verdict.value != current:
         return _apply_edit(state, work, config, target, verdict.value)
@@ -1010,7 +1038,7 @@ def _change_named(state: ContextState, work: TurnWork, config: ConversationConfi
             if part:
                 rest.append(part)
         said = ("，" if work.language.startswith("zh") else ", ").join(rest)
-        value = said if rest and evaluate_answer(said, named, work.language).accepted else None
+        value = said if rest and evaluate_answer(said, named, work.language, now=work.now, timezone=work.timezone).accepted else None
     if value is None or value == state.finalized(named.id).answer:
         return None
     return _apply_edit(state, work, config, named, value)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import Any
 
 from .catalog import marked
@@ -100,6 +101,8 @@ class TurnWork:
     turn: int
     routed: IntentResult
     language: str
+    now: datetime | None = None  # the turn's clock: a date question's "next Friday" is read from it
+    timezone: str | None = None
     commands: tuple[Command, ...] = ()  # validated commands from a generator (the model)
     # the model read the message: its reading is the reading; the rules add no intent, dialogue act or answer
     model_read: bool = False
