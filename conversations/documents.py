@@ -11,7 +11,10 @@ from django.utils.translation import gettext, gettext_lazy, pgettext
 from markdown_it import MarkdownIt
 
 from workflows.models import RunDocument
+from workflows.selectors import plan_by_id
 
+from .engine import ConversationConfig
+from .engine.plan_documents import document_title
 from .models import Conversation
 
 # The conversation's locale -> the language its pages and documents speak.
@@ -34,12 +37,21 @@ PAGE_LABELS = {
 }
 
 
-def page_label(key: str, locale: str | None = None) -> str:
-    """A document's name in the active language, or in `locale`'s (a conversation's)."""
+def page_label(key: str, locale: str | None = None, config: ConversationConfig | None = None) -> str:
+    """A document's name in the active language, or in `locale`'s (a conversation's): the title its plan gives
+    it, else the shipped workflows' names."""
+    if config is not None and (title := document_title(config, key, locale or translation.get_language() or "en")):
+        return title
     if locale is None:
         return str(PAGE_LABELS.get(key) or key.replace("_", " ").capitalize())
     with translation.override(page_language(locale)):
         return page_label(key)
+
+
+def _config(conversation: Conversation) -> ConversationConfig:
+    from .selectors import conversation_config
+
+    return conversation_config(plan_by_id(conversation.run.plan_id))
 
 
 def available(conversation: Conversation) -> list[dict[str, Any]]:
@@ -48,8 +60,9 @@ def available(conversation: Conversation) -> list[dict[str, Any]]:
     for doc in RunDocument.objects.filter(run_id=conversation.run_id).order_by("key", "version"):
         latest[doc.key] = doc
     out_of_date = stale(conversation) if latest else {}
+    config = _config(conversation) if latest else None
     return [
-        {"key": key, "version": doc.version, "label": page_label(key), "stale": out_of_date.get(key)}
+        {"key": key, "version": doc.version, "label": page_label(key, config=config), "stale": out_of_date.get(key)}
         for key, doc in sorted(latest.items()) if key != "diagnosis"
     ]
 
@@ -151,6 +164,14 @@ def _form(content: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def _fields(content: dict[str, Any]) -> str:
+    lines = [f"# {content.get('title') or ''}", ""]
+    for item in content.get("fields", []):
+        lines.append(_field_line(item.get("label") or item.get("id"), item.get("value") or "—"))
+        lines.append("")
+    return "\n".join(lines)
+
+
 def _eml(content: dict[str, Any]) -> str:
     return (f"To: {content.get('to', '')}\nSubject: {content.get('subject', '')}\nContent-Type: text/plain; charset=utf-8\n"
             f"X-Unsent: 1\n\n{content.get('body', '')}\n")
@@ -204,15 +225,17 @@ def render(conversation: Conversation, doc: RunDocument) -> tuple[str, str, str]
         return _report(content), "text/markdown; charset=utf-8", f"{base}.md"
     if doc.key == "labor_estimate":
         return _estimate(content), "text/markdown; charset=utf-8", f"{base}.md"
-    if doc.key == "completed_form":
+    if "answers" in content:  # a form's answers (the permit form, any plan's answers document)
         return _form(content), "text/markdown; charset=utf-8", f"{base}.md"
-    if doc.key == "email_draft":
+    if doc.key == "email_draft" or {"subject", "body"} <= set(content):
         return _eml(content), "message/rfc822", f"{base}.eml"
+    if "fields" in content:
+        return _fields(content), "text/markdown; charset=utf-8", f"{base}.md"
     if doc.key == "calendar_invite":
         return _ics(content, base), "text/calendar; charset=utf-8", f"{base}.ics"
     if doc.key == "project_plan" and content.get("phases"):
         return _project_plan(conversation, doc), "text/markdown; charset=utf-8", f"{base}.md"
-    title = page_label(doc.key, conversation.locale)
+    title = page_label(doc.key, conversation.locale, _config(conversation))
     return _markdown_lines(title, content, conversation.locale), "text/markdown; charset=utf-8", f"{base}.md"
 
 
@@ -228,8 +251,8 @@ def shown(conversation: Conversation, doc: RunDocument) -> dict[str, Any]:
     """A document as the page shows it (in the active language): a report or form rendered from
     its Markdown, an email as its addressee, subject and text, an invitation as its title and time."""
     content = doc.content or {}
-    title = page_label(doc.key)
-    if doc.key == "email_draft":
+    title = page_label(doc.key, config=_config(conversation))
+    if doc.key == "email_draft" or {"subject", "body"} <= set(content):
         return {"kind": "email", "title": title, "to": content.get("to", ""), "subject": content.get("subject", ""),
                 "body": content.get("body", "")}
     if doc.key == "calendar_invite":

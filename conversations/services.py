@@ -42,13 +42,13 @@ from .engine import (
     record_reply,
     with_slot_candidates,
 )
-from .engine._text import localize
 from .engine.action_prefs import describe_when
 from .engine.catalog import say, say_in, say_n
 from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
 from .engine.plain_words import ChoiceTaken, choice_note
+from .engine.plan_documents import build_documents
 from .engine.replies import ComposedReply, RunView, compose_reply, lang_of, opening_text
 from .engine.timeparse import is_weekend
 from .engine.turn import (
@@ -148,13 +148,7 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
         prepared["labor_estimate"] = _labor_estimate(state, lang)
         prepared["diagnosis"] = {"system": state.primary_system, "finding": state.isolation_finding,
                                  "facts": [f.value for f in state.facts if f.current]}
-    if config.form is not None:
-        questions = {q.id: q for q in config.form.questions}
-        prepared["completed_form"] = {
-            "title": config.form.title.get(lang) or config.form.title.get("en", ""),
-            "answers": [{"id": a.question_id, "question": localize(questions[a.question_id].question, lang) if a.question_id in questions else "", "answer": a.answer}
-                        for a in state.finalized_answers],
-        }
+    prepared.update(build_documents(state, config, lang))  # the documents the plan declares
     if config.actions:
         prepared.update(_action_documents(slots, lang, owner_name))
     return prepared
@@ -304,7 +298,7 @@ def _run_view(run: Run, plan: wf.Plan, lang: str, dp: wf.DecisionPoint, *, tool_
         review_pending=run.status == Run.Status.WAITING_REVIEW,
         new_actions=tuple(sorted(eligible_actions - (previous_actions or set()))), citations=citations,
         entered_steps=tuple(wf.localize(plan.node(step).label, lang) for step in entered),
-        stale_documents=tuple(page_label(key, lang) for key in sorted(dp.stale)),
+        stale_documents=tuple(page_label(key, lang, conversation_config(plan)) for key in sorted(dp.stale)),
     )
 
 
@@ -501,8 +495,9 @@ def _apply_turn(conversation: Conversation, user, text: str, pending: Message | 
     if review is None:
         review = latest_review(run, plan)
     # changing an answer at the review, in words: back to the questions, as the "Change an answer" option does
-    edit_in_words = EDIT_ANSWERS if state.form_editing is not None and any(
-        o["option_id"] == EDIT_ANSWERS and o["eligibility"] == "eligible" for o in view.options) else None
+    # and starting over there, or any answer taken back: a submit never waits beside an incomplete form
+    edit_in_words = _back_to_questions(view.options, plan) if config.form is not None and (
+        state.form_editing is not None or outcome.restarted) else None
     state_before_reply = state
     state = record_reply(state, text=reply.text, action=outcome.proposed_action, asks_question=reply.asks_question,
                          clarifying_question_id=outcome.clarify_form_question_id)
@@ -816,6 +811,14 @@ WRITE_REPORT = "write_report"  # the diagnostic plan's option that writes the fi
 EDIT_ANSWERS = "edit_answers"  # the form review's "Change an answer": back to the questions, asking which
 
 
+def _back_to_questions(options: list[dict[str, Any]], plan: wf.Plan) -> str | None:
+    """The eligible option that takes the run back to where the form's questions are asked (the plan's first step):
+    the review's "Change an answer", whatever the plan calls it."""
+    back = [o for o in options if o["eligibility"] == "eligible" and not o.get("requires_consent")
+            and (o["option_id"] == EDIT_ANSWERS or o.get("target_step_id") == plan.start_step)]
+    return back[0]["option_id"] if back else None
+
+
 def _context_before_option(state: ContextState, option_id: str) -> ContextState:
     from .engine.estimate import confirm_estimate, skip_estimate
 
@@ -856,7 +859,7 @@ def _documents_produced(outcome: runs.RunOutcome, plan: wf.Plan, lang: str) -> l
     """The labels of the documents written by the steps this choice went through (the chosen one and the automatic ones)."""
     steps = [choice.option.target_step_id for choice in (outcome.choice, *outcome.auto_choices) if choice.option is not None]
     keys = [plan.node(step).produces for step in steps if step and step in plan.nodes]
-    return [page_label(key, lang) for key in dict.fromkeys(keys) if key and key in outcome.state.documents]
+    return [page_label(key, lang, conversation_config(plan)) for key in dict.fromkeys(keys) if key and key in outcome.state.documents]
 
 
 # --- events: a decided review reaches the conversation that asked ------------------

@@ -125,6 +125,7 @@ KNOWN_EXTRACTORS = (
 )
 AnswerType = Literal["text", "number", "choice", "yes_no", "date", "time", "datetime"]
 TIMED_ANSWERS = ("date", "time", "datetime")  # read by the time recognizer
+DIAGNOSIS_DOCUMENTS = ("final_report", "labor_estimate", "diagnosis")  # what any diagnostic plan's conversation writes
 # what answers a check: "any" text, or a measurement of one kind that a reading of another kind,
 # or no reading at all, never completes
 StepExpects = Literal["any", "yes_no", "voltage", "current", "resistance", "capacitance", "pressure", "temperature", "frequency"]
@@ -424,6 +425,20 @@ class ActionSpec(Spec):
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
+class DocumentSpec(Spec):
+    """A document the conversation writes for a node that `produces` it, declared by the plan (no code):
+    `answers`, the form's answers (or those of `fields`); `fields`, the named slots and answers; `email`, a draft
+    from the `to`/`subject`/`body` templates, whose `{name}` placeholders are slots or question ids."""
+
+    title: Localized = field(default_factory=FrozenDict)
+    kind: Literal["answers", "fields", "email"] = "answers"
+    fields: Names = ()
+    to: str = ""
+    subject: Localized = field(default_factory=FrozenDict)
+    body: Localized = field(default_factory=FrozenDict)
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
 class ModesSpec(Spec):
     """Which modes and submodes a plan uses."""
 
@@ -475,6 +490,7 @@ class ConversationConfig(Spec):
     estimate: EstimateSettings = field(default_factory=EstimateSettings)
     form: Annotated[FormSpec | None, BeforeValidator(_absent_if_empty)] = None
     actions: tuple[ActionSpec, ...] = ()  # by priority once parsed (email before calendar)
+    documents: Mapping[str, DocumentSpec] = field(default_factory=FrozenDict)  # by the key a node produces
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ConversationConfig:
@@ -628,7 +644,32 @@ def _reference_problems(config: ConversationConfig) -> list[tuple[str, str]]:
             problems.append((f"$.side_topics[{i}].system", f"unknown procedure {topic.system!r}"))
     if config.form:
         problems += _form_problems(config.form)
-    return problems + _duplicates(config.actions, "$.actions") + _action_problems(config)
+    return problems + _duplicates(config.actions, "$.actions") + _action_problems(config) + _document_problems(config)
+
+
+def _document_problems(config: ConversationConfig) -> list[tuple[str, str]]:
+    """A document names fields that exist, an answers document needs a form, an email a body."""
+    problems: list[tuple[str, str]] = []
+    known = slot_names(config) | ({q.id for q in config.form.questions} if config.form else set())
+    for key, spec in config.documents.items():
+        at = f"$.documents.{key}"
+        problems += _unknown(spec.fields, known, f"{at}.fields", "slot or question")
+        if spec.kind == "answers" and config.form is None:
+            problems.append((f"{at}.kind", "an answers document needs a form; use \"fields\" for slots"))
+        if spec.kind == "email" and not spec.body:
+            problems.append((f"{at}.body", "an email document needs a body"))
+        for name in _placeholders(spec):
+            if name not in known:
+                problems.append((at, f"the template names {{{name}}}, which is no slot or question"))
+    return problems
+
+
+_PLACEHOLDER = re.compile(r"\{(\w+)\}")
+
+
+def _placeholders(spec: DocumentSpec) -> list[str]:
+    texts = [spec.to, *spec.subject.values(), *spec.body.values()]
+    return list(dict.fromkeys(m.group(1) for text in texts for m in _PLACEHOLDER.finditer(text)))
 
 
 def slot_names(config: ConversationConfig) -> set[str]:
@@ -664,6 +705,10 @@ def plan_reference_problems(document: Mapping[str, Any]) -> list[tuple[str, str]
     found += [(f"$.nodes[{i}].mode", f"unknown mode {n['mode']!r}; the conversation enables: {', '.join(config.modes.enabled)}")
               for i, n in enumerate(_listed(document.get("nodes"))) if isinstance(n, Mapping) and isinstance(n.get("mode"), str)
               and n["mode"] not in config.modes.enabled]
+    # a document the conversation writes ("conversation.document") is one the plan declares, or one a diagnosis writes
+    found += [(f"$.nodes[{i}].produces", f"no document {n.get('produces')!r} in conversation.documents")
+              for i, n in enumerate(_listed(document.get("nodes"))) if isinstance(n, Mapping) and n.get("task") == "conversation.document"
+              and n.get("produces") not in config.documents and not (config.diagnostic_enabled and n.get("produces") in DIAGNOSIS_DOCUMENTS)]
     actions, slots = {a.id for a in config.actions}, slot_names(config)
     for i, edge in enumerate(_listed(document.get("edges"))):
         conditions = edge.get("conditions") if isinstance(edge, Mapping) else None

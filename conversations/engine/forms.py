@@ -539,7 +539,8 @@ _CHANGES_APART = re.compile(r"\s*(?:[;；:：。！!]|(?<!\d)\.(?!\d)|,?\s+and\s
 
 
 def find_corrections(state: ContextState, form: FormSpec, text: str, language: str, *,
-                     at_review: bool = False) -> list[tuple[FormQuestionSpec, str]]:
+                     at_review: bool = False, now: datetime | None = None, timezone: str | None = None,
+                     ) -> list[tuple[FormQuestionSpec, str]]:
     """Every answer a message corrects, each read from its own part of the message ("change X to A, and also
     Y is B now": two changes, each checked by its own question's type); one change read from the whole
     message otherwise. `at_review` (every question was answered before this message): a value named is a
@@ -550,19 +551,23 @@ def find_corrections(state: ContextState, form: FormSpec, text: str, language: s
     if len(parts) >= 2:
         found: dict[str, tuple[FormQuestionSpec, str]] = {}
         for part in parts:
-            change = find_correction(state, form, part, language, prefer="?", marked=True)
+            change = find_correction(state, form, part, language, prefer="?", marked=True, now=now, timezone=timezone)
             if change is not None and change[0].id not in found:
                 found[change[0].id] = change
         if len(found) >= 2:
             return list(found.values())
-    single = find_correction(state, form, text, language, prefer="?" if at_review else None, marked=at_review)
+    single = find_correction(state, form, text, language, prefer="?" if at_review else None, marked=at_review, now=now,
+                             timezone=timezone)
     return [single] if single is not None else []
 
 
-def find_swap(state: ContextState, form: FormSpec, text: str, language: str, *, turn: int) -> tuple[FormQuestionSpec, str] | None:
+def find_swap(state: ContextState, form: FormSpec, text: str, language: str, *, turn: int, now: datetime | None = None,
+              timezone: str | None = None) -> tuple[FormQuestionSpec, str] | tuple[()] | None:
     """A final answer whose words the message replaces ("it's tennis courts, not squash", "是钢结构，不是木结构"):
     that question and its answer with the words swapped (a typed question takes the new words as its answer)."""
     for new, old in word_swaps(text):
+        if (dated := _date_swap(state, form, text, language, new, old, now, timezone)) is not None:
+            return dated  # () when several date answers are that day: asked which, never the last one
         for answer in reversed(state.finalized_answers):
             if answer.turn >= turn:
                 continue  # an answer given in this very message says what it says ("site foremen rather than the office")
@@ -586,6 +591,28 @@ def find_swap(state: ContextState, form: FormSpec, text: str, language: str, *, 
     return None
 
 
+def _date_swap(state: ContextState, form: FormSpec, text: str, language: str, new: str, old: str,
+               now: datetime | None, timezone: str | None) -> tuple[FormQuestionSpec, str] | tuple[()] | None:
+    """"Thursday, not Friday" for a date answered as that Friday: the one date question whose answer the old day
+    is (or the one the message names by its words, when several are) takes the new day. `()` when the old day is
+    the answer of several and the message names none: nothing is changed on a guess, which one is asked.
+    None: no date answer is swapped."""
+    if now is None:
+        return None
+    was = []
+    for q in form.questions:
+        final = state.finalized(q.id) if q.answer_type in TIMED_ANSWERS else None
+        verdict = evaluate_answer(old, q, language, now=now, timezone=timezone) if final is not None else None
+        if verdict is not None and verdict.accepted and verdict.value and final.answer.startswith(verdict.value.split(" ")[0]):
+            was.append(q)
+    if len(was) > 1:
+        was = [q for q in was if shared_words(text, q) > 0] or was
+    if len(was) != 1:
+        return () if was else None
+    verdict = evaluate_answer(new, was[0], language, now=now, timezone=timezone)
+    return (was[0], verdict.value) if verdict.accepted and verdict.value else None
+
+
 def _without_question_words(words: str, spec: FormQuestionSpec) -> str:
     """New words without the question's own name before them ("the materials steel frame" -> "steel frame")."""
     own = {w.rstrip("s") for w in re.findall(r"[a-z]{4,}", localize(spec.question, "en").lower())} - _STOPWORDS
@@ -601,7 +628,8 @@ def _names_own(word: str, own: set[str]) -> bool:
 
 
 def find_correction(
-    state: ContextState, form: FormSpec, text: str, language: str, prefer: str | None = None, *, marked: bool = False
+    state: ContextState, form: FormSpec, text: str, language: str, prefer: str | None = None, *, marked: bool = False,
+    now: datetime | None = None, timezone: str | None = None,
 ) -> tuple[FormQuestionSpec, str] | None:
     """A correction of an answer already final, and the new value, or None.
 
@@ -634,7 +662,7 @@ def find_correction(
     # "actually" alone is too common in plain answers to redo the last one without pointing at it, and
     # a message it opens that answers the pending question is that answer ("actually, it's offices, Group D")
     weak = marker is not None and marker.group(0).lower() == "actually"
-    if weak and pending is not None and evaluate_answer(rest or text, pending, language).accepted:
+    if weak and pending is not None and evaluate_answer(rest or text, pending, language, now=now, timezone=timezone).accepted:
         return None
     # a free-text answer is corrected only when the message points at it: "no wait, make it 11:30" or
     # "不对，改到周四" is no new account of the situation, whatever was answered last
@@ -642,7 +670,7 @@ def find_correction(
         last = None
     for spec in [*pointed, *([last] if last is not None and not weak else [])]:
         said = after_reproach(rest) if spec.answer_type == "text" else rest  # the new account, not "I was wrong"
-        verdict = evaluate_answer(said or text, spec, language)
+        verdict = evaluate_answer(said or text, spec, language, now=now, timezone=timezone)
         if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:
             return spec, verdict.value
     return None

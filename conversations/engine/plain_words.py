@@ -107,7 +107,15 @@ def answer_shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
         return _number_shown(answer, spec.unit, lang)
     if spec.answer_type == "yes_no" and answer in ("yes", "no"):
         return say_in(lang, "answer", "yes") if answer == "yes" else say_in(lang, "answer", "no")
+    if spec.answer_type in ("date", "datetime") and _ISO_DAY.match(answer):  # "Friday 11 December", "12月11日（周五）"
+        from .action_prefs import describe_when  # the day words live with the actions' sentences
+
+        day, _, clock = answer.partition(" ")
+        return describe_when(day, clock or None, lang)
     return answer
+
+
+_ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?$")
 
 
 def question_label(spec: FormQuestionSpec, lang: str) -> str:

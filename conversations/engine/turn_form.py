@@ -170,7 +170,14 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if commanded or work.model_read:
         changes = commanded
     else:  # words said in place of others first ("steel frame instead of wood"), unless a slot took them
-        swapped = None if work.slots_corrected else find_swap(state, form, work.text, work.language, turn=work.turn)
+        swapped = None if work.slots_corrected else find_swap(state, form, work.text, work.language, turn=work.turn, now=work.now,
+                                                                     timezone=work.timezone)
+        if swapped == ():  # "Thursday, not Friday" with two answers on that Friday: which one, asked
+            state = state.evolve(form_editing="?")
+            work.ask(edit_prompt(state, form, work.language), "form_edit")
+            work.reply_action, work.action = "form_edit", ProposedAction("clarification", topic="form_edit")
+            work.form_complete = False
+            return state.evolve(current_step_id=None)
         changes = find_corrections(state, form, work.text, work.language, at_review=reviewing)
         if swapped:  # the swap first, then the other changes the message makes ("…should be 7, not 1, and make the floor area 1,150")
             changes = [swapped, *(change for change in changes if change[0].id != swapped[0].id)]
@@ -343,6 +350,8 @@ def _say_back(work: TurnWork, spec: FormQuestionSpec, value: str, certainty: str
         return
     if spec.answer_type == "text":  # the person's own words, kept as said (and noted by the question's name)
         note = say(work.language, "You weren't sure, so tell me if it should be different.")
+    elif spec.answer_type in TIMED_ANSWERS:  # the recognizer's doubt, not the person's ("next Tuesday": which one)
+        note = say(work.language, "I've put {value}; tell me if you meant another day.", value=answer_shown(spec, value, work.language))
     else:
         note = say(work.language, "I've put {value}; you weren't sure, so tell me if it should be different.",
                    value=answer_shown(spec, value, work.language))
@@ -969,7 +978,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
     if editing is None and len(find_corrections(state, form, work.text, lang, at_review=True)) >= 2:
         return None  # "我想改一下楼层数，改成三层……人数改成12人": each change said is made, as corrections are
 
-    corrected = find_correction(state, form, work.text, work.language, prefer=editing or "?")
+    corrected = find_correction(state, form, work.text, work.language, prefer=editing or "?", now=work.now, timezone=work.timezone)
     if corrected is not None:  # what and to what, in one message ("change the storeys to 3")
         return _apply_edit(state, work, config, *corrected)
     target = form.question(editing) if editing not in (None, "?") else None

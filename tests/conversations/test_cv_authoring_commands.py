@@ -63,3 +63,27 @@ def test_test_dialogues_runs_on_a_plan_not_uploaded_and_rolls_it_back(tmp_path: 
     doc["edges"][0]["effect"] = "billing.refund"
     with pytest.raises(CommandError, match=r"\$\.edges\[0\]\.effect"):
         call_command("test_dialogues", str(tmp_path / "d.json"), "--plan", str(_write(tmp_path / "p.json", doc)), stdout=io.StringIO())
+
+
+AUTHORED = Path(__file__).resolve().parents[2] / "workflows" / "plans" / "authored"
+
+
+@pytest.mark.parametrize("workflow", sorted(p.name.removesuffix(".json") for p in AUTHORED.glob("*.json") if ".dialogues" not in p.name))
+def test_a_workflow_made_of_plan_data_only_passes_its_dialogues(plans, workflow: str) -> None:  # noqa: ANN001
+    # issue 33's proof: a plan written from the docs, uploaded as is, holds its conversations on both generators
+    out = io.StringIO()
+    call_command("test_dialogues", str(AUTHORED / f"{workflow}.dialogues.json"), "--plan", str(AUTHORED / f"{workflow}.json"),
+                 "--generator", "both", "--check", stdout=out)
+    assert "FAILED" not in out.getvalue() and f"{workflow} [zh-hans]" in out.getvalue(), out.getvalue()
+
+
+def test_the_authoring_guide_names_every_handler_signal_and_question_key() -> None:
+    import dataclasses
+
+    from conversations.engine.config import DocumentSpec, FormQuestionSpec
+    from workflows.handlers import signal_roots, task_names
+
+    guide = (Path(__file__).resolve().parents[2] / "docs" / "authoring.md").read_text(encoding="utf-8")
+    named = set(task_names()) | set(signal_roots()) | {f.name for f in dataclasses.fields(FormQuestionSpec)} \
+        | {f.name for f in dataclasses.fields(DocumentSpec)}
+    assert not {name for name in named if f"`{name}`" not in guide and name not in guide.replace("`", " ").split()}

@@ -49,8 +49,8 @@ MISTAKES: list[tuple[str, Mutation, str, str]] = [
      "$.conversation.actions[1].recommended_when", "unknown slot 'contactd'"),
     ("an unknown key in a slot", lambda d: d["conversation"]["slots"]["employee_name"].update(minn=3),
      "$.conversation.slots.employee_name.minn", "unknown key"),
-    ("an unknown key in a form question", lambda d: d["conversation"]["form"]["questions"][0].update(min=0),
-     "$.conversation.form.questions[0].min", "unknown key"),
+    ("an unknown key in a form question", lambda d: d["conversation"]["form"]["questions"][0].update(minimum=0),
+     "$.conversation.form.questions[0].minimum", "unknown key"),
     ("a node in a mode the conversation does not enable", lambda d: d["nodes"][0].update(mode="diagnostc"),
      "$.nodes[0].mode", "unknown mode 'diagnostc'"),
 ]
@@ -99,3 +99,16 @@ def test_every_signal_a_conversation_publishes_is_declared(person, plans, workfl
         services.conversation_turn(user=person, conversation_id=conversation.pk, text=text)
     signals = Run.objects.get(conversation=conversation).state["signals"]
     assert signals and set(signals) <= signal_roots(), set(signals) - signal_roots()
+
+
+def test_a_document_the_conversation_writes_must_be_declared(plans) -> None:  # noqa: ANN001
+    from workflows.demo import PLANS_DIR
+    from workflows.engine.plan_files import read_plan
+
+    doc = read_plan(PLANS_DIR / "authored" / "equipment_loan.json")
+    assert plan_problems(doc) == []
+    doc["nodes"][2]["produces"] = "loan_requets"
+    assert ("$.nodes[2].produces", "no document 'loan_requets' in conversation.documents") in [
+        (p.path, p.message) for p in plan_problems(doc)]
+    doc["conversation"]["documents"]["confirmation_email"]["body"]["en"] = "Hi {requester}"
+    assert any(p.path == "$.conversation.documents.confirmation_email" and "{requester}" in p.message for p in plan_problems(doc))
