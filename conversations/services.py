@@ -12,9 +12,8 @@ import logging
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from datetime import date, datetime, time, timedelta
+from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from django.conf import settings
 from django.db import transaction
@@ -29,6 +28,7 @@ from workflows.selectors import plan_by_id, run_decision_point
 from workflows.services import runs
 from workflows.services.runs import Actor
 
+from .builders import build_with
 from .documents import page_label
 from .drafts import DraftWriter
 from .engine import (
@@ -42,8 +42,7 @@ from .engine import (
     record_reply,
     with_slot_candidates,
 )
-from .engine.action_prefs import describe_when
-from .engine.catalog import say, say_in, say_n
+from .engine.catalog import say
 from .engine.commands import Command
 from .engine.intake import classify_intake
 from .engine.named_values import Finder
@@ -149,51 +148,10 @@ def _prepared_documents(state: ContextState, config: ConversationConfig, lang: s
         prepared["diagnosis"] = {"system": state.primary_system, "finding": state.isolation_finding,
                                  "facts": [f.value for f in state.facts if f.current]}
     prepared.update(build_documents(state, config, lang))  # the documents the plan declares
-    if config.actions:
-        prepared.update(_action_documents(slots, lang, owner_name))
+    for key, spec in config.documents.items():  # and those a workflow's pack builds, by the name the plan gives
+        if spec.kind == "handler":
+            prepared[key] = build_with(spec.handler, slots, lang=lang, owner=owner_name)
     return prepared
-
-
-def _action_documents(slots: dict[str, str], lang: str, owner_name: str) -> dict[str, Any]:
-    """The email draft and the call invitation, in the conversation's language: the employee's name,
-    the day and time said for the call; never the manager's own description of the case."""
-    employee = slots.get("employee_name")
-    day, at = slots.get("call_day"), slots.get("call_time")
-    when = describe_when(day, at, lang)
-    if day:
-        ask = say(lang, "Could we talk on {when}? If that doesn't suit you, please suggest another time.", when=when)
-    elif when:
-        ask = say(lang, "Could we talk {when}? If that doesn't suit you, please suggest another time.", when=when)
-    else:
-        ask = say(lang, "Could we find a time to talk this week? Please let me know what suits you.")
-    body = say(lang, "Hi {name},\n\nI'd like to follow up with you about what happened recently at work. {ask}\n\nBest regards,\n{owner}",
-               name=employee or say_in(lang, "a greeting without a name", "there"), ask=ask, owner=owner_name)
-    subject = say(lang, "Following up: a quick conversation")
-    title = say(lang, "Call with {name}", name=employee) if employee else say_in(lang, "an invitation's title", "Call")
-    called = title if employee else say_in(lang, "an invitation's description", "Call")
-    minutes = int(slots.get("call_minutes") or 30)
-    zone = settings.CONCIERGE_TIMEZONE  # the manager's time zone: the day and time are theirs, said in their words
-    if day:
-        description = say_n(lang, "{title} on {when} ({zone}), {n} minute.", "{title} on {when} ({zone}), {n} minutes.", minutes,
-                            title=called, when=when, zone=zone)
-    elif when:
-        description = say_n(lang, "{title} {when} ({zone}), {n} minute.", "{title} {when} ({zone}), {n} minutes.", minutes,
-                            title=called, when=when, zone=zone)
-    else:
-        description = say(lang, "{title} (time to be agreed).", title=called)
-    invite: dict[str, Any] = {"title": title, "attendee": slots.get("employee_name") or "", "duration_minutes": minutes,
-                              "description": description, "when": when, "timezone": zone}
-    if at:
-        local_now = _now().astimezone(ZoneInfo(zone))
-        on = date.fromisoformat(day) if day else local_now.date()
-        start = datetime.combine(on, time.fromisoformat(at), tzinfo=ZoneInfo(zone))
-        if not day and start <= local_now:  # "at 3pm" with no day: the next 3pm to come
-            start += timedelta(days=1)
-        invite["start"] = start.isoformat()
-    elif day:  # a day with no time said: the day only, never an hour nobody gave (contract 10)
-        invite["date"] = day
-    to = slots.get("employee_email") or ""  # an address nobody gave is never made up: the draft leaves it to fill in
-    return {"email_draft": {"to": to, "subject": subject, "body": body}, "calendar_invite": invite}
 
 
 def _stay(state: ContextState) -> dict[str, str]:

@@ -428,10 +428,12 @@ class ActionSpec(Spec):
 class DocumentSpec(Spec):
     """A document the conversation writes for a node that `produces` it, declared by the plan (no code):
     `answers`, the form's answers (or those of `fields`); `fields`, the named slots and answers; `email`, a draft
-    from the `to`/`subject`/`body` templates, whose `{name}` placeholders are slots or question ids."""
+    from the `to`/`subject`/`body` templates, whose `{name}` placeholders are slots or question ids; `handler`,
+    built by the workflow's pack under the name `handler` gives."""
 
     title: Localized = field(default_factory=FrozenDict)
-    kind: Literal["answers", "fields", "email"] = "answers"
+    kind: Literal["answers", "fields", "email", "handler"] = "answers"
+    handler: str = ""
     fields: Names = ()
     to: str = ""
     subject: Localized = field(default_factory=FrozenDict)
@@ -656,6 +658,8 @@ def _document_problems(config: ConversationConfig) -> list[tuple[str, str]]:
         problems += _unknown(spec.fields, known, f"{at}.fields", "slot or question")
         if spec.kind == "answers" and config.form is None:
             problems.append((f"{at}.kind", "an answers document needs a form; use \"fields\" for slots"))
+        if (spec.kind == "handler") != bool(spec.handler):
+            problems.append((f"{at}.handler", "names the builder of a handler document, and only of one"))
         if spec.kind == "email" and not spec.body:
             problems.append((f"{at}.body", "an email document needs a body"))
         for name in _placeholders(spec):

@@ -22,9 +22,9 @@ _PLACEHOLDER = re.compile(r"\{(\w+)\}")
 
 
 def build_documents(state: ContextState, config: ConversationConfig, lang: str) -> dict[str, dict[str, Any]]:
-    """Every declared document's content, in the conversation's language."""
+    """Every declared document's content, in the conversation's language (a pack's builder makes a handler's)."""
     values = _values(state, config, lang)
-    return {key: _build(spec, config, state, values, lang) for key, spec in config.documents.items()}
+    return {key: _build(spec, config, state, values, lang) for key, spec in config.documents.items() if spec.kind != "handler"}
 
 
 def document_title(config: ConversationConfig, key: str, lang: str) -> str | None:
