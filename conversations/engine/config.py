@@ -172,6 +172,7 @@ class SlotSpec(Spec):
     invalid_question: Localized = field(default_factory=FrozenDict)
     example: str | None = None
     recognizer: Literal["person_name"] | None = None  # reads the value the patterns found whole, or refuses it
+    ignore_case: bool = True  # false: the patterns match case-sensitively ("[A-Z][a-z]+" for a name)
 
     def __post_init__(self) -> None:
         self._default("extractor", self.name)

@@ -35,7 +35,7 @@ def document_title(config: ConversationConfig, key: str, lang: str) -> str | Non
 
 def _values(state: ContextState, config: ConversationConfig, lang: str) -> dict[str, str]:
     """What the templates and fields may show: slots by name, answers by question id and by their slot."""
-    values = {name: slot.value for name, slot in state.slots.items() if slot.value}
+    values = {name: slot_shown(config.slot_spec(name).extractor, slot.value, lang) for name, slot in state.slots.items() if slot.value}
     questions = {q.id: q for q in config.form.questions} if config.form else {}
     for answer in state.finalized_answers:
         spec = questions.get(answer.question_id)
@@ -44,6 +44,17 @@ def _values(state: ContextState, config: ConversationConfig, lang: str) -> dict[
         if spec is not None and spec.slot:
             values[spec.slot] = shown
     return values
+
+
+def slot_shown(extractor: str, value: str, lang: str) -> str:
+    """A slot's value as a person reads it: a day and a time in words ("Sunday 6 December at 10:00"), not ISO."""
+    from .action_prefs import describe_when  # the day words live with the actions' sentences
+
+    if extractor == "date" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return describe_when(value, None, lang)
+    if extractor in ("at_time", "until_time") and (moment := re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}).*", value)):
+        return describe_when(moment.group(1), moment.group(2), lang)
+    return value
 
 
 def _label(config: ConversationConfig, name: str, lang: str) -> str:

@@ -34,6 +34,7 @@ from .plain_words import (
     then,
     yes_no_said,
 )
+from .plan_documents import slot_shown
 from .state import ContextState
 from .timeparse import says_clock
 from .turn import ANSWER, FOLLOW_UP, REQUEST, TurnOutcome, final_report_for
@@ -675,6 +676,27 @@ def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, question
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢啦|спасибо|gracias", re.IGNORECASE)
 
 
+def _request_said_back(outcome: TurnOutcome, view: RunView, config: ConversationConfig, lang: str) -> str:
+    """The request a consented option would act on, said back with its details ("Book a visit: pet's name Biscuit;
+    day Sunday 6 December; time 10:00"), so the person sees what they consent to; "" when no such option is on offer."""
+    intent = config.intent(outcome.resolved_intent)
+    consented = any(o.get("eligibility") == "eligible" and o.get("requires_consent") for o in view.options)
+    if intent is None or not intent.required_slots or not consented:
+        return ""
+    slots = outcome.state.slots
+    if any(name not in slots for name in intent.required_slots):
+        return ""
+    names = [n for n in (*intent.required_slots, *intent.optional_slots) if n in slots]
+    days = {slots[n].value for n in names if config.slot_spec(n).extractor == "date"}
+    details = [say(lang, "{label}: {value}", label=localize(config.slot_spec(n).label, lang) or n.replace("_", " "),
+                   value=slots[n].value[11:16] if config.slot_spec(n).extractor == "at_time" and slots[n].value[:10] in days
+                   # (the day is said beside it: the time alone)
+                   else slot_shown(config.slot_spec(n).extractor, slots[n].value, lang))
+               for n in names]
+    label = localize(intent.label, lang) or intent.name
+    return say(lang, "To {request}: {details}.", request=label, details=say_in(lang, "items", "; ").join(details))
+
+
 def _options_line(view: RunView, lang: str) -> str:
     eligible = [o for o in view.options if o.get("eligibility") == "eligible" and not o.get("non_advancing")]
     if not eligible or view.status != "active":
@@ -729,8 +751,15 @@ def _capabilities(config: ConversationConfig, lang: str) -> str:
     labels = [(i.label.get(lang) or i.label.get("en") or i.name) for i in config.intents]
     if not labels:
         return ""
-    return say(lang, "I can help you {tasks}. Which is it? Please include the lot code, plate number or order number.",
-               tasks=say_in(lang, "items", "; ").join(labels))
+    tasks = say_in(lang, "items", "; ").join(labels)
+    needed = [config.slot_spec(slot) for i in config.intents for slot in i.required_slots]
+    details = list(dict.fromkeys(localize(spec.label, lang) or spec.name.replace("_", " ") for spec in needed))
+    if not details:
+        return say(lang, "I can help you {tasks}. Which is it?", tasks=tasks)
+    # what the plan's requests need, by their labels ("the lot code, plate number or order number")
+    said = details[0] if len(details) == 1 else say(lang, "{items} or {last}", items=say_in(lang, "list", ", ").join(details[:-1]),
+                                                   last=details[-1])
+    return say(lang, "I can help you {tasks}. Which is it? It helps to give the {details}.", tasks=tasks, details=said)
 
 
 def compose_reply(
@@ -825,6 +854,8 @@ def compose_reply(
                   and tool is None and outcome.resolved_intent is None else None)
     written = outcome.reply_action == "final_report"  # the report is being written: no menu after it
     options_line = _options_line(view, lang) if not question and tool is None and not view.new_actions and not written else ""
+    if options_line and (summary := _request_said_back(outcome, view, config, lang)):
+        parts.append(summary)  # what the consented option will record, before it is offered
     if options_line:
         if not parts and outcome.resolved_intent is None and small_talk in (None, "greeting"):
             # Never a bare menu: say what this concierge can do before the options.

@@ -309,7 +309,7 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
             value = datetime.combine(value.date(), time(0, tzinfo=entry.tzinfo) if _WHOLE_DAY.search(text) else entry.timetz())
         elif parse_date(text, now=ctx.now, timezone=ctx.timezone) is None:  # "and 11 to 1pm?": on that day
             value = datetime.combine(entry.date(), value.timetz())
-            if _corrects(text, ctx):
+            if _corrects(text, ctx) or _CHANGE_TO.search(text):  # "改成四点" after 15:00 is 16:00, not 04:00
                 value = _start_in_period(value, parsed.raw, entry, ctx.end)
     elif parsed.precision == "day" and names_day_of_week(parsed.raw) and not _WHOLE_DAY.search(text):
         # "周日停三个小时多少钱", "what about sunday?" (after a stay priced from now): with no stay talked about, a day of
@@ -319,6 +319,9 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
     return Extraction(value.isoformat(), parsed.raw)
 
 
+# "make it 4", "改成四点": the time talked about changed by an instruction, not a new one asked about
+_CHANGE_TO = re.compile(r"\b(?:make\s+it|change\s+it\s+to|move\s+it\s+to)\b|改成|改到|换成|换到|(?<!\w)(?:поменяй|перенеси)(?!\w)"
+                        r"|\bc[aá]mbi(?:alo|a)\b", re.IGNORECASE)
 # "no, from 11", "actually I got there at 11": a bare hour a correction gives the start
 _START_HOUR = re.compile(r"\b(?:from|since|starting(?:\s+at)?|at|around|about)\s+(\d{1,2})(?::(\d{2}))?\b"
                          r"(?![:.]?\d|\s*(?:%|percent|hours?|hrs?|h\b|minutes?|mins?|days?|people))", re.IGNORECASE)
@@ -788,7 +791,12 @@ def _alias(text: str, aliases: Mapping[str, str]) -> Extraction | None:
 
 def extract_slot(text: str, spec: SlotSpec, ctx: ExtractContext) -> Extraction | None:
     """One slot's value in text: spec patterns first, then aliases, then the extractor."""
-    if spec.patterns and (hit := first_match(text, spec.patterns, ctx.language)):
+    if spec.patterns and not spec.ignore_case:  # "[A-Z][a-z]+" for a name: "for my" is none
+        match = _earliest_match(text, spec.patterns, ctx.language, flags=0)
+        if match is not None:
+            value = (match.group(1) if match.groups() else match.group(0)).strip()
+            return Extraction(spec.aliases.get(value, value), match.group(0))
+    elif spec.patterns and (hit := first_match(text, spec.patterns, ctx.language)):
         match = hit[2]
         if spec.extractor == "text":  # free text: what the message says first, at its longest
             match = _earliest_match(text, spec.patterns, ctx.language) or match
@@ -800,10 +808,13 @@ def extract_slot(text: str, spec: SlotSpec, ctx: ExtractContext) -> Extraction |
     return extractor(text, ctx) if extractor else None
 
 
-def _earliest_match(text: str, patterns: Mapping[str, Iterable[str]], language: str) -> re.Match[str] | None:
+def _earliest_match(text: str, patterns: Mapping[str, Iterable[str]], language: str,
+                    flags: int | None = None) -> re.Match[str] | None:
     """Of every pattern's match, the one that starts first (the longest of those): "must be self-hosted, done
-    by end of Q1" is all constraints, not only the deadline a later-listed pattern found first."""
-    matches = [m for _, pattern in iter_patterns(patterns, language) if (m := compile_pattern(pattern).search(text))]
+    by end of Q1" is all constraints, not only the deadline a later-listed pattern found first. `flags`: the
+    plan's own (0: case-sensitive), instead of the engine's case-insensitive compilation."""
+    matches = [m for _, pattern in iter_patterns(patterns, language)
+               if (m := (compile_pattern(pattern) if flags is None else re.compile(pattern, flags)).search(text))]
     return min(matches, key=lambda m: (m.start(), -len(m.group(0))), default=None)
 
 

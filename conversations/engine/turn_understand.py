@@ -77,7 +77,7 @@ from .slots import (
     validate_slots,
 )
 from .state import EST_NONE, UNVERIFIED, ContextState
-from .timeparse import clock_said, parse_date, says_clock, speaks_of_past_stay
+from .timeparse import clock_said, parse_date, says_clock, says_time_of_day, speaks_of_past_stay
 from .topics import SideQuestion, detect_topic, pop_all, push_topic, side_answer, submode_for
 from .turn_work import (
     ANSWER,
@@ -330,10 +330,15 @@ def fill_slots(
     names = _slot_names(config)
     if not names:
         return state
-    known_entry = state.slots.get("at_time")
+    # the time talked about, whatever the plan calls its slot ("visit_time" read by the at_time extractor): a
+    # follow-up or a correction ("make it 4pm") changes only what it names, on that day
+    known_entry = next((state.slots[n] for n in ("at_time", *names) if n in state.slots and config.slot_spec(n).extractor == "at_time"), None)
     entry = _aware(known_entry.value) if known_entry is not None else None
     ctx = ExtractContext(now=now, timezone=timezone, language=work.language, entry=entry, end=_stay_end(state, entry))
     found = extract_slots(work.text, [config.slot_spec(n) for n in names], ctx)
+    if any(config.slot_spec(n).extractor == "date" for n in names) and not says_time_of_day(work.text):
+        # a plan that asks the day and the time apart: a day alone ("tomorrow") is no time (never midnight)
+        found = {n: x for n, x in found.items() if config.slot_spec(n).extractor not in ("at_time", "until_time")}
     if completed := _time_completed(state, work, config, names, ctx, found):  # the answer to the time asked back
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor not in _TIME_KINDS} | completed
     if work.meaning in (SIDE_QUESTION, QUESTION_MEANING):  # "what do you mean by constraints?" states no constraints
