@@ -377,6 +377,7 @@ class FormQuestionSpec(Spec):
     max: Number | None = None
     # a text answer's format (an account code): the part of the reply it matches is the answer; case-sensitive
     # unless `ignore_case`; `example` is shown when a reply does not match
+    other: bool = False  # a choice question that takes other answers ("other, please specify"): kept as "other: …"
     answer_pattern: Regex | None = None
     ignore_case: bool = False
     example: Localized = field(default_factory=FrozenDict)
@@ -442,6 +443,16 @@ class DocumentSpec(Spec):
 
 
 @pydantic.dataclasses.dataclass(frozen=True)
+class PhrasesSpec(Spec):
+    """A plan's own ways of saying what the built-in lexicon reads in every workflow: asking for one of its people
+    ("can I speak to the vet?") and dropping the request ("never mind the booking"). Read beside the built-in ones,
+    never when negated."""
+
+    handoff: Patterns = field(default_factory=FrozenDict)
+    cancel: Patterns = field(default_factory=FrozenDict)
+
+
+@pydantic.dataclasses.dataclass(frozen=True)
 class ModesSpec(Spec):
     """Which modes and submodes a plan uses."""
 
@@ -494,6 +505,7 @@ class ConversationConfig(Spec):
     form: Annotated[FormSpec | None, BeforeValidator(_absent_if_empty)] = None
     actions: tuple[ActionSpec, ...] = ()  # by priority once parsed (email before calendar)
     documents: Mapping[str, DocumentSpec] = field(default_factory=FrozenDict)  # by the key a node produces
+    phrases: PhrasesSpec = field(default_factory=PhrasesSpec)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ConversationConfig:
@@ -615,6 +627,8 @@ def _form_problems(form: FormSpec) -> list[tuple[str, str]]:
                 problems.append((f"{at}.{key}", "only a number question has bounds"))
         if question.min is not None and question.max is not None and question.min > question.max:
             problems.append((f"{at}.min", "must not be above max"))
+        if question.other and question.answer_type != "choice":
+            problems.append((f"{at}.other", "only a choice question takes other answers"))
         if question.answer_pattern is not None and question.answer_type != "text":
             problems.append((f"{at}.answer_pattern", "only a text question has a format"))
     return problems

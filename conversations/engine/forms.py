@@ -241,6 +241,10 @@ def evaluate_answer(
                 return FormEvaluation(True, named[0])
             if len(named) > 1:
                 return FormEvaluation(False, reason="several_choices")  # ask which, never pick the first
+        if spec.other and (said := _OTHER_WORD.sub("", text).strip(" ,，.。:：-")) and text_length(said) >= max(spec.min_chars, 3):
+            return FormEvaluation(True, f"other: {said}")  # "other, please specify": their words, kept as said
+        if spec.other and _OTHER_WORD.search(text):
+            return FormEvaluation(False, reason="other_unspecified")
         return FormEvaluation(False, reason="no_choice_matched")
     if spec.answer_type == "number":
         if (added := sum_said(text, language)) is not None:  # "35 staff plus 10 visitors": 45 in all, asked first
@@ -297,6 +301,11 @@ def evaluate_answer(
     if text_length(stripped) < spec.min_chars:
         return FormEvaluation(False, reason="too_short")
     return FormEvaluation(True, stripped)
+
+
+# "other", "something else": the choice of a question that takes other answers, its words still to say
+_OTHER_WORD = re.compile(r"^\W*(?:(?:it'?s|something|an?)\s+)?(?:other|else|something\s+else)\b[\s,:：-]*|^\W*(?:其他|别的|其它)[的：:，,]?"
+                         r"|^\W*(?:друго[ей]|иное)\b[\s,:：-]*|^\W*(?:otro|otra)\b[\s,:：-]*", re.IGNORECASE)
 
 
 def _within_bounds(value: float, spec: FormQuestionSpec) -> bool:

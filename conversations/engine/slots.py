@@ -804,6 +804,8 @@ def extract_slot(text: str, spec: SlotSpec, ctx: ExtractContext) -> Extraction |
         return Extraction(spec.aliases.get(value, value), match.group(0))
     if spec.aliases and (found := _alias(text, spec.aliases)):
         return found
+    if spec.patterns:  # the plan's patterns replace the generic reader: a stray number is no head count
+        return None
     extractor = EXTRACTORS.get(spec.extractor)
     return extractor(text, ctx) if extractor else None
 
@@ -832,6 +834,12 @@ def extract_slots(
         said = text if spec.extractor == "text" else stay if spec.extractor in _STAY_TIMES else timed
         if extraction := extract_slot(said, spec, ctx):
             found[spec.name] = extraction
+    for spec in specs:  # one span fills one slot: "VC-10234" is a reference, not also 10234 guests
+        own = found.get(spec.name)
+        if own is not None and spec.extractor == "number" and any(
+                other != spec.name and own.raw and own.raw in x.raw and own.raw != x.raw and text.count(own.raw) == 1
+                for other, x in found.items()):
+            del found[spec.name]
     free = [s.name for s in specs if s.extractor == "text" and s.name in found]
     for name in free:  # "the goal is X, users are Y": the goal stops where the users begin
         found[name] = _own_text(found[name], [found[o].raw for o in free if o != name])

@@ -223,7 +223,7 @@ def advance_context(
     work.routed = routed_by_commands(work, config)
     work.trace.extend(f"command {c.describe()}" for c in work.commands)
     state = start_turn(state, work, config)
-    state = cancel_request(state, work)
+    state = cancel_request(state, work, config)
     work.meaning = read_meaning(state, work, config)
     state = fill_slots(state, work, config, lookups, now=now, timezone=timezone, finders=finders)
     state = apply_action_request(state, work, config, now=now, timezone=timezone)

@@ -477,7 +477,7 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
     return say(lang, "A few words more, please: {question}", question=question)
 
 
-_TYPED_REFUSALS = frozenset({"out_of_range", "not_in_format", "no_date", "no_time", "unsure_time"})
+_TYPED_REFUSALS = frozenset({"out_of_range", "not_in_format", "no_date", "no_time", "unsure_time", "other_unspecified"})
 
 
 def _typed_refusal(spec: FormQuestionSpec, verdict: FormEvaluation, lang: str) -> str:
@@ -491,6 +491,8 @@ def _typed_refusal(spec: FormQuestionSpec, verdict: FormEvaluation, lang: str) -
         example = localize(spec.example, lang)
         return say(lang, "That isn't in the form it takes (for example {example}). ", example=example) if example \
             else say(lang, "That isn't in the form it takes. ")
+    if verdict.reason == "other_unspecified":
+        return say(lang, "What is it? A few words are enough. ")
     if verdict.reason == "no_time":
         return say(lang, "I need a time of day, for example “2:30 pm”. ")
     if verdict.reason == "unsure_time":

@@ -22,6 +22,7 @@ from ._text import (
     language_signal,
     localize,
     stated_beside_question,
+    unnegated_hits,
     word_at,
 )
 from .ask_then_act import update_situation
@@ -116,14 +117,20 @@ def routed_by_commands(work: TurnWork, config: ConversationConfig) -> IntentResu
     return routed
 
 
-def cancel_request(state: ContextState, work: TurnWork) -> ContextState:
-    """`cancel` (the model's, or the whole message says so): drop the request in progress and its
-    open clarification (facts and answers stay)."""
-    if work.command("cancel") is None and (work.model_read or not asks_to_cancel(work.text, work.language) and not asks_to_restart(work.text)):
+def cancel_request(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
+    """`cancel` (the model's, or the whole message says so, in the built-in words or the plan's): drop the request
+    in progress and its open clarification (facts and answers stay)."""
+    said = asks_to_cancel(work.text, work.language) or asks_to_restart(work.text) or _says_plan_phrase(work, config.phrases.cancel)
+    if work.command("cancel") is None and (work.model_read or not said):
         return state
     work.trace.append("cancelled: active intent and pending clarification dropped")
     work.cancelled = True
     return state.evolve(active_intent=None, pending_clarification=None, clarify_rounds=0)
+
+
+def _says_plan_phrase(work: TurnWork, patterns: Mapping[str, Iterable[str]]) -> bool:
+    """A phrase the plan adds to the built-in lexicon, said and not negated ("no need to see the vet" asks for none)."""
+    return bool(patterns) and bool(unnegated_hits(work.text, patterns, work.language))
 
 
 def start_turn(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
@@ -149,7 +156,8 @@ def read_meaning(state: ContextState, work: TurnWork, config: ConversationConfig
     """What the message is, in the conversation's terms."""
     if work.cancelled:
         return CANCEL_MEANING
-    if work.command("human_handoff") is not None or not work.model_read and asks_for_human(work.text):
+    if work.command("human_handoff") is not None or not work.model_read and (
+            asks_for_human(work.text) or _says_plan_phrase(work, config.phrases.handoff)):
         work.handoff_requested = True
         work.trace.append("the person asks for a human")
         return HANDOFF_MEANING
