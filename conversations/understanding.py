@@ -120,7 +120,8 @@ def _questions(config: ConversationConfig, state: ContextState) -> dict[str, Que
         for q in config.form.questions:  # a final answer may be corrected
             final = state.finalized(q.id) is not None
             questions[q.id] = QuestionRef(q.id, q.answer_type, tuple(c.value for c in q.choices), q.unit, final=final,
-                                          set_aside=q.id in state.skipped_steps)
+                                          set_aside=q.id in state.skipped_steps, other=q.other, low=q.min, high=q.max,
+                                          pattern=q.answer_pattern, ignore_case=q.ignore_case)
     if config.diagnostic is not None and state.primary_system is None:
         # which system the complaint is about: the model may classify it (the rules' patterns stand otherwise)
         systems = tuple(s.id for s in (*config.diagnostic.procedures, *config.diagnostic.other_systems))

@@ -115,6 +115,11 @@ class QuestionRef(Serializable):
     unit: str | None = None
     final: bool = False  # already answered: an `answer` to it is a correction
     set_aside: bool = False  # asked before and left open: it may be answered while another is asked
+    other: bool = False  # a choice that takes other answers: "other: <words>"
+    low: float | None = None  # a number's bounds
+    high: float | None = None
+    pattern: str | None = None  # a text answer's format (case-sensitive unless ignore_case)
+    ignore_case: bool = False
 
 
 @dataclass(frozen=True)
@@ -346,15 +351,31 @@ def normalise_answer(value: str, question: QuestionRef) -> str | None:
         return None
     if question.answer_type == "choice":
         by_key = {c.casefold(): c for c in question.choices}
+        if question.other and value.casefold().startswith("other:") and value[6:].strip():
+            return f"other: {value[6:].strip()}"
         return by_key.get(value.casefold())
     if question.answer_type == "yes_no":
         lowered = value.casefold()
         return "yes" if lowered in _YES else "no" if lowered in _NO else None
     if question.answer_type == "number":
         bare = without_own_unit(value, question.unit)  # "2 storeys" answers "how many storeys"; "2 sq ft" does not
-        return None if bare is None else _number(bare, integer=False)
+        number = None if bare is None else _number(bare, integer=False)
+        out = number is not None and (question.low is not None and float(number) < question.low
+                                      or question.high is not None and float(number) > question.high)
+        return None if out else number  # a model's value outside the plan's bounds is refused as the person's is
     if question.answer_type == "text":
+        if question.pattern is not None:  # the part in the plan's format, or nothing
+            found = re.search(question.pattern, value, re.IGNORECASE if question.ignore_case else 0)
+            return (found.group(1) if found.groups() and found.group(1) else found.group(0)) if found else None
         return value
+    if question.answer_type == "time":
+        return normalise_value(value, "clock_time")
+    if question.answer_type == "datetime":  # the form's own shape: a local day and time, "2027-03-01 14:30"
+        try:
+            moment = datetime.fromisoformat(value.replace(" ", "T", 1))
+        except ValueError:
+            return None
+        return moment.strftime("%Y-%m-%d %H:%M")
     return normalise_value(value, question.answer_type)
 
 

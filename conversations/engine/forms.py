@@ -241,10 +241,12 @@ def evaluate_answer(
                 return FormEvaluation(True, named[0])
             if len(named) > 1:
                 return FormEvaluation(False, reason="several_choices")  # ask which, never pick the first
-        if spec.other and (said := _OTHER_WORD.sub("", text).strip(" ,，.。:：-")) and text_length(said) >= max(spec.min_chars, 3):
+        said = _GREETING.sub("", _OTHER_WORD.sub("", text)).strip(" ,，.。:：-!！")
+        unsaid = not said or text_length(said) < 3 or bool(_VAGUE_THING.search(said))
+        if spec.other and unsaid and (_OTHER_WORD.search(text) or _VAGUE_THING.search(said)) and not is_non_answer(text):
+            return FormEvaluation(False, reason="other_unspecified")  # "something else", "我要借东西": what is it?
+        if spec.other and said and text_length(said) >= max(spec.min_chars, 3) and not is_non_answer(said):
             return FormEvaluation(True, f"other: {said}")  # "other, please specify": their words, kept as said
-        if spec.other and _OTHER_WORD.search(text):
-            return FormEvaluation(False, reason="other_unspecified")
         return FormEvaluation(False, reason="no_choice_matched")
     if spec.answer_type == "number":
         if (added := sum_said(text, language)) is not None:  # "35 staff plus 10 visitors": 45 in all, asked first
@@ -306,6 +308,13 @@ def evaluate_answer(
 # "other", "something else": the choice of a question that takes other answers, its words still to say
 _OTHER_WORD = re.compile(r"^\W*(?:(?:it'?s|something|an?)\s+)?(?:other|else|something\s+else)\b[\s,:：-]*|^\W*(?:其他|别的|其它)[的：:，,]?"
                          r"|^\W*(?:друго[ей]|иное)\b[\s,:：-]*|^\W*(?:otro|otra)\b[\s,:：-]*", re.IGNORECASE)
+
+
+_GREETING = re.compile(r"^\W*(?:hi|hello|hey|good\s+(?:morning|afternoon|evening)|你好|您好|嗨|привет|здравствуйте|hola|buenas)(?![a-z])[\s,，!！.。]*",
+                       re.IGNORECASE)
+# a thing not said ("I need something", "我要借东西"): no answer to "which one", whatever else the message says
+_VAGUE_THING = re.compile(r"\b(?:something|anything|stuff|some\s+things?|a\s+thing)\b|东西|什么|(?<!\w)(?:что-то|что-нибудь)(?!\w)|\balgo\b",
+                          re.IGNORECASE)
 
 
 def _within_bounds(value: float, spec: FormQuestionSpec) -> bool:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ._text import localize
-from .catalog import say
+from .catalog import say, say_in
 from .config import ConversationConfig
 from .loop_guard import ProposedAction
 from .named_values import which_value_question
@@ -27,7 +27,7 @@ def clarify_slots(state: ContextState, work: TurnWork, config: ConversationConfi
             work.ask(pending.last_question, pending.kind)
         return state
     if intent is None:
-        return state
+        return _ask_to_start(state, work, config) if work.partial_request else state
     open_slots = [s for s in work.ambiguous_slots if s in intent.required_slots + intent.optional_slots]
     if open_slots:
         return _ask_which_value(state, work, intent.name, open_slots[0])
@@ -97,6 +97,27 @@ def _ask_which_value(state: ContextState, work: TurnWork, intent: str, slot: str
     # "the second one" / "第二个" picks among them next turn
     candidates_kept = with_key(state.slot_candidates, slot, tuple(value for value, _ in candidates))
     return state.evolve(pending_clarification=pending, clarify_rounds=rounds, slot_candidates=candidates_kept)
+
+
+def _ask_to_start(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
+    """The message gives what only one request needs but names no request ("my cat Luna needs her vaccination"
+    with a booking desk's patterns not matching): the request is asked, with what was noted, never started on a
+    guess; a yes starts it, and what was said is kept either way."""
+    intent = config.intent(work.partial_request)
+    assert intent is not None
+    noted = [say(work.language, "{label}: {value}", label=localize(config.slot_spec(n).label, work.language) or n.replace("_", " "),
+                 value=state.slots[n].value) for n in work.slots_mentioned if n in state.slots and n in intent.required_slots]
+    label = localize(intent.label, work.language) or intent.name
+    question = say(work.language, "Do you want to {request}? I've noted the {details}.", request=label,
+                   details=say_in(work.language, "items", "; ").join(noted)) if noted else \
+        say(work.language, "Do you want to {request}?", request=label)
+    work.ask(question, "intent")
+    work.reply_action = "ask_intent"
+    work.action = ProposedAction("clarification", topic="intent")
+    pending = PendingClarification(intent=None, missing=(intent.name,), rounds=1, last_question=question,
+                                   asked_turn=work.turn, kind="intent")
+    work.trace.append(f"what {intent.name} needs is given, the request is not named: asked")
+    return state.evolve(pending_clarification=pending, clarify_rounds=1)
 
 
 def _ask_intent(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:

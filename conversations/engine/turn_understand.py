@@ -347,6 +347,7 @@ def fill_slots(
     if any(config.slot_spec(n).extractor == "date" for n in names) and not says_time_of_day(work.text):
         # a plan that asks the day and the time apart: a day alone ("tomorrow") is no time (never midnight)
         found = {n: x for n, x in found.items() if config.slot_spec(n).extractor not in ("at_time", "until_time")}
+    found = _on_the_day_said(state, config, names, found, work.text, now, timezone)
     if completed := _time_completed(state, work, config, names, ctx, found):  # the answer to the time asked back
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor not in _TIME_KINDS} | completed
     if work.meaning in (SIDE_QUESTION, QUESTION_MEANING):  # "what do you mean by constraints?" states no constraints
@@ -1089,6 +1090,22 @@ def _switched_by_slot(state: ContextState, work: TurnWork, config: ConversationC
     return (takers[0], "slots") if len(takers) == 1 else None
 
 
+def _on_the_day_said(state: ContextState, config: ConversationConfig, names: Iterable[str], found: dict[str, Extraction],
+                     text: str, now: datetime, timezone: str) -> dict[str, Extraction]:
+    """A time said without its day ("ok 2pm then") in a plan that asks the day apart is on the day said (in this
+    message or before), never today's by default."""
+    days = [n for n in names if config.slot_spec(n).extractor == "date"]
+    day = next((found[n].value for n in days if n in found), None) or next((state.slots[n].value for n in days if n in state.slots), None)
+    if day is None or parse_date(text, now=now, timezone=timezone) is not None:
+        return found
+    moved = dict(found)
+    for name, extraction in found.items():
+        if config.slot_spec(name).extractor == "at_time" and (at := _aware(extraction.value)) is not None:
+            on = datetime.combine(datetime.fromisoformat(day).date(), at.timetz())
+            moved[name] = Extraction(on.isoformat(), extraction.raw)
+    return moved
+
+
 def _started_by_slot(state: ContextState, work: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
     """A first message that names no request but gives what only one request needs ("check order
     SZ-2026-0312-77 please", "苏E 9Z8Y7?") is that request, when its details are all known."""
@@ -1114,6 +1131,11 @@ def resolve_intent(state: ContextState, work: TurnWork, config: ConversationConf
             source = "slots" if resolved else None
     elif pending is not None and pending.kind == "intent" and (picked := _picked_request(pending.missing, work, config)):
         resolved, source = picked, "pending_clarification"  # "the order" / "the car park" / "the second one"
+    elif (pending is not None and pending.kind == "intent" and len(pending.missing) == 1 and (config.intent(pending.missing[0]) is not None)
+          and (work.routed.intent == CONFIRMATION and work.routed.confirmation_value == "accept"
+               or set(work.slots_mentioned) & set(config.intent(pending.missing[0]).required_slots))):
+        # "yes" to "do you want to book a visit?", or the next of its details: that request
+        resolved, source = pending.missing[0], "pending_clarification"
     elif (
         pending is not None
         and pending.kind == "slot"
@@ -1133,6 +1155,9 @@ def resolve_intent(state: ContextState, work: TurnWork, config: ConversationConf
         resolved, source = _switched_by_slot(state, work, config) or (state.active_intent, "follow_up")
     elif not state.active_intent and work.meaning != SIDE_QUESTION and work.slots_mentioned:
         resolved, source = _started_by_slot(state, work, config) or (None, None)
+        if resolved is None:  # what only one request needs, with its other details still unsaid: asked, never assumed
+            takers = [i.name for i in config.intents if set(work.slots_mentioned) & set(i.required_slots)]
+            work.partial_request = takers[0] if len(takers) == 1 else None
     elif (work.meaning == SIDE_QUESTION and work.routed.intent == EXPLAIN and not work.command("side_question")
           and not _names_side_topic(work, config) and (started := _started_by_slot(state, work, config))):
         # "explain the Xuhui lot 1 rule": what the request needs is named, so it is that request, not a side question

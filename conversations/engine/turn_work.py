@@ -132,6 +132,7 @@ class TurnWork:
     resolved_intent: str | None = None
     intent_source: str | None = None
     intent_started: bool = False  # the resolved intent is a request this turn begins (not one going on)
+    partial_request: str | None = None  # the one request what the message gives belongs to, not named: asked whether it is
     slots_changed: tuple[str, ...] = ()
     slots_corrected: tuple[str, ...] = ()
     slots_replaced: list[str] = field(default_factory=list)  # by words said in their place ("Tobias, not Tim")

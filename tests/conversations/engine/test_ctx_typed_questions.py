@@ -78,3 +78,18 @@ def test_the_format_is_case_sensitive_unless_the_plan_says_otherwise() -> None:
 def test_a_typed_question_that_cannot_work_is_refused(question: dict, path: str, message: str) -> None:
     problems = validate_config({"form": {"questions": [question]}})
     assert any(p == path and message in m for p, m in problems), problems
+
+
+def test_a_models_answer_is_held_to_the_same_types() -> None:
+    from conversations.engine.commands import QuestionRef, normalise_answer
+
+    guests = QuestionRef("guests", "number", low=1, high=50)
+    assert normalise_answer("35", guests) == "35" and normalise_answer("200", guests) is None
+    account = QuestionRef("account", "text", pattern="\\b([A-Z]{2}-\\d{4})\\b")
+    assert normalise_answer("bill MK-2041", account) == "MK-2041" and normalise_answer("mk-2041", account) is None
+    item = QuestionRef("item", "choice", ("laptop", "camera"), other=True)
+    assert normalise_answer("other: a tripod", item) == "other: a tripod" and normalise_answer("a tripod", item) is None
+    assert normalise_answer("other: a tripod", QuestionRef("item", "choice", ("laptop",))) is None
+    assert normalise_answer("14:30", QuestionRef("start", "time")) == "14:30"
+    assert normalise_answer("2027-03-01 14:30", QuestionRef("at", "datetime")) == "2027-03-01 14:30"
+    assert normalise_answer("2027-03-01", QuestionRef("day", "date")) == "2027-03-01"
