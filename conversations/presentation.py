@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from datetime import datetime
+from datetime import date, datetime
 from typing import Any
 
 from django.utils import formats, translation
@@ -27,6 +27,7 @@ from .engine.slots import slot_label
 # --- slot values --------------------------------------------------------------------------
 
 _ISO_TIME = re.compile(r"^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}")
+_ISO_DAY = re.compile(r"^\d{4}-\d{2}-\d{2}$")
 YES_NO = {"yes": gettext_lazy("Yes"), "no": gettext_lazy("No")}
 
 
@@ -60,6 +61,8 @@ def format_value(name: str, value: Any, question: FormQuestionSpec | None, lang:
         return answer_shown(question, text, lang)
     if _ISO_TIME.match(text):
         return format_moment(text)
+    if _ISO_DAY.match(text):  # a day alone ("visit_day"): in words, as a moment is
+        return formats.date_format(date.fromisoformat(text), pgettext("side panel day", "D j M Y"))
     if name.endswith("_minutes") and text.isdigit():
         return format_minutes(int(text))
     return text

@@ -73,6 +73,7 @@ def test_a_moment_and_a_length_read_as_people_write_them() -> None:
     with translation.override("en"):
         assert presentation.format_value("at_time", "2026-11-29T10:00:00+08:00", None, "en") == "Sun 29 Nov 2026, 10:00"
         assert presentation.format_value("duration_minutes", "60", None, "en") == "1 h"
+        assert presentation.format_value("visit_day", "2026-12-06", None, "en") == "Sun 6 Dec 2026"  # a day alone, in words
         assert presentation.format_value("plate_no", "沪A10019", None, "en") == "沪A10019"
 
 
