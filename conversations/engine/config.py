@@ -378,6 +378,7 @@ class FormQuestionSpec(Spec):
     # a text answer's format (an account code): the part of the reply it matches is the answer; case-sensitive
     # unless `ignore_case`; `example` is shown when a reply does not match
     other: bool = False  # a choice question that takes other answers ("other, please specify"): kept as "other: …"
+    after: str | None = None  # a date on or after this earlier date question's answer (a return after the collection)
     answer_pattern: Regex | None = None
     ignore_case: bool = False
     example: Localized = field(default_factory=FrozenDict)
@@ -627,6 +628,10 @@ def _form_problems(form: FormSpec) -> list[tuple[str, str]]:
                 problems.append((f"{at}.{key}", "only a number question has bounds"))
         if question.min is not None and question.max is not None and question.min > question.max:
             problems.append((f"{at}.min", "must not be above max"))
+        earlier = {q.id: q for q in form.questions[:i]}
+        if question.after is not None and (question.answer_type not in TIMED_ANSWERS or question.after not in earlier
+                                           or earlier[question.after].answer_type not in TIMED_ANSWERS):
+            problems.append((f"{at}.after", "names an earlier date question, on a date question"))
         if question.other and question.answer_type != "choice":
             problems.append((f"{at}.other", "only a choice question takes other answers"))
         if question.answer_pattern is not None and question.answer_type != "text":

@@ -251,6 +251,7 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
     if given and spec.answer_type == "number" and (own := evaluate_answer(work.text, spec, work.language, now=work.now, timezone=work.timezone)).converted_from \
             and own.value == given:
         verdict = own  # the generator's value is the one converted from the words: both are said
+    verdict = _in_order(state, form, spec, verdict, work.language)  # a return day before the collection day is refused, said why
     if work.model_read and not given and verdict.accepted and confirmed is None:
         # the model left the question open (it may have asked back): the rules record no answer of their own
         work.trace.append(f"the model gave no answer to {spec.id}: it stays open")
@@ -477,7 +478,19 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
     return say(lang, "A few words more, please: {question}", question=question)
 
 
-_TYPED_REFUSALS = frozenset({"out_of_range", "not_in_format", "no_date", "no_time", "unsure_time", "other_unspecified"})
+_TYPED_REFUSALS = frozenset({"out_of_range", "not_in_format", "no_date", "no_time", "unsure_time", "other_unspecified",
+                             "before_other"})
+
+
+def _in_order(state: ContextState, form: FormSpec, spec: FormQuestionSpec, verdict: FormEvaluation, lang: str) -> FormEvaluation:
+    """A date that must come on or after another question's (`after`) and comes before it: refused, never kept
+    (the candidates say the other question's name and its day, for the reply)."""
+    earlier = state.finalized(spec.after) if spec.after else None
+    other = form.question(spec.after) if spec.after else None
+    if not verdict.accepted or verdict.value is None or earlier is None or other is None or verdict.value[:10] >= earlier.answer[:10]:
+        return verdict
+    name = localize(other.label, lang) or localize(other.question, lang).rstrip("?？")
+    return FormEvaluation(False, reason="before_other", candidates=(name, answer_shown(other, earlier.answer, lang)))
 
 
 def _typed_refusal(spec: FormQuestionSpec, verdict: FormEvaluation, lang: str) -> str:
@@ -491,6 +504,8 @@ def _typed_refusal(spec: FormQuestionSpec, verdict: FormEvaluation, lang: str) -
         example = localize(spec.example, lang)
         return say(lang, "That isn't in the form it takes (for example {example}). ", example=example) if example \
             else say(lang, "That isn't in the form it takes. ")
+    if verdict.reason == "before_other":
+        return say(lang, "That is before the {label} ({day}). ", label=verdict.candidates[0], day=verdict.candidates[1])
     if verdict.reason == "other_unspecified":
         return say(lang, "What is it? A few words are enough. ")
     if verdict.reason == "no_time":
