@@ -676,6 +676,28 @@ def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, question
 _THANKS = re.compile(r"\b(?:thanks|thank\s+you|thx|cheers)\b|谢谢|多谢|感谢|谢啦|спасибо|gracias", re.IGNORECASE)
 
 
+def _request_details_noted(outcome: TurnOutcome, config: ConversationConfig, lang: str) -> str:
+    """The details of a plan's request this message gave or changed, said back while another is asked (a detail
+    never goes by unsaid); only for the plan's own requests' declared slots, not a form's answers."""
+    intent = config.intent(outcome.resolved_intent)
+    if intent is None or outcome.question_kind != "slot" or config.form is not None:
+        return ""
+    own = (*intent.required_slots, *intent.optional_slots)
+    slots = outcome.state.slots
+    names = [n for n in outcome.slots_changed if n in own and n in slots and n not in outcome.missing_slots and n in config.slots]
+    noted = _details_shown(names, outcome.state, config, lang)
+    return _noted_values(noted, lang, thanks=False) if noted else ""
+
+
+def _details_shown(names: list[str], state: Any, config: ConversationConfig, lang: str) -> list[tuple[str, str]]:
+    """(label, value) of a request's details as a person reads them; a time on a day said beside it is the time alone."""
+    slots = state.slots
+    days = {slots[n].value for n in (*names, *config.slots) if n in slots and config.slot_spec(n).extractor == "date"}
+    return [(localize(config.slot_spec(n).label, lang) or n.replace("_", " "),
+             slots[n].value[11:16] if config.slot_spec(n).extractor == "at_time" and slots[n].value[:10] in days
+             else slot_shown(config.slot_spec(n).extractor, slots[n].value, lang)) for n in names]
+
+
 def _request_said_back(outcome: TurnOutcome, view: RunView, config: ConversationConfig, lang: str) -> str:
     """The request a consented option would act on, said back with its details ("Book a visit: pet's name Biscuit;
     day Sunday 6 December; time 10:00"), so the person sees what they consent to; "" when no such option is on offer."""
@@ -687,12 +709,7 @@ def _request_said_back(outcome: TurnOutcome, view: RunView, config: Conversation
     if any(name not in slots for name in intent.required_slots):
         return ""
     names = [n for n in (*intent.required_slots, *intent.optional_slots) if n in slots]
-    days = {slots[n].value for n in names if config.slot_spec(n).extractor == "date"}
-    details = [say(lang, "{label}: {value}", label=localize(config.slot_spec(n).label, lang) or n.replace("_", " "),
-                   value=slots[n].value[11:16] if config.slot_spec(n).extractor == "at_time" and slots[n].value[:10] in days
-                   # (the day is said beside it: the time alone)
-                   else slot_shown(config.slot_spec(n).extractor, slots[n].value, lang))
-               for n in names]
+    details = [say(lang, "{label}: {value}", label=label, value=value) for label, value in _details_shown(names, outcome.state, config, lang)]
     label = localize(intent.label, lang) or intent.name
     return say(lang, "To {request}: {details}.", request=label, details=say_in(lang, "items", "; ").join(details))
 
@@ -873,6 +890,8 @@ def compose_reply(
         elif outcome.question_repeats >= 3:
             parts.append(_way_out(question, outcome, view, config, lang))  # never the same question a third time
         else:
+            if not parts and (kept := _request_details_noted(outcome, config, lang)):
+                parts.append(kept)  # "Noted the day: Wednesday 9 December." before "What is your pet's name?"
             parts.append(question)
     text = "\n\n".join(p for p in parts if p).strip()
     if not text:

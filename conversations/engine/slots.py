@@ -320,7 +320,7 @@ def _at_time(text: str, ctx: ExtractContext) -> Extraction | None:
 
 
 # "make it 4", "改成四点": the time talked about changed by an instruction, not a new one asked about
-_CHANGE_TO = re.compile(r"\b(?:make\s+it|change\s+it\s+to|move\s+it\s+to)\b|改成|改到|换成|换到|(?<!\w)(?:поменяй|перенеси)(?!\w)"
+_CHANGE_TO = re.compile(r"\b(?:make\s+it|change\s+it\s+to|move\s+it\s+to|instead)\b|改成|改到|换成|换到|(?<!\w)(?:поменяй|перенеси)(?!\w)"
                         r"|\bc[aá]mbi(?:alo|a)\b", re.IGNORECASE)
 # "no, from 11", "actually I got there at 11": a bare hour a correction gives the start
 _START_HOUR = re.compile(r"\b(?:from|since|starting(?:\s+at)?|at|around|about)\s+(\d{1,2})(?::(\d{2}))?\b"
@@ -731,7 +731,16 @@ def _duration(text: str, ctx: ExtractContext) -> Extraction | None:
 
 
 def _date(text: str, ctx: ExtractContext) -> Extraction | None:
-    parsed = parse_date(text, now=ctx.now, timezone=ctx.timezone)
+    # a bare weekday counts from the day talked about ("can we do Wednesday instead?" after Tuesday 10 March is the
+    # 11th, not today), as the stay's readers do
+    anchor = _anchor(ctx)
+    said = parse_date(text, now=ctx.now, timezone=ctx.timezone, anchor=anchor)
+    if said is not None and anchor is not None and (_corrects(text, ctx) or _CHANGE_TO.search(text)):
+        # "make it Thursday instead": the Thursday nearest the day it replaces
+        moment = parse_datetime(text, now=ctx.now, timezone=ctx.timezone, anchor=anchor, corrects=True)
+        parsed = moment.value.date() if moment is not None else None
+    else:
+        parsed = said
     return Extraction(parsed.isoformat(), parsed.isoformat()) if parsed else None
 
 

@@ -15,10 +15,13 @@ from datetime import datetime, timedelta
 from ._serde import FrozenDict
 from ._text import (
     asks_for_human,
+    asks_question,
     asks_to_cancel,
     asks_to_restart,
     asks_to_skip_check,
+    chitchat_kind,
     first_match,
+    is_non_answer,
     language_signal,
     localize,
     stated_beside_question,
@@ -348,6 +351,7 @@ def fill_slots(
         # a plan that asks the day and the time apart: a day alone ("tomorrow") is no time (never midnight)
         found = {n: x for n, x in found.items() if config.slot_spec(n).extractor not in ("at_time", "until_time")}
     found = _on_the_day_said(state, config, names, found, work.text, now, timezone)
+    found = _the_asked_detail(state, config, found, work.text)
     if completed := _time_completed(state, work, config, names, ctx, found):  # the answer to the time asked back
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor not in _TIME_KINDS} | completed
     if work.meaning in (SIDE_QUESTION, QUESTION_MEANING):  # "what do you mean by constraints?" states no constraints
@@ -1096,14 +1100,35 @@ def _on_the_day_said(state: ContextState, config: ConversationConfig, names: Ite
     message or before), never today's by default."""
     days = [n for n in names if config.slot_spec(n).extractor == "date"]
     day = next((found[n].value for n in days if n in found), None) or next((state.slots[n].value for n in days if n in state.slots), None)
-    if day is None or parse_date(text, now=now, timezone=timezone) is not None:
+    if day is None:
         return found
     moved = dict(found)
+    if any(n in found for n in days):  # "can we do Wednesday instead, same time?": the time talked about moves with its day
+        for name in names:
+            kept = state.slots.get(name)
+            if config.slot_spec(name).extractor == "at_time" and name not in found and kept is not None and (at := _aware(kept.value)):
+                moved[name] = Extraction(datetime.combine(datetime.fromisoformat(day).date(), at.timetz()).isoformat(), "")
+    if parse_date(text, now=now, timezone=timezone) is not None:
+        return moved
     for name, extraction in found.items():
         if config.slot_spec(name).extractor == "at_time" and (at := _aware(extraction.value)) is not None:
             on = datetime.combine(datetime.fromisoformat(day).date(), at.timetz())
             moved[name] = Extraction(on.isoformat(), extraction.raw)
     return moved
+
+
+def _the_asked_detail(state: ContextState, config: ConversationConfig, found: dict[str, Extraction], text: str) -> dict[str, Extraction]:
+    """A short reply to the free-text detail just asked ("What is your pet's name?" "Biscuit") is that detail, as said:
+    the plan's patterns read it inside a sentence, the question itself frames a bare answer."""
+    pending = state.pending_clarification
+    if pending is None or pending.kind != "slot" or not pending.missing or found:
+        return found
+    name = pending.missing[0]
+    said = text.strip(" .!。！")
+    if (config.slot_spec(name).extractor != "text" or not said or len(said.split()) > 3 or len(said) > 40 or is_non_answer(said)
+            or asks_question(said) or chitchat_kind(said)):
+        return found
+    return {name: Extraction(said, said)}
 
 
 def _started_by_slot(state: ContextState, work: TurnWork, config: ConversationConfig) -> tuple[str, str] | None:
