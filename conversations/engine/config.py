@@ -377,6 +377,8 @@ class FormQuestionSpec(Spec):
     max: Number | None = None
     # a text answer's format (an account code): the part of the reply it matches is the answer; case-sensitive
     # unless `ignore_case`; `example` is shown when a reply does not match
+    # a unit the engine has no words for, said by the plan: {"one": {"en": "{n} box", "zh": "{n}箱"}, "many": {...}}
+    unit_words: Mapping[str, Localized] = field(default_factory=FrozenDict)
     other: bool = False  # a choice question that takes other answers ("other, please specify"): kept as "other: …"
     after: str | None = None  # a date on or after this earlier date question's answer (a return after the collection)
     answer_pattern: Regex | None = None
@@ -632,6 +634,9 @@ def _form_problems(form: FormSpec) -> list[tuple[str, str]]:
         if question.after is not None and (question.answer_type not in TIMED_ANSWERS or question.after not in earlier
                                            or earlier[question.after].answer_type not in TIMED_ANSWERS):
             problems.append((f"{at}.after", "names an earlier date question, on a date question"))
+        if question.unit_words and (question.answer_type != "number" or not question.unit
+                                    or set(question.unit_words) - {"one", "many"} or "many" not in question.unit_words):
+            problems.append((f"{at}.unit_words", 'a number question\'s unit, as {"one": text, "many": text} with {n}'))
         if question.other and question.answer_type != "choice":
             problems.append((f"{at}.other", "only a choice question takes other answers"))
         if question.answer_pattern is not None and question.answer_type != "text":

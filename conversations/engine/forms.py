@@ -259,7 +259,7 @@ def evaluate_answer(
             if (converted := _converted(text, spec)) is not None:
                 return converted  # "110平方米" for the square feet: 1,184 sq ft, both said
             return FormEvaluation(False, reason="wrong_unit")  # "2 storeys" is not a floor area
-        if _counts_something_else(text, spec.unit):
+        if _counts_something_else(text, spec.unit, _plan_unit_words(spec)):
             return FormEvaluation(False, reason="no_number")  # "two families will live there" is no number of storeys
         own = _said_in_own_unit(after_correction(text), spec.unit)  # "…sorry i mean 1,200": after the correction
         said = own or (text if number_value(text) is not None else context)
@@ -514,14 +514,23 @@ def _said_in_own_unit(text: str, unit: str | None) -> str | None:
     return m.group(0) if m else None
 
 
-def _counts_something_else(text: str, unit: str | None) -> bool:
+def _plan_unit_words(spec: FormQuestionSpec) -> tuple[str, ...]:
+    """The words a plan's own unit is said in ("boxes", "box", "箱"): its name and its `unit_words` without {n}."""
+    if not spec.unit or _unit_key(spec.unit) is not None:
+        return ()
+    said = [spec.unit, spec.unit.removesuffix("es"), spec.unit.removesuffix("s")]
+    said += [text.replace("{n}", "").strip() for forms in spec.unit_words.values() for text in forms.values()]
+    return tuple(dict.fromkeys(w for w in said if w))
+
+
+def _counts_something_else(text: str, unit: str | None, own: tuple[str, ...] = ()) -> bool:
     """Every number in the text counts something that is none of the form's units ("two families will live there"
-    for the storeys): it answers another thing, not this question's number."""
+    for the storeys): it answers another thing, not this question's number. `own`: the words of a plan's unit."""
     counted = list(_COUNTED_NOUN.finditer(text))
     if not counted or _unit_key(unit) == "persons":
         return False  # people are counted in too many words ("8 adults", "4 tenants") to tell them from other things
     numbers = re.findall(_NUMBER_TOKEN, text, re.IGNORECASE)
-    units = "|".join(_UNITS.values())
+    units = "|".join([*_UNITS.values(), *(re.escape(w) for w in own)])
     return len(counted) >= len(numbers) and not any(
         re.match(units, text[m.start(1 if m.group(1) else 2):], re.IGNORECASE) for m in counted)
 
@@ -729,7 +738,7 @@ def number_answer(value: str, unit: str | None) -> str:
     if not unit:
         return value
     if value in ("1", "1.0") and unit.endswith("s") and " " not in unit:
-        return f"1 {unit[:-1]}"
+        return f"1 {unit[:-2] if re.search(r'(?:x|ch|sh|ss|z)es$', unit) else unit[:-1]}"  # "1 box", "1 storey"
     return f"{value} {unit}"
 
 

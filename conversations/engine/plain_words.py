@@ -103,6 +103,8 @@ def answer_shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
     if spec.answer_type == "choice" and not _is_english(lang):
         choice = next((c for c in spec.choices if c.value == answer), None)
         return choice_label(choice, lang) if choice is not None else answer
+    if spec.answer_type == "number" and spec.unit_words and (number := re.match(r"\s*([\d.,]+)", answer)):
+        return _plan_unit(spec, number.group(1), lang)  # the plan's words for its unit: "3 boxes", "3箱"
     if spec.answer_type == "number":
         return _number_shown(answer, spec.unit, lang)
     if spec.answer_type == "yes_no" and answer in ("yes", "no"):
@@ -132,9 +134,18 @@ def unit_measure(unit: str | None, lang: str) -> str:
     return say(lang, _UNIT_MEASURES[unit]) if unit in _UNIT_MEASURES else ""
 
 
-def unit_said(unit: str | None, lang: str) -> str:
-    """A unit named in a hint ("(sq ft)" / "（平方英尺）"); "" without one."""
+def unit_said(unit: str | None, lang: str, spec: FormQuestionSpec | None = None) -> str:
+    """A unit named in a hint ("(sq ft)" / "（平方英尺）", or the plan's own word for its unit); "" without one."""
+    if spec is not None and spec.unit_words:
+        return aside(_plan_unit(spec, "", lang).strip(), lang)
     return aside(_unit_word(unit, lang), lang) if unit else ""
+
+
+def _plan_unit(spec: FormQuestionSpec, number: str, lang: str) -> str:
+    """A number with the unit the plan names ("{n} boxes"), singular for one when the plan says it."""
+    one = number in ("1", "1.0") and "one" in spec.unit_words
+    template = localize(spec.unit_words["one" if one else "many"], lang) or "{n}"
+    return template.replace("{n}", number)
 
 
 def _unit_word(unit: str, lang: str) -> str:

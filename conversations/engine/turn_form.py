@@ -472,7 +472,7 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
         return say(lang, "Which of these is closest: {choices} or {last}?", choices=_listed(labels[:-1], lang), last=labels[-1])
     question = localize(spec.question, lang)
     if spec.answer_type == "number":
-        return say(lang, "A rough number{unit} is enough: {question}", unit=unit_said(spec.unit, lang), question=question)
+        return say(lang, "A rough number{unit} is enough: {question}", unit=unit_said(spec.unit, lang, spec), question=question)
     if spec.answer_type == "yes_no":
         return say(lang, "Yes or no is enough: {question}", question=question)
     return say(lang, "A few words more, please: {question}", question=question)
@@ -670,7 +670,7 @@ def _what_answers(spec: FormQuestionSpec, language: str) -> str:
         labels = _listed([choice_label(c, language) for c in spec.choices], language)
         return say(language, "Any of these answers it: {choices}.", choices=labels)
     if spec.answer_type == "number":
-        return say(language, "A number{unit} answers it.", unit=unit_said(spec.unit, language))
+        return say(language, "A number{unit} answers it.", unit=unit_said(spec.unit, language, spec))
     if spec.answer_type == "yes_no":
         return say(language, "Yes or no answers it.")
     if spec.answer_type in TIMED_ANSWERS:

@@ -93,3 +93,25 @@ def test_a_models_answer_is_held_to_the_same_types() -> None:
     assert normalise_answer("14:30", QuestionRef("start", "time")) == "14:30"
     assert normalise_answer("2027-03-01 14:30", QuestionRef("at", "datetime")) == "2027-03-01 14:30"
     assert normalise_answer("2027-03-01", QuestionRef("day", "date")) == "2027-03-01"
+
+
+BOXES = ConversationConfig.from_dict({"form": {"questions": [
+    {"id": "boxes", "question": {"en": "How many boxes are you sending?", "zh": "您要寄几箱？"}, "answer_type": "number",
+     "unit": "boxes", "min": 1, "max": 20, "unit_words": {"one": {"en": "{n} box", "zh": "{n}箱"}, "many": {"en": "{n} boxes", "zh": "{n}箱"}}},
+    {"id": "note", "question": {"en": "Anything else?", "zh": "还有别的吗？"}}]}})
+
+
+def test_a_unit_the_plan_names_is_read_and_said_in_its_words() -> None:
+    from conversations.engine.plain_words import answer_shown
+
+    d = Dialogue(BOXES, NOW, locale="zh-hans")
+    d.say("你好")
+    d.say("大概三十箱")
+    assert "1箱到20箱" in d.replies[-1]  # the bounds in the plan's words for its unit
+    d.say("三箱")
+    assert answers(d) == {"boxes": "3 boxes"}
+    assert answer_shown(BOXES.form.questions[0], "3 boxes", "zh") == "3箱"
+    d = Dialogue(BOXES, NOW, locale="en")
+    d.say("hi")
+    d.say("just 1 box")
+    assert answers(d) == {"boxes": "1 box"}  # "3 boxes", "1 box": the unit's own words count it, not something else
