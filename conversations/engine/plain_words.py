@@ -10,12 +10,13 @@ repeated back. The greeting names the concierge once, and a choice's note says w
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ._text import localize
 from .catalog import marked, say, say_in, say_n
-from .config import ChoiceSpec, FormQuestionSpec
+from .config import ChoiceSpec, ConversationConfig, FormQuestionSpec
 
 # --- sentences put together -----------------------------------------------------------
 
@@ -118,6 +119,27 @@ def answer_shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
 
 
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?$")
+
+
+def slot_shown(extractor: str, value: str, lang: str) -> str:
+    """A slot's value as a person reads it: a day and a time in words ("Sunday 6 December at 10:00"), not ISO."""
+    from .action_prefs import describe_when  # the day words live with the actions' sentences
+
+    if extractor == "date" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
+        return describe_when(value, None, lang)
+    if extractor in ("at_time", "until_time") and (moment := re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}).*", value)):
+        return describe_when(moment.group(1), moment.group(2), lang)
+    return value
+
+
+def details_shown(names: Sequence[str], slots: Mapping[str, Any], config: ConversationConfig, lang: str) -> list[tuple[str, str]]:
+    """(label, value) of a request's details as a person reads them; a time on a day said beside it is the time alone."""
+    from .slots import slot_label  # the slots' own names ("licence plate number")
+
+    days = {slots[n].value for n in (*names, *config.slots) if n in slots and config.slot_spec(n).extractor == "date"}
+    return [(slot_label(config.slot_spec(n), lang),
+             slots[n].value[11:16] if config.slot_spec(n).extractor == "at_time" and slots[n].value[:10] in days
+             else slot_shown(config.slot_spec(n).extractor, slots[n].value, lang)) for n in names]
 
 
 def question_label(spec: FormQuestionSpec, lang: str) -> str:

@@ -15,7 +15,8 @@ from typing import Any
 from workflows.engine.schema import localize
 
 from .config import ConversationConfig, DocumentSpec
-from .plain_words import answer_shown
+from .plain_words import answer_shown, slot_shown
+from .slots import slot_label
 from .state import ContextState
 
 _PLACEHOLDER = re.compile(r"\{(\w+)\}")
@@ -46,23 +47,11 @@ def _values(state: ContextState, config: ConversationConfig, lang: str) -> dict[
     return values
 
 
-def slot_shown(extractor: str, value: str, lang: str) -> str:
-    """A slot's value as a person reads it: a day and a time in words ("Sunday 6 December at 10:00"), not ISO."""
-    from .action_prefs import describe_when  # the day words live with the actions' sentences
-
-    if extractor == "date" and re.fullmatch(r"\d{4}-\d{2}-\d{2}", value):
-        return describe_when(value, None, lang)
-    if extractor in ("at_time", "until_time") and (moment := re.fullmatch(r"(\d{4}-\d{2}-\d{2})T(\d{2}:\d{2}).*", value)):
-        return describe_when(moment.group(1), moment.group(2), lang)
-    return value
-
-
 def _label(config: ConversationConfig, name: str, lang: str) -> str:
     question = config.form.question(name) if config.form else None
     if question is not None:
         return localize(question.label, lang) or localize(question.question, lang)
-    slot = config.slots.get(name)
-    return (localize(slot.label, lang) if slot is not None else "") or name.replace("_", " ")
+    return slot_label(config.slot_spec(name), lang)
 
 
 def _build(spec: DocumentSpec, config: ConversationConfig, state: ContextState, values: Mapping[str, str],

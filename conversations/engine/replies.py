@@ -26,6 +26,7 @@ from .plain_words import (
     acknowledgement,
     answer_shown,
     aside,
+    details_shown,
     introduces,
     is_account,
     lower_first,
@@ -34,7 +35,6 @@ from .plain_words import (
     then,
     yes_no_said,
 )
-from .plan_documents import slot_shown
 from .state import ContextState
 from .timeparse import says_clock
 from .turn import ANSWER, FOLLOW_UP, REQUEST, TurnOutcome, final_report_for
@@ -685,17 +685,8 @@ def _request_details_noted(outcome: TurnOutcome, config: ConversationConfig, lan
     own = (*intent.required_slots, *intent.optional_slots)
     slots = outcome.state.slots
     names = [n for n in outcome.slots_changed if n in own and n in slots and n not in outcome.missing_slots and n in config.slots]
-    noted = _details_shown(names, outcome.state, config, lang)
+    noted = details_shown(names, outcome.state.slots, config, lang)
     return _noted_values(noted, lang, thanks=False) if noted else ""
-
-
-def _details_shown(names: list[str], state: Any, config: ConversationConfig, lang: str) -> list[tuple[str, str]]:
-    """(label, value) of a request's details as a person reads them; a time on a day said beside it is the time alone."""
-    slots = state.slots
-    days = {slots[n].value for n in (*names, *config.slots) if n in slots and config.slot_spec(n).extractor == "date"}
-    return [(localize(config.slot_spec(n).label, lang) or n.replace("_", " "),
-             slots[n].value[11:16] if config.slot_spec(n).extractor == "at_time" and slots[n].value[:10] in days
-             else slot_shown(config.slot_spec(n).extractor, slots[n].value, lang)) for n in names]
 
 
 def _request_said_back(outcome: TurnOutcome, view: RunView, config: ConversationConfig, lang: str) -> str:
@@ -709,7 +700,7 @@ def _request_said_back(outcome: TurnOutcome, view: RunView, config: Conversation
     if any(name not in slots for name in intent.required_slots):
         return ""
     names = [n for n in (*intent.required_slots, *intent.optional_slots) if n in slots]
-    details = [say(lang, "{label}: {value}", label=label, value=value) for label, value in _details_shown(names, outcome.state, config, lang)]
+    details = [say(lang, "{label}: {value}", label=label, value=value) for label, value in details_shown(names, outcome.state.slots, config, lang)]
     label = localize(intent.label, lang) or intent.name
     return say(lang, "To {request}: {details}.", request=label, details=say_in(lang, "items", "; ").join(details))
 

@@ -7,7 +7,7 @@ from .catalog import say, say_in
 from .config import ConversationConfig
 from .loop_guard import ProposedAction
 from .named_values import which_value_question
-from .plan_documents import slot_shown
+from .plain_words import details_shown
 from .slots import ABORT, CONTINUE, decide_clarify, intent_question, slot_question
 from .state import ContextState, PendingClarification, with_key
 from .turn_diagnostic import diagnostic_mode
@@ -106,9 +106,9 @@ def _ask_to_start(state: ContextState, work: TurnWork, config: ConversationConfi
     guess; a yes starts it, and what was said is kept either way."""
     intent = config.intent(work.partial_request)
     assert intent is not None
-    noted = [say(work.language, "{label}: {value}", label=localize(config.slot_spec(n).label, work.language) or n.replace("_", " "),
-                 value=slot_shown(config.slot_spec(n).extractor, state.slots[n].value, work.language))
-             for n in work.slots_mentioned if n in state.slots and n in intent.required_slots]
+    names = [n for n in work.slots_mentioned if n in state.slots and n in intent.required_slots]
+    noted = [say(work.language, "{label}: {value}", label=label, value=value)
+             for label, value in details_shown(names, state.slots, config, work.language)]
     label = localize(intent.label, work.language) or intent.name
     question = say(work.language, "Do you want to {request}? I've noted the {details}.", request=label,
                    details=say_in(work.language, "items", "; ").join(noted)) if noted else \

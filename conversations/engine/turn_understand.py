@@ -1135,10 +1135,15 @@ def _started_by_slot(state: ContextState, work: TurnWork, config: ConversationCo
     """A first message that names no request but gives what only one request needs ("check order
     SZ-2026-0312-77 please", "苏E 9Z8Y7?") is that request, when its details are all known."""
     usable = state.usable_slots()
-    takers = [i.name for i in config.intents if set(work.slots_mentioned) & set(i.required_slots)]
+    takers = _takers(work, config)
     if len(takers) == 1 and _has_required_slots(config.intent(takers[0]), usable):
         return takers[0], "slots"
     return None
+
+
+def _takers(work: TurnWork, config: ConversationConfig) -> list[str]:
+    """The plan's requests that need one of the details the message names."""
+    return [i.name for i in config.intents if set(work.slots_mentioned) & set(i.required_slots)]
 
 
 def _has_required_slots(intent: DomainIntent, usable: Mapping[str, str]) -> bool:
@@ -1181,7 +1186,7 @@ def resolve_intent(state: ContextState, work: TurnWork, config: ConversationConf
     elif not state.active_intent and work.meaning != SIDE_QUESTION and work.slots_mentioned:
         resolved, source = _started_by_slot(state, work, config) or (None, None)
         if resolved is None:  # what only one request needs, with its other details still unsaid: asked, never assumed
-            takers = [i.name for i in config.intents if set(work.slots_mentioned) & set(i.required_slots)]
+            takers = _takers(work, config)
             work.partial_request = takers[0] if len(takers) == 1 else None
     elif (work.meaning == SIDE_QUESTION and work.routed.intent == EXPLAIN and not work.command("side_question")
           and not _names_side_topic(work, config) and (started := _started_by_slot(state, work, config))):
