@@ -14,9 +14,9 @@ class ConversationsConfig(AppConfig):
         from workflows.signals import review_decided
 
         from . import handlers  # noqa: F401  registers the conversation-fed step handlers
-        from .builders import builder_problems
         from .engine.config import plan_reference_problems, validate_config
         from .knowledge.apps_hooks import connect
+        from .packs import builder_problems, source_problems
         from .services import CONVERSATION_SIGNALS, lock_conversation_of_run, on_review_decided
 
         review_decided.connect(on_review_decided, dispatch_uid="conversation-review-decided")
@@ -24,6 +24,7 @@ class ConversationsConfig(AppConfig):
         register_plan_section("conversation", validate_config)
         register_plan_check(plan_reference_problems)
         register_plan_check(builder_problems)
+        register_plan_check(source_problems)
         publishes_signals("conversation", *CONVERSATION_SIGNALS)
         connect()  # billing rule versions regenerate their knowledge explanations
         process_started.connect(_warm_plans, dispatch_uid="conversations-warm-plans")

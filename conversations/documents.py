@@ -207,7 +207,7 @@ def stale(conversation: Conversation) -> dict[str, str]:
 
 def _project_plan(conversation: Conversation, doc: RunDocument) -> str:
     """The plan; an older version, or one built on an older intake, says it is out of date."""
-    from .engine.project_plan import render_project_plan
+    from .packs.project_plan import render_project_plan
 
     documents = conversation.run.engine_state.documents
     intake = documents.get("intake_document")

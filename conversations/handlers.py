@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-from django.utils import timezone
-
 from workflows.handlers import StepContext, StepEffect, step_handler
 
 
@@ -18,17 +16,3 @@ def prepared_document(ctx: StepContext) -> StepEffect:
 for _name in ("conversation.document", "rv.labor_estimate", "rv.final_report", "permit.generate_form"):
     step_handler(_name)(prepared_document)
 
-
-@step_handler("intake.project_plan")
-def project_plan(ctx: StepContext) -> StepEffect:
-    """Draft the project plan from the newest intake document, in the conversation's language (templates, no model)."""
-    from .engine.project_plan import draft_project_plan
-    from .models import Conversation
-
-    intake = ctx.documents.get("intake_document") or {}
-    doc = ctx.state.documents.get("intake_document")
-    locale = Conversation.objects.filter(pk=ctx.conversation_id).values_list("locale", flat=True).first() if ctx.conversation_id else None
-    content = draft_project_plan(intake, intent_class=str(ctx.state.signals.get("intent_class") or "unknown"),
-                                 language=locale or "en", intake_version=doc.version if doc else None,
-                                 today=timezone.localdate())
-    return StepEffect(documents={ctx.node.produces or "project_plan": content})

@@ -28,7 +28,6 @@ from workflows.selectors import plan_by_id, run_decision_point
 from workflows.services import runs
 from workflows.services.runs import Actor
 
-from .builders import build_with
 from .documents import page_label
 from .drafts import DraftWriter
 from .engine import (
@@ -44,7 +43,7 @@ from .engine import (
 )
 from .engine.catalog import say
 from .engine.commands import Command
-from .engine.intake import classify_intake
+from .engine.forms import current_question
 from .engine.named_values import Finder
 from .engine.plain_words import ChoiceTaken, choice_note
 from .engine.plan_documents import build_documents
@@ -61,6 +60,7 @@ from .engine.turn import (
 from .engine.turn_form import edit_prompt
 from .handoffs import handoff_open
 from .models import Conversation, Message
+from .packs import build_with, signals_from
 from .selectors import UNKNOWN, access_conversation, conversation_config, latest_review, reply_lang
 from .understanding import Understanding, understand
 
@@ -174,8 +174,7 @@ def _stay(state: ContextState) -> dict[str, str]:
 
 # what `_signals_for` publishes to the run, by its top-level keys: the signals a plan's conditions may test
 CONVERSATION_SIGNALS = ("intent", "slots", "validated", "learned_slots", "facts", "isolation_complete", "replan_required",
-                        "form_complete", "new_question", "prepared", "intake_ready", "intent_class", "confidence",
-                        "missing_critical", "action_blockers")
+                        "form_complete", "new_question", "prepared", "action_blockers")
 
 
 def _signals_for(outcome: TurnOutcome, state: ContextState, config: ConversationConfig, lang: str, owner_name: str) -> dict[str, Any]:
@@ -198,11 +197,9 @@ def _signals_for(outcome: TurnOutcome, state: ContextState, config: Conversation
         "new_question": bool(intent and outcome.decision == "continue"),
         "prepared": _prepared_documents(state, config, lang, owner_name),
     }
-    if config.form is not None and {"summary", "goal"} <= {q.slot for q in config.form.questions if q.slot}:
-        from .engine.forms import current_question
-
-        signals["intake_ready"] = bool(outcome.form_complete) and current_question(state, config.form) is None
-        signals.update(classify_intake(slots).to_dict())
+    if config.signals_from:
+        finished = bool(outcome.form_complete) and (config.form is None or current_question(state, config.form) is None)
+        signals.update(signals_from(config.signals_from, slots, form_finished=finished))
     if config.actions:
         reply_text = outcome.question or outcome.next_step_question or ""
         signals["action_blockers"] = action_blockers_for(state, config, reply_text)

@@ -509,6 +509,7 @@ class ConversationConfig(Spec):
     actions: tuple[ActionSpec, ...] = ()  # by priority once parsed (email before calendar)
     documents: Mapping[str, DocumentSpec] = field(default_factory=FrozenDict)  # by the key a node produces
     phrases: PhrasesSpec = field(default_factory=PhrasesSpec)
+    signals_from: str = ""  # a signal source in the workflow's pack, read every turn (what its conditions test)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any] | None) -> ConversationConfig:

@@ -80,10 +80,11 @@ def test_a_workflow_made_of_plan_data_only_passes_its_dialogues(plans, workflow:
 def test_the_authoring_guide_names_every_handler_signal_and_question_key() -> None:
     import dataclasses
 
-    from conversations.engine.config import DocumentSpec, FormQuestionSpec
+    from conversations.engine.config import ConversationConfig, DocumentSpec, FormQuestionSpec
+    from conversations.packs import builder_names, source_names
     from workflows.handlers import signal_roots, task_names
 
     guide = (Path(__file__).resolve().parents[2] / "docs" / "authoring.md").read_text(encoding="utf-8")
-    named = set(task_names()) | set(signal_roots()) | {f.name for f in dataclasses.fields(FormQuestionSpec)} \
-        | {f.name for f in dataclasses.fields(DocumentSpec)}
+    keys = {f.name for spec in (ConversationConfig, FormQuestionSpec, DocumentSpec) for f in dataclasses.fields(spec)}
+    named = set(task_names()) | set(signal_roots()) | keys | builder_names() | source_names()
     assert not {name for name in named if f"`{name}`" not in guide and name not in guide.replace("`", " ").split()}

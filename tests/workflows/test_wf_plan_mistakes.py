@@ -51,6 +51,11 @@ MISTAKES: list[tuple[str, Mutation, str, str]] = [
      "$.conversation.slots.employee_name.minn", "unknown key"),
     ("an unknown key in a form question", lambda d: d["conversation"]["form"]["questions"][0].update(minimum=0),
      "$.conversation.form.questions[0].minimum", "unknown key"),
+    ("a signal source no pack registers", lambda d: d["conversation"].update(signals_from="intake.clasify"),
+     "$.conversation.signals_from", "unknown signal source 'intake.clasify'"),
+    ("a document builder no pack registers",
+     lambda d: d["conversation"].setdefault("documents", {}).update(memo={"kind": "handler", "handler": "memo.buld"}),
+     "$.conversation.documents.memo.handler", "unknown document builder 'memo.buld'"),
     ("a node in a mode the conversation does not enable", lambda d: d["nodes"][0].update(mode="diagnostc"),
      "$.nodes[0].mode", "unknown mode 'diagnostc'"),
 ]

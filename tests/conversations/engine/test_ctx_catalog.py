@@ -15,10 +15,10 @@ from conversations.engine import ContextState, ConversationConfig, load_example
 from conversations.engine.action_prefs import describe_when, understood_line
 from conversations.engine.catalog import LOCALE_DIR, say, say_n
 from conversations.engine.forms import answers_listing
-from conversations.engine.project_plan import draft_project_plan, render_project_plan
 from conversations.engine.replies import RunView, _verify, fee_decision_text
 from conversations.engine.state import VALID, SlotValue
 from conversations.management.commands.makemessages import Command as MakeMessages
+from conversations.packs.project_plan import draft_project_plan, render_project_plan
 from tests.conversations.engine.test_cv_plain_replies import PERMIT, greeted, replies
 
 ROOT = Path(__file__).resolve().parents[3]

@@ -13,9 +13,9 @@ from workflows.engine.plan_files import read_plan
 ROOT = Path(__file__).resolve().parents[3]
 ENGINE = ROOT / "conversations" / "engine"
 SHIPPED = [p for p in (ROOT / "workflows" / "plans").iterdir() if p.suffix == ".json" or (p / "plan.json").exists()]
-# what the engine still names of one plan, by file (the intake's classifier and plan, the form units, the manager's
+# what the engine still names of one plan, by file (the form units, the manager's
 # names in replies): each is work left for issue 33, and the count may only go down
-LEFT = {"project_plan.py": 19, "forms.py": 14, "plain_words.py": 12, "intake.py": 7, "action_prefs.py": 4, "replies.py": 3,
+LEFT = {"forms.py": 14, "plain_words.py": 12, "action_prefs.py": 4, "replies.py": 3,
         "config.py": 4, "turn_form.py": 3, "__init__.py": 1}
 
 

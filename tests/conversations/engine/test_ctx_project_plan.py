@@ -7,8 +7,8 @@ from datetime import date
 import pytest
 
 from conversations.engine._text import is_vacuous
-from conversations.engine.intake import classify_intake
-from conversations.engine.project_plan import draft_project_plan, render_project_plan
+from conversations.packs.project_intake import classify_intake
+from conversations.packs.project_plan import draft_project_plan, render_project_plan
 
 INTAKE = {"summary": "A web portal where customers track parcels", "goal": "cut support calls by half",
           "users": "our customers, about 4,000 people", "constraints": "budget is 60k euros; must be live by the end of March"}

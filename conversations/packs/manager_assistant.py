@@ -1,14 +1,8 @@
-"""Documents a workflow's pack builds in code, named by its plan (`"kind": "handler", "handler": name`).
-
-Most documents are declared as data (`conversation.documents`: answers, fields, email templates). A document
-that needs more than a template (the manager assistant's invitation, whose start is the next such hour to
-come) is built here and registered under a name; a plan names it, and a name nothing registers is refused at
-upload. A builder takes the conversation's slots and returns the document's content.
-"""
+"""The manager assistant's pack: the follow-up email and the call invitation, built from the conversation's slots."""
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from datetime import date, datetime, time, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
@@ -16,45 +10,9 @@ from zoneinfo import ZoneInfo
 from django.conf import settings
 from django.utils import timezone
 
-from .engine.action_prefs import describe_when
-from .engine.catalog import say, say_in, say_n
-
-Builder = Callable[..., dict[str, Any]]  # (slots, *, lang, owner) -> content
-_BUILDERS: dict[str, Builder] = {}
-
-
-def document_builder(name: str) -> Callable[[Builder], Builder]:
-    """Register a builder under the name plans give it."""
-
-    def register(fn: Builder) -> Builder:
-        _BUILDERS[name] = fn
-        return fn
-
-    return register
-
-
-def builder_names() -> frozenset[str]:
-    return frozenset(_BUILDERS)
-
-
-def build_with(name: str, slots: Mapping[str, str], *, lang: str, owner: str) -> dict[str, Any]:
-    """The content the named builder makes (validation has made sure it exists)."""
-    return _BUILDERS[name](slots, lang=lang, owner=owner)
-
-
-def builder_problems(document: Mapping[str, Any]) -> list[tuple[str, str]]:
-    """A plan's documents naming a builder nothing registers (checked at upload beside the rest)."""
-    conversation = document.get("conversation")
-    documents = conversation.get("documents") if isinstance(conversation, Mapping) else None
-    if not isinstance(documents, Mapping):
-        return []
-    known = ", ".join(sorted(_BUILDERS))
-    return [(f"$.conversation.documents.{key}.handler", f"unknown document builder {spec.get('handler')!r}; known: {known}")
-            for key, spec in documents.items()
-            if isinstance(spec, Mapping) and spec.get("kind") == "handler" and spec.get("handler") not in _BUILDERS]
-
-
-# --- the manager assistant's pack: the follow-up email and the call invitation ---------------------------------
+from ..engine.action_prefs import describe_when
+from ..engine.catalog import say, say_in, say_n
+from . import document_builder
 
 
 def _when(slots: Mapping[str, str], lang: str) -> tuple[str | None, str | None, str]:

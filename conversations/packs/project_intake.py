@@ -1,4 +1,5 @@
-"""Intake classification signals for a project intake (the fields the intake document promises).
+"""The project intake's pack: the intake's classification, published every turn as signals its plan's gates test
+(`signals_from: "project_intake.classify"`), and the step that drafts the project plan.
 
 Deterministic: the intent class comes from keyword families over the gathered answers,
 the confidence from how clearly one family wins and how complete the answers are.
@@ -10,7 +11,13 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from ._text import is_vacuous
+from django.utils import timezone
+
+from workflows.handlers import StepContext, StepEffect, step_handler
+
+from ..engine._text import is_vacuous
+from . import signal_source
+from .project_plan import draft_project_plan
 
 FAMILIES: dict[str, tuple[str, ...]] = {
     "web_app": (r"\bweb\s*(?:site|app|shop|store|portal)?\b", r"\bonline\s+(?:shop|store|booking|portal)\b", r"\be-?commerce\b", r"网站", r"网店", r"在线商城", r"网页"),
@@ -51,3 +58,23 @@ def classify_intake(answers: Mapping[str, str | None], critical: tuple[str, ...]
     margin = min(best_score - runner_up, 2)
     confidence = min(0.95, 0.6 + 0.05 * filled + 0.05 * margin)
     return IntakeSignals(best, round(confidence, 2), missing)
+
+
+@signal_source("project_intake.classify", signals=("intake_ready", "intent_class", "confidence", "missing_critical"))
+def intake_signals(slots: Mapping[str, str | None], *, form_finished: bool) -> dict[str, object]:
+    """The intake is ready when its form is finished; what kind of project it is, and how sure, from its answers."""
+    return {"intake_ready": form_finished, **classify_intake(slots).to_dict()}
+
+
+@step_handler("intake.project_plan")
+def project_plan(ctx: StepContext) -> StepEffect:
+    """Draft the project plan from the newest intake document, in the conversation's language (templates, no model)."""
+    from ..models import Conversation
+
+    intake = ctx.documents.get("intake_document") or {}
+    doc = ctx.state.documents.get("intake_document")
+    locale = Conversation.objects.filter(pk=ctx.conversation_id).values_list("locale", flat=True).first() if ctx.conversation_id else None
+    content = draft_project_plan(intake, intent_class=str(ctx.state.signals.get("intent_class") or "unknown"),
+                                 language=locale or "en", intake_version=doc.version if doc else None,
+                                 today=timezone.localdate())
+    return StepEffect(documents={ctx.node.produces or "project_plan": content})

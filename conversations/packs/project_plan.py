@@ -1,4 +1,4 @@
-"""A project plan drafted from an intake document, from templates.
+"""The project intake's pack: a project plan drafted from an intake document, from templates.
 
 Deterministic and model-free: the phases follow the kind of project the intake was classified
 as, the milestones close each phase (the launch takes the deadline the person gave), the risks
@@ -12,9 +12,10 @@ from collections.abc import Mapping
 from datetime import UTC, date, datetime, time
 from typing import Any
 
-from ._text import is_vacuous
-from .catalog import marked, say, say_in
-from .certainty import CERTAIN
+from ..engine._text import is_vacuous
+from ..engine.catalog import marked, say, say_in
+from ..engine.certainty import CERTAIN
+from ..engine.recognizers.times import read_time
 
 # (phase key, weeks) per kind of project; names and purposes per language below
 PHASES: dict[str, tuple[tuple[str, int], ...]] = {
@@ -119,10 +120,6 @@ def _deadline_day(constraints: str, today: date | None) -> tuple[date | None, bo
     read by the time recognizer, and whether that reading is certain."""
     if not constraints or today is None:
         return None, False
-    from .recognizers.times import (
-        read_time,  # the recognizers read through the slots, which this module precedes
-    )
-
     found = read_time(constraints, now=datetime.combine(today, time(12), tzinfo=UTC))
     if found is None:
         return None, False
