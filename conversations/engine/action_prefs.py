@@ -450,11 +450,12 @@ def _refused_noun(action: ActionSpec, language: str) -> str:
     return localize(action.label, language) or action.id
 
 
-def _details(slots: dict[str, str], changed: Sequence[str], corrected: Sequence[str], language: str) -> list[str]:
+def _details(slots: dict[str, str], changed: Sequence[str], corrected: Sequence[str], language: str,
+             person: str | None) -> list[str]:
     """A correction of the documents' details before consent: who they are for, the address, the call's length."""
     pieces = []
-    if "employee_name" in corrected and slots.get("employee_name"):
-        pieces.append(say(language, "the email and the invitation are now for {name}", name=slots["employee_name"]))
+    if person in corrected and slots.get(person or ""):
+        pieces.append(say(language, "the email and the invitation are now for {name}", name=slots[person]))
     if EMPLOYEE_EMAIL in changed and slots.get(EMPLOYEE_EMAIL):
         pieces.append(say(language, "the email goes to {address}", address=slots[EMPLOYEE_EMAIL]))
     if CALL_MINUTES in changed and slots.get(CALL_MINUTES):
@@ -467,11 +468,11 @@ def understood_line(state: ContextState, config: ConversationConfig, *, wanted: 
     """What the message said about the actions, in plain words (never the message itself)."""
     actions = {a.id: a for a in config.actions}
     slots = {k: v.value for k, v in state.slots.items()}
-    name = slots.get("employee_name")
+    name = slots.get(config.person_slot or "")
     when = describe_when(slots.get(CALL_DAY), slots.get(CALL_TIME), language)
     on_day = bool(slots.get(CALL_DAY))
     refused = [_refused_noun(actions[a], language) for a in declined if a in actions]
-    details = _details(slots, changed, corrected, language)
+    details = _details(slots, changed, corrected, language, config.person_slot)
     earlier = state.preferred_action  # wanted too, after the one asked for first (one action per turn)
     first = earlier if wanted and earlier in actions and earlier != wanted and earlier not in state.executed_actions else None
     clauses = say_in(language, "clauses", "; ")

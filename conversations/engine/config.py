@@ -545,6 +545,12 @@ class ConversationConfig(Spec):
         return self.evidence + (procedure.evidence if procedure else ())
 
     @property
+    def person_slot(self) -> str | None:
+        """The slot that names the person the request is about (the first read as a person's name): who the
+        actions' email and invitation are for."""
+        return next((name for name, spec in self.slots.items() if spec.recognizer == "person_name"), None)
+
+    @property
     def diagnostic_enabled(self) -> bool:
         return bool(self.diagnostic and self.diagnostic.procedures)
 

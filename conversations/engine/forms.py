@@ -13,7 +13,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 from datetime import datetime
-from functools import lru_cache
+from functools import cache, lru_cache
 
 from ._serde import Serializable
 from ._text import (
@@ -49,7 +49,7 @@ from .negation import (
     said_as_total,
     word_swaps,
 )
-from .plain_words import answer_shown, unit_measure
+from .plain_words import answer_shown
 from .recognizers.numbers import number_atoms, read_quantities
 from .state import (
     VALID,
@@ -62,6 +62,7 @@ from .state import (
 )
 from .timeparse import says_clock, says_time_of_day, zh_number
 from .typos import distance, reach
+from .units import FORM_UNITS, is_whole, measure_of, unit_id, unit_pattern
 
 YES_NO = {
     "yes": normalize_patterns(
@@ -153,7 +154,6 @@ _TWO_NUMBERS = re.compile(
 )
 # Half of something counted whole: "two and a half storeys", "2.5 floors", "两层半", "два с половиной", "dos y medio"
 _HALF = re.compile(r"\band\s+a\s+half\b|½|半|с\s+половиной|полтора|y\s+medi[oa]\b", re.IGNORECASE)
-_WHOLE_UNITS = ("storeys", "persons")  # counted in whole numbers
 
 
 def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
@@ -173,7 +173,7 @@ def number_alternatives(text: str, unit: str | None) -> tuple[str, ...] | None:
         return tuple(f"{n:g}" for n in either[0])
     if (second := _second_thought(text)) is not None:
         return second
-    if _unit_key(unit) in _WHOLE_UNITS and (value := number_value(text)) is not None:
+    if is_whole(unit_id(unit)) and (value := number_value(text)) is not None:
         number = _plain(value)
         if _HALF.search(text) or not number.is_integer():
             whole = int(number)
@@ -188,17 +188,29 @@ def _second_thought(text: str) -> tuple[str, str] | None:
     if len(atoms) != 2 or _counts_differently(text, atoms[0].end, atoms[1].end):
         return None
     between = text[atoms[0].end:atoms[1].start]
-    if not any(lex.hedges.search(between) or lex.alternatives.search(between) for lex in lexicons_for(text)):
-        return None
+    if _SENTENCE_END.search(between) or not any(lex.hedges.search(between) or _joins(lex.alternatives, between)
+                                                 for lex in lexicons_for(text)):
+        return None  # "1000 sq ft a floor. single-family": another sentence, and "a" joins nothing there
     first, second = (f"{a.value:g}" for a in atoms)
     return (first, second) if first != second else None
+
+
+_SENTENCE_END = re.compile(r"[.!?;](?:\s|$)|[。！？；]")
+
+
+def _joins(alternatives: re.Pattern[str], between: str) -> bool:
+    """The words between two numbers offer one or the other ("6 or 7", "6 o 7"); a one-letter word only alone
+    between them ("6 a 7"), never inside other words ("1000 sq ft a floor")."""
+    found = alternatives.search(between)
+    return found is not None and (len(found.group(0)) > 1 or between.strip(" ,，") == found.group(0))
 
 
 def _counts_differently(text: str, first_end: int, second_end: int) -> bool:
     """Whether the two numbers are followed by different units ("2 storeys … 1800 sq ft")."""
     units = [re.match(r"\s*([^\W\d_]+)", text[end:]) for end in (first_end, second_end)]
     words = [u.group(1).casefold() for u in units if u is not None]
-    measures = [w for w in words if w not in ("of", "people", "persons", "person", "个", "個", "人")]
+    people = unit_pattern("person")
+    measures = [w for w in words if w not in ("of", "个", "個") and not re.fullmatch(people, w, re.IGNORECASE)]
     return len(measures) == 2 and measures[0][:4] != measures[1][:4]
 
 
@@ -414,8 +426,8 @@ def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> Form
 def _with_own_unit(part: str, unit: str | None) -> str | None:
     """The words around a number said in this unit, without the numbers before and after it ("盖一栋两层的砖房"
     gives "栋两层的砖房": the storeys are two, the building one), or None when no number is said in it."""
-    key = _unit_key(unit)
-    found = re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", part, re.IGNORECASE) if key else None
+    key = unit_id(unit)
+    found = re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})", part, re.IGNORECASE) if key else None
     if found is None:
         return None
     numbers = list(re.finditer(_NUMBER_TOKEN, part, re.IGNORECASE))
@@ -460,26 +472,20 @@ def choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]
 _NUMBER_TOKEN = r"(?:\d[\d,.]*|[零〇一二两三四五六七八九十百千万]+|(?<![a-z])(?:" + "|".join(NUMBER_WORDS) + r"))"
 
 
-_UNITS = {
-    "storeys": r"stor(?:e?y|eys|ies)|floors?|levels?|层|楼层|этаж\w*|plantas?|pisos?",
-    "sq ft": r"sq\.?\s*f(?:ee)?t|square\s+f(?:ee|oo)t|ft²|ft2|平方英尺|平方尺",
-    "m2": r"m²|m2|sq\.?\s*m\b|square\s+met(?:er|re)s?|平方米|平米|кв\.?\s*м|metros?\s+cuadrados",
-    "persons": r"persons?|people|occupants?|visitors?|guests?|人|человек\w*|personas?",
-}
+@cache
+def _units() -> dict[str, str]:
+    """The words of each unit a form question may be in, by the recognizers' id (see `units`)."""
+    return {key: unit_pattern(key) for key in FORM_UNITS}
 
 
 # "single" said of a form unit is one of it ("a single storey", "single-storey", "单层"; never "single-family")
-_SINGLE_UNIT = re.compile(r"\bsingle[\s-]+(?=" + "|".join(_UNITS.values()) + r")|单(?=层|楼层)|(?<!\w)одноэтажн\w*", re.IGNORECASE)
-
-
-# The recognizers' name of each form unit: a value said in another unit that converts is read in the question's
-_RECOGNIZED_UNIT = {"sq ft": "sq_ft", "m2": "sq_m", "storeys": "storey", "persons": "person"}
+_SINGLE_UNIT = re.compile(r"\bsingle[\s-]+(?=" + "|".join(_units().values()) + r")|单(?=层|楼层)|(?<!\w)одноэтажн\w*", re.IGNORECASE)
 
 
 def _converted(text: str, spec: FormQuestionSpec) -> FormEvaluation | None:
     """A number said in another unit of the same measure ("110 m²" for a floor area in square feet), in the
     question's unit, rounded to whole units, with the words it was said in; None when it does not convert."""
-    own = _RECOGNIZED_UNIT.get(_unit_key(spec.unit) or "")
+    own = unit_id(spec.unit)
     found = [span for span in read_quantities(text) if span.value.unit and span.value.unit != own]
     if own is None or len(found) != 1 or (value := found[0].value.converted(own)) is None:
         return None
@@ -487,11 +493,6 @@ def _converted(text: str, spec: FormQuestionSpec) -> FormEvaluation | None:
         return FormEvaluation(False, reason="implausible_number", candidates=(f"{value:.0f}",))
     certainty = CERTAIN if found[0].certainty == CERTAIN else LIKELY
     return FormEvaluation(True, number_answer(f"{value:.0f}", spec.unit), certainty=certainty, converted_from=found[0].text.strip())
-
-
-def _unit_key(unit: str | None) -> str | None:
-    """Which of the known units a question's unit is ("storeys", "sq ft"...)."""
-    return next((key for key in _UNITS if unit and (key == unit or re.fullmatch(_UNITS[key], unit, re.IGNORECASE))), None)
 
 
 # Words a question's number may be followed by that count nothing ("3 above ground", "2 or so", "about 2 I think")
@@ -507,16 +508,16 @@ _COUNTED_NOUN = re.compile(
 def _said_in_own_unit(text: str, unit: str | None) -> str | None:
     """The number said with the question's own unit, when another number stands beside it ("我们有2个门店，楼是三层"
     is 3 storeys)."""
-    key = _unit_key(unit)
+    key = unit_id(unit)
     if key is None or len(re.findall(_NUMBER_TOKEN, text, re.IGNORECASE)) < 2:
         return None
-    m = re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", text, re.IGNORECASE)
+    m = re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})", text, re.IGNORECASE)
     return m.group(0) if m else None
 
 
 def _plan_unit_words(spec: FormQuestionSpec) -> tuple[str, ...]:
     """The words a plan's own unit is said in ("boxes", "box", "箱"): its name and its `unit_words` without {n}."""
-    if not spec.unit or _unit_key(spec.unit) is not None:
+    if not spec.unit or unit_id(spec.unit) is not None:
         return ()
     said = [spec.unit, spec.unit.removesuffix("es"), spec.unit.removesuffix("s")]
     said += [text.replace("{n}", "").strip() for forms in spec.unit_words.values() for text in forms.values()]
@@ -527,18 +528,18 @@ def _counts_something_else(text: str, unit: str | None, own: tuple[str, ...] = (
     """Every number in the text counts something that is none of the form's units ("two families will live there"
     for the storeys): it answers another thing, not this question's number. `own`: the words of a plan's unit."""
     counted = list(_COUNTED_NOUN.finditer(text))
-    if not counted or _unit_key(unit) == "persons":
+    if not counted or unit_id(unit) == "person":
         return False  # people are counted in too many words ("8 adults", "4 tenants") to tell them from other things
     numbers = re.findall(_NUMBER_TOKEN, text, re.IGNORECASE)
-    units = "|".join([*_UNITS.values(), *(re.escape(w) for w in own)])
+    units = "|".join([*_units().values(), *(re.escape(w) for w in own)])
     return len(counted) >= len(numbers) and not any(
         re.match(units, text[m.start(1 if m.group(1) else 2):], re.IGNORECASE) for m in counted)
 
 
 def _other_unit(text: str, unit: str | None) -> bool:
     """The number in text is given in a unit that is not this question's."""
-    own = _unit_key(unit)
-    for key, pattern in _UNITS.items():
+    own = unit_id(unit)
+    for key, pattern in _units().items():
         if key != own and re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{pattern})", text, re.IGNORECASE):  # "两百平米" too
             return own is not None
     return False
@@ -681,7 +682,11 @@ def find_correction(
               + (2 if q.answer_type == "choice" and len(choices_named(rest, q, language)) == 1 else 0)  # "改成A组"
               + (2 if q.answer_type == "text" and q.patterns and volunteered_answer(rest, q, language) else 0)
               for q in specs]  # "actually I was wrong, she was late twice in January too": the history's own words
-    pointed = [q for score, q in sorted(zip(scored, specs, strict=True), key=lambda p: -p[0]) if score > 0]
+    ranked = sorted(zip(scored, specs, strict=True), key=lambda p: -p[0])
+    pointed = [q for score, q in ranked if score > 0]
+    # the one answer the message names above the others ("change the collection day to …"): said as it already
+    # is, it is that answer unchanged, never a change of another one
+    clearly = ranked[0][1] if ranked and ranked[0][0] > 0 and (len(ranked) == 1 or ranked[0][0] > ranked[1][0]) else None
     if len(pointed) >= 2 and (concluded := _named_last(rest, pointed, language)) is not None:
         pointed = [concluded, *(q for q in pointed if q is not concluded)]  # "… a little shop downstairs, so yes to mixed use"
     last = next((q for a in reversed(state.finalized_answers) for q in specs if q.id == a.question_id), None)
@@ -689,7 +694,8 @@ def find_correction(
     # "actually" alone is too common in plain answers to redo the last one without pointing at it, and
     # a message it opens that answers the pending question is that answer ("actually, it's offices, Group D")
     weak = marker is not None and marker.group(0).lower() == "actually"
-    if weak and pending is not None and evaluate_answer(rest or text, pending, language, now=now, timezone=timezone).accepted:
+    named_other = clearly is not None and clearly is not pending and label_said(text, clearly)  # "actually change the collection day to …"
+    if weak and pending is not None and not named_other and evaluate_answer(rest or text, pending, language, now=now, timezone=timezone).accepted:
         return None
     # a free-text answer is corrected only when the message points at it: "no wait, make it 11:30" or
     # "不对，改到周四" is no new account of the situation, whatever was answered last
@@ -698,9 +704,15 @@ def find_correction(
     for spec in [*pointed, *([last] if last is not None and not weak else [])]:
         said = after_reproach(rest) if spec.answer_type == "text" else rest  # the new account, not "I was wrong"
         verdict = evaluate_answer(said or text, spec, language, now=now, timezone=timezone)
-        if verdict.accepted and verdict.value and verdict.value != state.finalized(spec.id).answer:
+        if verdict.accepted and verdict.value and (verdict.value != state.finalized(spec.id).answer or spec is clearly):
             return spec, verdict.value
     return None
+
+
+def label_said(text: str, spec: FormQuestionSpec) -> bool:
+    """The message names the question by its label, in any of its languages ("the collection day", "取用日期")."""
+    lowered = text.casefold()
+    return any(label and label.casefold() in lowered for label in spec.label.values())
 
 
 def _named_last(text: str, pointed: list[FormQuestionSpec], language: str) -> FormQuestionSpec | None:
@@ -747,22 +759,22 @@ def without_own_unit(text: str, unit: str | None) -> str | None:
     "1,450"); None when the number is given in another unit ("2 sq ft" for storeys)."""
     if _other_unit(text, unit):
         return None
-    key = _unit_key(unit)
-    return re.sub(rf"(?<=[\d\s])(?:{_UNITS[key]})\s*$", "", text, flags=re.IGNORECASE).strip() if key else text.strip()
+    key = unit_id(unit)
+    return re.sub(rf"(?<=[\d\s])(?:{unit_pattern(key)})\s*$", "", text, flags=re.IGNORECASE).strip() if key else text.strip()
 
 
 
 
 def mentions_unit(text: str, unit: str) -> bool:
     """A number given in this unit ("3 storeys", "3层", "三层", "three floors")."""
-    key = _unit_key(unit)
-    return key is not None and re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", text, re.IGNORECASE) is not None
+    key = unit_id(unit)
+    return key is not None and re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})", text, re.IGNORECASE) is not None
 
 
 def shared_words(text: str, spec: FormQuestionSpec) -> int:
     """How many words of the question (English words, Chinese character pairs) the text repeats."""
     words, pairs, names = _question_words(localize(spec.question, "en"), localize(spec.question, "zh"),
-                                          (*spec.label.values(), *(unit_measure(spec.unit, lang) for lang in ("en", "zh"))))
+                                          (*spec.label.values(), *(measure_of(spec.unit, lang) for lang in ("en", "zh"))))
     lowered = text.lower()
     count = sum(1 for w in words if w.search(lowered)) + sum(1 for p in pairs if p in text)
     # the question's own short name ("users", "用户", "constraints"), or what its unit measures ("层数", "floor area"),
@@ -946,9 +958,9 @@ def value_in_own_unit(state: ContextState, form: FormSpec, text: str, language: 
 
 def names_question(text: str, spec: FormQuestionSpec) -> bool:
     """The message names this question in words, beyond a number in its unit ("the storeys", not "2 storeys")."""
-    key = _unit_key(spec.unit)
+    key = unit_id(spec.unit)
     if key is not None:
-        text = re.sub(rf"{_NUMBER_TOKEN}[\s-]*(?:{_UNITS[key]})", " ", text, flags=re.IGNORECASE)
+        text = re.sub(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})", " ", text, flags=re.IGNORECASE)
     return shared_words(text, spec) > 0
 
 
@@ -976,8 +988,8 @@ def edit_target(state: ContextState, form: FormSpec, text: str, *, listed: bool 
         score = shared_words(text, spec)
         if spec.slot:
             score += sum(1 for w in _SLOT_WORDS.findall(spec.slot.replace("_", " ")) if re.search(rf"\b{w[:6]}", lowered))
-        key = _unit_key(spec.unit)
-        if key is not None and re.search(_UNITS[key], text, re.IGNORECASE):
+        key = unit_id(spec.unit)
+        if key is not None and re.search(unit_pattern(key), text, re.IGNORECASE):
             score += 3 if mentions_unit(text, spec.unit or "") else 1  # "3 floors" is a number of storeys
         scored.append((score, spec))
     best = max((score for score, _ in scored), default=0)

@@ -17,6 +17,7 @@ from typing import Any
 from ._text import localize
 from .catalog import marked, say, say_in, say_n
 from .config import ChoiceSpec, ConversationConfig, FormQuestionSpec
+from .units import measure_of, number_in, unit_word
 
 # --- sentences put together -----------------------------------------------------------
 
@@ -45,11 +46,6 @@ def upper_first(text: str) -> str:
 
 
 # --- values in the conversation's language ------------------------------------------
-
-# What a number answer's unit measures: the name its question goes by when the plan gives it none.
-# English needs none: its unit already says what is counted ("3 storeys").
-_UNIT_MEASURES = {"storeys": marked("number of storeys"), "storey": marked("number of storeys"), "sq ft": marked("floor area"),
-                  "m2": marked("floor area"), "persons": marked("number of people"), "person": marked("number of people")}
 
 # Choice labels a shipped plan gives in English only, said through the catalog in another language (the plan
 # JSON is not ours to edit); listed here so that makemessages collects them.
@@ -87,15 +83,7 @@ def _number_said(number: str, unit: str, lang: str) -> str | None:
         count = round(float(number.replace(",", "")))  # the plural form: a fraction takes its nearest whole number's
     except ValueError:
         return None
-    if unit in ("storeys", "storey"):
-        return say_n(lang, "{n} storey", "{n} storeys", count, n=number)
-    if unit in ("persons", "person"):
-        return say_n(lang, "{n} person", "{n} persons", count, n=number)
-    if unit == "sq ft":
-        return say(lang, "{n} sq ft", n=number)
-    if unit == "m2":
-        return say(lang, "{n} m2", n=number)
-    return None
+    return number_in(unit, number, count, lang)
 
 
 def answer_shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
@@ -146,21 +134,15 @@ def question_label(spec: FormQuestionSpec, lang: str) -> str:
     """The question's short name for replies: the plan's label, else (not in English) what its unit measures."""
     if spec.label:
         return localize(spec.label, lang)
-    if not _is_english(lang) and spec.unit in _UNIT_MEASURES:
-        return say(lang, _UNIT_MEASURES[spec.unit])
-    return ""
-
-
-def unit_measure(unit: str | None, lang: str) -> str:
-    """What a unit measures, in words ("floor area", "层数"); "" for a unit the catalog has no word for."""
-    return say(lang, _UNIT_MEASURES[unit]) if unit in _UNIT_MEASURES else ""
+    # English needs none: its unit already says what is counted ("3 storeys")
+    return "" if _is_english(lang) else measure_of(spec.unit, lang)
 
 
 def unit_said(unit: str | None, lang: str, spec: FormQuestionSpec | None = None) -> str:
     """A unit named in a hint ("(sq ft)" / "（平方英尺）", or the plan's own word for its unit); "" without one."""
     if spec is not None and spec.unit_words:
         return aside(_plan_unit(spec, "", lang).strip(), lang)
-    return aside(_unit_word(unit, lang), lang) if unit else ""
+    return aside(unit_word(unit, lang), lang) if unit else ""
 
 
 def _plan_unit(spec: FormQuestionSpec, number: str, lang: str) -> str:
@@ -168,12 +150,6 @@ def _plan_unit(spec: FormQuestionSpec, number: str, lang: str) -> str:
     one = number in ("1", "1.0") and "one" in spec.unit_words
     template = localize(spec.unit_words["one" if one else "many"], lang) or "{n}"
     return template.replace("{n}", number)
-
-
-def _unit_word(unit: str, lang: str) -> str:
-    words = {"storeys": say_in(lang, "unit", "storeys"), "storey": say_in(lang, "unit", "storey"), "sq ft": say_in(lang, "unit", "sq ft"),
-             "m2": say_in(lang, "unit", "m2"), "persons": say_in(lang, "unit", "persons"), "person": say_in(lang, "unit", "person")}
-    return words.get(unit, unit)
 
 
 # --- a yes or a no, said with its question's meaning ------------------------------------

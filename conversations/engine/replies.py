@@ -21,6 +21,7 @@ from .catalog import marked, say, say_in, say_n
 from .config import ConversationConfig
 from .fee_questions import OVERNIGHT, OVERNIGHT_START, asks_cap, day_part
 from .forms import answers_listing
+from .lexicon import word_list
 from .negation import says_it_corrects
 from .plain_words import (
     acknowledgement,
@@ -542,9 +543,7 @@ _FILLER = re.compile(r"^(?:(?:so|well|ok(?:ay)?|um+|uh+|er+m*|basically|right|hi
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*")
 
 
-# Words that start a sentence and read on lower-case inside ours; a name ("Sam was late") keeps its capital.
-_SENTENCE_STARTS = frozenset({"we", "we're", "we’re", "our", "the", "a", "an", "it", "it's", "this", "that", "they", "there", "my",
-                              "mostly", "mainly", "just", "basically", "about", "around", "some", "most", "all", "people", "users"})
+
 
 
 def brief(text: str, lang: str) -> str:
@@ -564,7 +563,7 @@ def brief(text: str, lang: str) -> str:
             cut = cut[: cut.rfind(" ")]
         first, more = cut, True
     first = first.rstrip(" ,，、;；:：")
-    if len(first.split()) > 3 and first.split()[0].lower().strip(",'’") in _SENTENCE_STARTS:
+    if len(first.split()) > 3 and first.split()[0].lower().strip(",'’") in word_list("en", "sentence_starts"):
         # a sentence of theirs goes on inside ours ("Noted the project: we're ..."); a value keeps its case ("Group C")
         first = first[0].lower() + first[1:]
     return first + ("…" if more else "")
@@ -737,7 +736,8 @@ def _guidance(view: RunView, config: ConversationConfig, state: ContextState, la
     action = next((a for a in config.actions if offered and a.id == offered[0]["option_id"]), None)
     if action is None or not action.guidance or not view.citations:
         return ""
-    name = state.slots["employee_name"].value if "employee_name" in state.slots else ""
+    person = config.person_slot
+    name = state.slots[person].value if person in state.slots else ""
     step, whom = _GUIDANCE_STEP.get(action.flow, ("", ""))
     step = say(lang, step, whom=say(lang, whom, name=name) if name else "") if step else ""
     lines = [f"{c['snippet']} [{_source_name(c, lang)}]" for c in view.citations]

@@ -37,9 +37,11 @@ from .forms import (
     find_swap,
     form_complete,
     is_correction,
+    label_said,
     may_volunteer,
     mentions_unit,
     names_question,
+    number_alternatives,
     number_answer,
     number_value,
     open_thread,
@@ -71,6 +73,7 @@ from .slots import ABORT, has_content
 from .state import ContextState
 from .turn_work import CANCEL_MEANING, HANDOFF_MEANING, QUESTION_MEANING, SIDE_QUESTION, TurnWork
 from .typos import distance
+from .units import FORM_UNITS, measure_of, unit_id
 
 
 def _answer_command(work: TurnWork, spec: FormQuestionSpec) -> Command | None:
@@ -159,7 +162,8 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
             work.next_step_question = _edit_question(state, form, work.language)
             return state
         return _form_next(state, work, config, form.question(state.current_step_id) or current_question(state, form))
-    if state.form_editing == "?" and len(find_corrections(state, form, work.text, work.language, at_review=True)) >= 2:
+    if state.form_editing == "?" and len(find_corrections(state, form, work.text, work.language, at_review=True, now=work.now,
+                                                                 timezone=work.timezone)) >= 2:
         state = state.evolve(form_editing=None)  # "Change an answer" chosen by the words that also say the changes
     if (edited := _edit_answer(state, work, config)) is not None:
         return edited
@@ -178,9 +182,10 @@ def fill_form(state: ContextState, work: TurnWork, config: ConversationConfig) -
             work.reply_action, work.action = "form_edit", ProposedAction("clarification", topic="form_edit")
             work.form_complete = False
             return state.evolve(current_step_id=None)
-        changes = find_corrections(state, form, work.text, work.language, at_review=reviewing)
+        changes = find_corrections(state, form, work.text, work.language, at_review=reviewing, now=work.now, timezone=work.timezone)
         if swapped:  # the swap first, then the other changes the message makes ("…should be 7, not 1, and make the floor area 1,150")
             changes = [swapped, *(change for change in changes if change[0].id != swapped[0].id)]
+    changes = _kept_in_order(state, work, form, changes)
     if changes:
         for number, (target, value) in enumerate(changes):  # each change to its own question, said one by one
             before = state.finalized(target.id).answer
@@ -455,7 +460,7 @@ def _clarify_next(spec: FormQuestionSpec, asked: int, verdict: FormEvaluation, w
     prompts in turn, then what kind of answer fits; the thread grows up to the plan's `max_clarify`."""
     lang = work.language
     if verdict.reason == "wrong_unit" and spec.unit:
-        expected = say(lang, _UNIT_NAMES[spec.unit]) if spec.unit in _UNIT_NAMES else spec.unit
+        expected = measure_of(spec.unit, lang, article=True) or spec.unit
         return say(lang, "That is {given}, not {expected}. ", given=_given_unit(work.text, spec.unit, lang), expected=expected) + (
             clarify_prompt(spec, min(asked, len(spec.clarify) - 1), lang) if spec.clarify else localize(spec.question, lang))
     if verdict.reason in _TYPED_REFUSALS:
@@ -519,16 +524,12 @@ def _listed(items: list[str], lang: str) -> str:
     return say_in(lang, "list", ", ").join(items)
 
 
-# What a number in each unit measures, said when a number comes in another question's unit.
-_UNIT_NAMES = {"storeys": marked("a number of storeys"), "sq ft": marked("a floor area"), "m2": marked("a floor area"),
-               "persons": marked("a number of people")}
-
-
 def _given_unit(text: str, own: str, lang: str) -> str:
     """What the number of the message measures, in words ("a floor area" for "1,450 sq ft")."""
-    for key in _UNIT_NAMES:
-        if key != own and mentions_unit(text, key):
-            return say(lang, _UNIT_NAMES[key])
+    mine = unit_id(own)
+    for key in FORM_UNITS:
+        if key != mine and mentions_unit(text, key):
+            return measure_of(key, lang, article=True)
     return say(lang, "another unit")
 
 
@@ -709,6 +710,8 @@ def _volunteered(state: ContextState, work: TurnWork, form: FormSpec,
             continue
         if work.model_read or not may_volunteer(work.text, spec, work.language):
             continue
+        if spec.answer_type == "number" and number_alternatives(work.text, spec.unit) is not None:
+            continue  # "about ten people, maybe twelve": a hesitation is no fact; it is asked when its question comes
         parts = message_parts(work.text) if parts is None else parts
         given = [(v, part) for part in parts if (v := volunteered_answer(part, spec, work.language)) is not None]
         if len({v.value for v, _ in given}) == 1:
@@ -992,7 +995,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         return _apply_edit(state, work, config, *given)
     if editing is None and not (at_review and wants_edit(work.text)):
         return _change_named(state, work, config)
-    if editing is None and len(find_corrections(state, form, work.text, lang, at_review=True)) >= 2:
+    if editing is None and len(find_corrections(state, form, work.text, lang, at_review=True, now=work.now, timezone=work.timezone)) >= 2:
         return None  # "我想改一下楼层数，改成三层……人数改成12人": each change said is made, as corrections are
 
     corrected = find_correction(state, form, work.text, work.language, prefer=editing or "?", now=work.now, timezone=work.timezone)
@@ -1006,7 +1009,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         if target is not None and named is not None and not (wants_edit(work.text) or names_question(work.text, named)):
             named = None  # "1,600 sq ft" for the storeys: a wrong unit, not a change of the floor area
     if named is not None and (target is None or named.id != target.id):
-        value = _value_with_name(work.text, named, work.language)
+        value = _value_with_name(work.text, named, work)
         if value is not None and value != state.finalized(named.id).answer:
             return _apply_edit(state, work, config, named, value)
         return _ask_edit(state.evolve(form_editing=named.id), work, form, named, _edit_question(state.evolve(form_editing=named.id), form, lang))
@@ -1024,9 +1027,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
     if verdict.accepted and verdict.value and verdict.value != current:
         return _apply_edit(state, work, config, target, verdict.value)
     if verdict.accepted:  # the same answer again: nothing to change, back to the review
-        question = localize(target.question, lang).rstrip("?？")
-        work.form_note = say(lang, "“{question}” already says {answer}; nothing changed.", question=question,
-                             answer=answer_shown(target, current, lang))
+        work.form_note = _unchanged(target, current, lang)
         state = state.evolve(form_editing=None)
         return _form_next(state, work, config, None)
     asked = len(state.active_thread.entries) if state.active_thread else 0
@@ -1045,12 +1046,16 @@ def _change_named(state: ContextState, work: TurnWork, config: ConversationConfi
     question waiting stays; None when the message names no earlier answer with a new value."""
     form = config.form
     assert form is not None
-    if not wants_edit(work.text) or not state.finalized_answers:
+    if not state.finalized_answers:
         return None
-    named = edit_target(state, form, work.text)
+    if wants_edit(work.text):
+        named = edit_target(state, form, work.text)
+    else:  # "oh wait, make the collection day Friday 11 December": an earlier day or time named by its label
+        labelled = [q for q in form.questions if q.answer_type in TIMED_ANSWERS and label_said(work.text, q)]
+        named = labelled[0] if len(labelled) == 1 else None
     if named is None or named.id == state.current_step_id or state.finalized(named.id) is None:
         return None
-    value = _value_with_name(work.text, named, work.language)
+    value = _value_with_name(work.text, named, work)
     if value is None and named.answer_type == "text":
         # the new account: what follows "to" / "改成" where the question is named ("change the goal to '…'"), and
         # the parts that name nothing ("用户改一下，只有志愿者用"), less what answered other questions
@@ -1065,8 +1070,11 @@ def _change_named(state: ContextState, work: TurnWork, config: ConversationConfi
                 rest.append(part)
         said = ("，" if work.language.startswith("zh") else ", ").join(rest)
         value = said if rest and evaluate_answer(said, named, work.language, now=work.now, timezone=work.timezone).accepted else None
-    if value is None or value == state.finalized(named.id).answer:
+    if value is None:
         return None
+    if value == state.finalized(named.id).answer:  # named, and said as it already is: the question waiting stays
+        work.form_note = _unchanged(named, value, work.language)
+        return _form_next(state, work, config, current_question(state, form))
     return _apply_edit(state, work, config, named, value)
 
 
@@ -1081,22 +1089,70 @@ def _ask_edit(state: ContextState, work: TurnWork, form, spec: FormQuestionSpec,
     return state
 
 
-def _value_with_name(text: str, spec: FormQuestionSpec, language: str) -> str | None:
+def _value_with_name(text: str, spec: FormQuestionSpec, work: TurnWork) -> str | None:
     """A new value given with the answer's name, in a message without a correction word:
-    a number in the question's unit ("storeys: 3 floors") or exactly one choice named."""
+    a number in the question's unit ("storeys: 3 floors"), exactly one choice named, or a day or time said
+    with the question's label ("make the collection day Friday 11 December")."""
     if spec.answer_type == "number" and mentions_unit(text, spec.unit or ""):
-        verdict = evaluate_answer(text, spec, language)
+        verdict = evaluate_answer(text, spec, work.language)
         return verdict.value if verdict.accepted else None
-    if spec.answer_type == "choice" and len(named := choices_named(text, spec, language)) == 1:
+    if spec.answer_type == "choice" and len(named := choices_named(text, spec, work.language)) == 1:
         return named[0]
+    if spec.answer_type in TIMED_ANSWERS and label_said(text, spec):
+        verdict = evaluate_answer(text, spec, work.language, now=work.now, timezone=work.timezone)
+        return verdict.value if verdict.accepted else None
     return None
 
 
+def _out_of_order(state: ContextState, form: FormSpec, spec: FormQuestionSpec, value: str, lang: str) -> str | None:
+    """Why a changed date breaks an `after` between two answers, or None: a return moved before its collection, or
+    a collection moved past its return."""
+    verdict = _in_order(state, form, spec, FormEvaluation(True, value), lang)
+    if not verdict.accepted:
+        return _typed_refusal(spec, verdict, lang)
+    for later in (q for q in form.questions if q.after == spec.id and state.finalized(q.id) is not None):
+        if value[:10] > state.finalized(later.id).answer[:10]:
+            name = localize(later.label, lang) or localize(later.question, lang).rstrip("?？")
+            return say(lang, "That is after the {label} ({day}). ", label=name,
+                       day=answer_shown(later, state.finalized(later.id).answer, lang))
+    return None
+
+
+def _kept_in_order(state: ContextState, work: TurnWork, form: FormSpec,
+                   changes: list[tuple[FormQuestionSpec, str]]) -> list[tuple[FormQuestionSpec, str]]:
+    """The corrections that change something and keep the dates in their order; for each other one, a note of why
+    the answer stays as it is."""
+    lang, kept = work.language, []
+    for target, value in changes:
+        before = state.finalized(target.id).answer
+        refused = _out_of_order(state, form, target, value, lang) if target.answer_type in TIMED_ANSWERS else None
+        if refused:
+            work.add_form_note(refused + say(lang, "I've kept {answer} for now.", answer=answer_shown(target, before, lang)))
+        elif value == before:
+            work.add_form_note(_unchanged(target, before, lang))
+        else:
+            kept.append((target, value))
+    return kept
+
+
+def _unchanged(spec: FormQuestionSpec, answer: str, lang: str) -> str:
+    question = localize(spec.question, lang).rstrip("?？")
+    return say(lang, "“{question}” already says {answer}; nothing changed.", question=question, answer=answer_shown(spec, answer, lang))
+
+
 def _apply_edit(state: ContextState, work: TurnWork, config: ConversationConfig, spec: FormQuestionSpec, value: str) -> ContextState:
-    """The changed answer replaces the old one in place; then back to the review."""
+    """The changed answer replaces the old one in place; then back to the review. A change that puts two dates out
+    of their order is refused, the answers as they were."""
     form = config.form
     assert form is not None
     before = state.finalized(spec.id).answer
+    if value == before:  # named, and said as it already is
+        work.form_note = _unchanged(spec, before, work.language)
+        return _form_next(state.evolve(form_editing=None), work, config, None)
+    if spec.answer_type in TIMED_ANSWERS and (refused := _out_of_order(state, form, spec, value, work.language)):
+        kept = say(work.language, "I've kept {answer} for now.", answer=answer_shown(spec, before, work.language))
+        work.trace.append(f"form answer {spec.id} kept: {value} is out of order")
+        return _ask_edit(state, work, form, spec, then(work.language, refused + kept, localize(spec.question, work.language)))
     state = finalize_answer(state, spec, value, turn=work.turn, locale=work.language, form=form).evolve(form_editing=None)
     work.form_changed_question, work.form_changed_from, work.form_changed_to = spec.id, before, value
     work.trace.append(f"form answer {spec.id} changed: {before} -> {value}")
