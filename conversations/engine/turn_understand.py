@@ -32,7 +32,7 @@ from .ask_then_act import update_situation
 from .catalog import say
 from .certainty import CERTAIN, GUESS, LIKELY, time_certainty
 from .commands import Command
-from .config import ConversationConfig
+from .config import ConversationConfig, SlotSpec
 from .estimate import asks_for_report, estimate_request
 from .fee_questions import amounts_said, asks_amount_right, names_other_one, says_start
 from .forms import edit_target, is_correction, names_question, waiting_question, wants_edit
@@ -352,6 +352,8 @@ def fill_slots(
         found = {n: x for n, x in found.items() if config.slot_spec(n).extractor not in ("at_time", "until_time")}
     found = _on_the_day_said(state, config, names, found, work.text, now, timezone)
     found = _the_asked_detail(state, config, found, work.text)
+    found = _after_their_labels(work.text, config, names, found, ctx)
+    found = _in_scope(state, work, config, found)
     if completed := _time_completed(state, work, config, names, ctx, found):  # the answer to the time asked back
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor not in _TIME_KINDS} | completed
     if work.meaning in (SIDE_QUESTION, QUESTION_MEANING):  # "what do you mean by constraints?" states no constraints
@@ -1115,6 +1117,66 @@ def _on_the_day_said(state: ContextState, config: ConversationConfig, names: Ite
             on = datetime.combine(datetime.fromisoformat(day).date(), at.timetz())
             moved[name] = Extraction(on.isoformat(), extraction.raw)
     return moved
+
+
+# Extractors whose value names what it belongs to (an order number, a plate, a car park, an address): it may start
+# or switch a request; a day, a time, a number or free text means something only for the request it is said in.
+_NAMING_EXTRACTORS = frozenset({"order_no", "plate_no", "lot_code", "city_code", "email"})
+
+
+def _in_scope(state: ContextState, work: TurnWork, config: ConversationConfig, found: dict[str, Extraction]) -> dict[str, Extraction]:
+    """With a request in progress, a generic value fills only its details, those of the request the message asks
+    for, the detail asked, a detail no request owns, or one the message names by its label ("the booking
+    reference is …"); a weekday said in a pet's story moves no other request's day."""
+    active = config.intent(state.active_intent or "")
+    if active is None or not found:
+        return found
+    owned = {n for i in config.intents for n in (*i.required_slots, *i.optional_slots)}
+    scope = set(active.required_slots) | set(active.optional_slots)
+    if work.routed.kind == "domain" and (routed := config.intent(work.routed.intent or "")) is not None:
+        scope |= set(routed.required_slots) | set(routed.optional_slots)
+    if (pending := state.pending_clarification) is not None and pending.kind == "slot":
+        scope |= set(pending.missing)
+    kept = {}
+    for name, extraction in found.items():
+        spec = config.slot_spec(name)
+        if (name in scope or name not in owned or spec.patterns or spec.extractor in _NAMING_EXTRACTORS
+                or _label_said(spec, work.text)):
+            kept[name] = extraction
+        else:
+            work.trace.append(f"slot {name} not of the request in progress: {extraction.raw!r} left")
+    return kept
+
+
+def _label_end(spec: SlotSpec, text: str) -> int | None:
+    """Where the slot's label ends in the message, in any of its languages, as words ("day" is not in "Friday")."""
+    for label in (label for label in spec.label.values() if label):
+        found = re.search(rf"(?<![\w'’]){re.escape(label)}(?![\w'’])" if label.isascii() else re.escape(label), text, re.IGNORECASE)
+        if found is not None:
+            return found.end()
+    return None
+
+
+def _label_said(spec: SlotSpec, text: str) -> bool:
+    return _label_end(spec, text) is not None
+
+
+_CLAUSE_END = re.compile(r"[,.;!?，。；！？]|\s(?:and|but)\s|和|但")
+
+
+def _after_their_labels(text: str, config: ConversationConfig, names: Iterable[str], found: dict[str, Extraction],
+                        ctx: ExtractContext) -> dict[str, Extraction]:
+    """A detail named by its label takes the value said after it ("…, and the delivery day is Thursday"), not the
+    first value of its kind in the message (Friday, said for the room)."""
+    for name in names:
+        spec = config.slot_spec(name)
+        if (at := _label_end(spec, text)) is None:
+            continue
+        rest = text[at:]
+        clause = rest[:end.start()] if (end := _CLAUSE_END.search(rest)) else rest
+        if (said := extract_slots(clause, [spec], ctx).get(name)) is not None:
+            found = {**found, name: said}
+    return found
 
 
 def _the_asked_detail(state: ContextState, config: ConversationConfig, found: dict[str, Extraction], text: str) -> dict[str, Extraction]:
