@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime, timedelta
 from typing import Any
 
@@ -158,9 +159,10 @@ def _estimate(content: dict[str, Any]) -> str:
 
 
 def _form(content: dict[str, Any]) -> str:
-    lines = [f"# {content.get('title') or 'Permit form'}", ""]
+    lines = [f"# {content.get('title') or ''}", ""]
     for answer in content.get("answers", []):
-        lines += [f"**{answer.get('id')} {answer.get('question', '')}**", f"{answer.get('answer', '')}", ""]
+        number = answer.get("id") if re.fullmatch(r"[\d.]+", str(answer.get("id"))) else ""  # a form's own numbering ("3.1.1")
+        lines += [f"**{(number + ' ') if number else ''}{answer.get('question', '')}**", f"{answer.get('answer', '')}", ""]
     return "\n".join(lines)
 
 

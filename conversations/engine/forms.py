@@ -205,6 +205,24 @@ def _joins(alternatives: re.Pattern[str], between: str) -> bool:
     return found is not None and (len(found.group(0)) > 1 or between.strip(" ,，") == found.group(0))
 
 
+def _names_a_thing(said: str) -> bool:
+    """An answer outside a choice's list names a thing ("a tandem", "it's a cargo trike", "双人车"), not a remark
+    ("lovely weather for a ride today, huh", "今天天气真好啊"): a few words, no copula, no question, no filler
+    to close it. A remark is asked again, never kept as the answer."""
+    if asks_question(said):
+        return False
+    for lex in lexicons_for(said):
+        lead = re.match(rf"\s*(?:{lex.pronouns.pattern})\s*(?:{words_of(lex.language, 'copulas').pattern})?\s*", said, re.IGNORECASE)
+        rest = said[lead.end():] if lead and lead.end() else said
+        if words_of(lex.language, "copulas").search(rest):
+            return False
+        closing = re.search(rf"(?:{words_of(lex.language, 'small_talk', 'fillers').pattern})[\s,，.。!！~]*$", rest, re.IGNORECASE)
+        if closing is not None:
+            return False
+    words = said.split()
+    return len(words) <= 6 if len(words) > 1 else text_length(said) <= 12
+
+
 def _counts_differently(text: str, first_end: int, second_end: int) -> bool:
     """Whether the two numbers are followed by different units ("2 storeys … 1800 sq ft")."""
     units = [re.match(r"\s*([^\W\d_]+)", text[end:]) for end in (first_end, second_end)]
@@ -257,14 +275,15 @@ def evaluate_answer(
         unsaid = not said or text_length(said) < 3 or bool(_VAGUE_THING.search(said))
         if spec.other and unsaid and (_OTHER_WORD.search(text) or _VAGUE_THING.search(said)) and not is_non_answer(text):
             return FormEvaluation(False, reason="other_unspecified")  # "something else", "我要借东西": what is it?
-        if spec.other and said and text_length(said) >= max(spec.min_chars, 3) and not is_non_answer(said):
+        if (spec.other and said and text_length(said) >= max(spec.min_chars, 3) and not is_non_answer(said)
+                and _names_a_thing(said)):
             return FormEvaluation(True, f"other: {said}")  # "other, please specify": their words, kept as said
         return FormEvaluation(False, reason="no_choice_matched")
     if spec.answer_type == "number":
         if (added := sum_said(text, language)) is not None:  # "35 staff plus 10 visitors": 45 in all, asked first
             return FormEvaluation(False, reason="sum_said", candidates=(f"{added:g}",))
         if said_as_total(text):  # "both floors combined come to 2,400 sq ft": a sum of several, put back, never kept
-            own = _with_own_unit(text, spec.unit) if spec.unit else text
+            own = _with_own_unit(text, spec) if spec.unit else text
             total = number_value(own) if own else None
             return FormEvaluation(False, reason="said_as_total", candidates=(total,) if total else ())
         if _other_unit(text, spec.unit):
@@ -374,7 +393,7 @@ def may_volunteer(text: str, spec: FormQuestionSpec, language: str) -> bool:
     """Whether a message could answer this question in its own terms at all (its unit, its words, a choice's
     name, its patterns): the quick look before its parts are read one by one."""
     if spec.answer_type == "number":
-        return bool(spec.unit and mentions_unit(text, spec.unit)) or names_question(text, spec)
+        return _said_in_unit(text, spec) is not None or names_question(text, spec)
     if spec.answer_type == "choice":
         return any(_names_choice(text, c) for c in spec.choices)
     return first_match(text, spec.patterns, language) is not None
@@ -402,7 +421,7 @@ def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> Form
     if spec.answer_type == "number":
         if said_as_total(part) or sum_said(part, language) is not None:  # "两层加起来三千平方英尺": a sum, asked in its turn
             return None
-        said_with_unit = _with_own_unit(part, spec.unit)
+        said_with_unit = _with_own_unit(part, spec)
         if said_with_unit is None and names_question(part, spec) and len(re.findall(_NUMBER_TOKEN, part, re.IGNORECASE)) == 1:
             said_with_unit = part  # "floor area is 1,100": the question named by its words, with one number
         verdict = evaluate_answer(said_with_unit, spec, language) if said_with_unit else None
@@ -423,11 +442,23 @@ def volunteered_answer(part: str, spec: FormQuestionSpec, language: str) -> Form
     return None
 
 
-def _with_own_unit(part: str, unit: str | None) -> str | None:
+def _said_in_unit(text: str, spec: FormQuestionSpec) -> re.Match[str] | None:
+    """A number said in the question's unit: one the recognizers know ("3 floors", "三层"), or the plan's own in
+    the words it gives ("two bikes", "2辆")."""
+    if (key := unit_id(spec.unit)) is not None:
+        pattern = unit_pattern(key)
+    elif words := sorted(_plan_unit_words(spec), key=len, reverse=True):
+        pattern = "|".join(re.escape(w) for w in words) + r"(?![A-Za-z])"
+    else:
+        return None
+    # a word or two may stand between ("two mountain bikes", "3 brick storeys")
+    return re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:[^\W\d_]+[\s-]+){{0,2}}?(?:{pattern})", text, re.IGNORECASE)
+
+
+def _with_own_unit(part: str, spec: FormQuestionSpec) -> str | None:
     """The words around a number said in this unit, without the numbers before and after it ("盖一栋两层的砖房"
     gives "栋两层的砖房": the storeys are two, the building one), or None when no number is said in it."""
-    key = unit_id(unit)
-    found = re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})", part, re.IGNORECASE) if key else None
+    found = _said_in_unit(part, spec)
     if found is None:
         return None
     numbers = list(re.finditer(_NUMBER_TOKEN, part, re.IGNORECASE))
@@ -533,7 +564,8 @@ def _counts_something_else(text: str, unit: str | None, own: tuple[str, ...] = (
     numbers = re.findall(_NUMBER_TOKEN, text, re.IGNORECASE)
     units = "|".join([*_units().values(), *(re.escape(w) for w in own)])
     return len(counted) >= len(numbers) and not any(
-        re.match(units, text[m.start(1 if m.group(1) else 2):], re.IGNORECASE) for m in counted)
+        re.match(rf"(?:[^\W\d_]+[\s-]+){{0,2}}?(?:{units})", text[m.start(1 if m.group(1) else 2):], re.IGNORECASE)
+        for m in counted)  # "two mountain bikes" counts bikes
 
 
 def _other_unit(text: str, unit: str | None) -> bool:
@@ -694,7 +726,7 @@ def find_correction(
     # "actually" alone is too common in plain answers to redo the last one without pointing at it, and
     # a message it opens that answers the pending question is that answer ("actually, it's offices, Group D")
     weak = marker is not None and marker.group(0).lower() == "actually"
-    named_other = clearly is not None and clearly is not pending and label_said(text, clearly)  # "actually change the collection day to …"
+    named_other = clearly is not None and clearly is not pending and label_said(text, clearly, form)  # "actually change the collection day to …"
     if weak and pending is not None and not named_other and evaluate_answer(rest or text, pending, language, now=now, timezone=timezone).accepted:
         return None
     # a free-text answer is corrected only when the message points at it: "no wait, make it 11:30" or
@@ -709,10 +741,21 @@ def find_correction(
     return None
 
 
-def label_said(text: str, spec: FormQuestionSpec) -> bool:
-    """The message names the question by its label, in any of its languages ("the collection day", "取用日期")."""
+def label_said(text: str, spec: FormQuestionSpec, form: FormSpec | None = None) -> bool:
+    """The message names the question by its label, in any of its languages ("the collection day", "取用日期"), or
+    by the words of its label no other question's label has ("actually drop-off on Thursday" for the drop-off day
+    beside the pick-up day)."""
     lowered = text.casefold()
-    return any(label and label.casefold() in lowered for label in spec.label.values())
+    if any(label and label.casefold() in lowered for label in spec.label.values()):
+        return True
+    if form is None:
+        return False
+    others = {w for q in form.questions if q is not spec for label in q.label.values() for w in label.casefold().split()}
+    for label in (label for label in spec.label.values() if label and " " in label):
+        own = [w for w in label.casefold().split() if w not in others]
+        if own and all(re.search(rf"(?<![\w-]){re.escape(w)}(?![\w-])", lowered) for w in own):
+            return True
+    return False
 
 
 def _named_last(text: str, pointed: list[FormQuestionSpec], language: str) -> FormQuestionSpec | None:
@@ -760,6 +803,9 @@ def without_own_unit(text: str, unit: str | None) -> str | None:
     if _other_unit(text, unit):
         return None
     key = unit_id(unit)
+    if key is None and unit:  # the plan's own unit, as the answers record it ("5 bikes", "1 bike")
+        said = "|".join(re.escape(w) for w in sorted({unit, unit.removesuffix("s")}, key=len, reverse=True))
+        return re.sub(rf"(?<=[\d\s])(?:{said})\s*$", "", text, flags=re.IGNORECASE).strip()
     return re.sub(rf"(?<=[\d\s])(?:{unit_pattern(key)})\s*$", "", text, flags=re.IGNORECASE).strip() if key else text.strip()
 
 

@@ -89,8 +89,8 @@ def _number_said(number: str, unit: str, lang: str) -> str | None:
 def answer_shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
     """A recorded answer in the conversation's language. English keeps the plan's own values ("residential"),
     which are English words; another language gets the choice's label, the unit's word, 是 / 否."""
-    if spec.answer_type == "choice" and not _is_english(lang):
-        choice = next((c for c in spec.choices if c.value == answer), None)
+    if spec.answer_type == "choice" and (not _is_english(lang) or not _WORDS.fullmatch(answer)):
+        choice = next((c for c in spec.choices if c.value == answer), None)  # "e_bike" is said as its label, "E-bike"
         return choice_label(choice, lang) if choice is not None else answer
     if spec.answer_type == "number" and spec.unit_words and (number := re.match(r"\s*([\d.,]+)", answer)):
         return _plan_unit(spec, number.group(1), lang)  # the plan's words for its unit: "3 boxes", "3箱"
@@ -106,6 +106,7 @@ def answer_shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
     return answer
 
 
+_WORDS = re.compile(r"[A-Za-z][A-Za-z' -]*")  # a value that reads as English words ("residential", "Group C")
 _ISO_DAY = re.compile(r"\d{4}-\d{2}-\d{2}(?: \d{2}:\d{2})?$")
 
 

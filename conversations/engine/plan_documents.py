@@ -14,8 +14,8 @@ from typing import Any
 
 from workflows.engine.schema import localize
 
-from .config import ConversationConfig, DocumentSpec
-from .plain_words import answer_shown, slot_shown
+from .config import ConversationConfig, DocumentSpec, FormQuestionSpec
+from .plain_words import answer_shown, choice_label, slot_shown
 from .slots import slot_label
 from .state import ContextState
 
@@ -40,11 +40,18 @@ def _values(state: ContextState, config: ConversationConfig, lang: str) -> dict[
     questions = {q.id: q for q in config.form.questions} if config.form else {}
     for answer in state.finalized_answers:
         spec = questions.get(answer.question_id)
-        shown = answer_shown(spec, answer.answer, lang) if spec is not None else answer.answer
+        shown = _shown(spec, answer.answer, lang) if spec is not None else answer.answer
         values[answer.question_id] = shown
         if spec is not None and spec.slot:
             values[spec.slot] = shown
     return values
+
+
+def _shown(spec: FormQuestionSpec, answer: str, lang: str) -> str:
+    """An answer as a document writes it: a choice by its label in the language ("Road bike", "公路车"), a day in
+    words, a number with its unit's words."""
+    choice = next((c for c in spec.choices if c.value == answer), None) if spec.answer_type == "choice" else None
+    return choice_label(choice, lang) if choice is not None else answer_shown(spec, answer, lang)
 
 
 def _label(config: ConversationConfig, name: str, lang: str) -> str:
@@ -64,7 +71,8 @@ def _build(spec: DocumentSpec, config: ConversationConfig, state: ContextState, 
         questions = {q.id: q for q in config.form.questions} if config.form else {}
         wanted = set(spec.fields)
         return {"title": title, "answers": [
-            {"id": a.question_id, "question": localize(questions[a.question_id].question, lang), "answer": a.answer}
+            {"id": a.question_id, "question": localize(questions[a.question_id].question, lang),
+             "answer": _shown(questions[a.question_id], a.answer, lang), "value": a.answer}
             for a in state.finalized_answers if a.question_id in questions and (not wanted or a.question_id in wanted)]}
     return {"title": title, "fields": [{"id": name, "label": _label(config, name, lang), "value": values.get(name, "")}
                                        for name in spec.fields]}

@@ -1009,7 +1009,7 @@ def _edit_answer(state: ContextState, work: TurnWork, config: ConversationConfig
         if target is not None and named is not None and not (wants_edit(work.text) or names_question(work.text, named)):
             named = None  # "1,600 sq ft" for the storeys: a wrong unit, not a change of the floor area
     if named is not None and (target is None or named.id != target.id):
-        value = _value_with_name(work.text, named, work)
+        value = _value_with_name(work.text, named, work, form)
         if value is not None and value != state.finalized(named.id).answer:
             return _apply_edit(state, work, config, named, value)
         return _ask_edit(state.evolve(form_editing=named.id), work, form, named, _edit_question(state.evolve(form_editing=named.id), form, lang))
@@ -1051,11 +1051,11 @@ def _change_named(state: ContextState, work: TurnWork, config: ConversationConfi
     if wants_edit(work.text):
         named = edit_target(state, form, work.text)
     else:  # "oh wait, make the collection day Friday 11 December": an earlier day or time named by its label
-        labelled = [q for q in form.questions if q.answer_type in TIMED_ANSWERS and label_said(work.text, q)]
+        labelled = [q for q in form.questions if q.answer_type in TIMED_ANSWERS and label_said(work.text, q, form)]
         named = labelled[0] if len(labelled) == 1 else None
     if named is None or named.id == state.current_step_id or state.finalized(named.id) is None:
         return None
-    value = _value_with_name(work.text, named, work)
+    value = _value_with_name(work.text, named, work, form)
     if value is None and named.answer_type == "text":
         # the new account: what follows "to" / "改成" where the question is named ("change the goal to '…'"), and
         # the parts that name nothing ("用户改一下，只有志愿者用"), less what answered other questions
@@ -1089,7 +1089,7 @@ def _ask_edit(state: ContextState, work: TurnWork, form, spec: FormQuestionSpec,
     return state
 
 
-def _value_with_name(text: str, spec: FormQuestionSpec, work: TurnWork) -> str | None:
+def _value_with_name(text: str, spec: FormQuestionSpec, work: TurnWork, form: FormSpec | None = None) -> str | None:
     """A new value given with the answer's name, in a message without a correction word:
     a number in the question's unit ("storeys: 3 floors"), exactly one choice named, or a day or time said
     with the question's label ("make the collection day Friday 11 December")."""
@@ -1098,7 +1098,7 @@ def _value_with_name(text: str, spec: FormQuestionSpec, work: TurnWork) -> str |
         return verdict.value if verdict.accepted else None
     if spec.answer_type == "choice" and len(named := choices_named(text, spec, work.language)) == 1:
         return named[0]
-    if spec.answer_type in TIMED_ANSWERS and label_said(text, spec):
+    if spec.answer_type in TIMED_ANSWERS and label_said(text, spec, form):
         verdict = evaluate_answer(text, spec, work.language, now=work.now, timezone=work.timezone)
         return verdict.value if verdict.accepted else None
     return None
