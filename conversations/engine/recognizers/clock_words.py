@@ -12,6 +12,7 @@ from functools import cache, lru_cache
 from typing import Any
 
 from ..lexicon import entry, lexicons_for
+from ..typos import NearWords, latin_words
 from .numbers import with_digits
 
 
@@ -66,7 +67,25 @@ def _spellings(language: str) -> tuple[re.Pattern[str] | None, dict[str, str]]:
 
 def _respelled(text: str, language: str) -> str:
     pattern, spellings = _spellings(language)
-    return pattern.sub(lambda m: spellings[m.group(1).lower()], text) if pattern is not None else text
+    text = pattern.sub(lambda m: spellings[m.group(1).lower()], text) if pattern is not None else text
+    near = _time_names(language)
+    for word in reversed(latin_words(text)):  # "thursdy", "thrusday", "wendesday", "febuary": a slip of one name
+        slips = near.slips_of(word.group(0))  # a name with letters after it is another word ("Augusta", "evenings")
+        if len(slips) == 1 and not word.group(0).casefold().startswith(slips[0]):
+            text = text[:word.start()] + slips[0] + text[word.end():]
+    return text
+
+
+_ENGLISH_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "tomorrow", "yesterday",
+                 "tonight", "morning", "afternoon", "evening")
+
+
+@cache
+def _time_names(language: str) -> NearWords:
+    """The day, month and time-of-day names a slip may be of (only words long enough for a slip to be safe)."""
+    words = _time_words(language)
+    names = {*words["spellings"].values(), *words.get("months", ()), *(_ENGLISH_DAYS + _ENGLISH_MONTHS if language == "en" else ())}
+    return NearWords.of((name.casefold(), name.casefold()) for name in names)
 
 
 def _english_day(m: re.Match[str], months: tuple[str, ...]) -> str:
