@@ -159,7 +159,7 @@ def _estimate(content: dict[str, Any]) -> str:
 
 
 def _form(content: dict[str, Any]) -> str:
-    lines = [f"# {content.get('title') or ''}", ""]
+    lines = [f"# {content['title']}", ""] if content.get("title") else []
     for answer in content.get("answers", []):
         number = answer.get("id") if re.fullmatch(r"[\d.]+", str(answer.get("id"))) else ""  # a form's own numbering ("3.1.1")
         lines += [f"**{(number + ' ') if number else ''}{answer.get('question', '')}**", f"{answer.get('answer', '')}", ""]

@@ -446,13 +446,13 @@ def _said_in_unit(text: str, spec: FormQuestionSpec) -> re.Match[str] | None:
     """A number said in the question's unit: one the recognizers know ("3 floors", "三层"), or the plan's own in
     the words it gives ("two bikes", "2辆")."""
     if (key := unit_id(spec.unit)) is not None:
-        pattern = unit_pattern(key)
-    elif words := sorted(_plan_unit_words(spec), key=len, reverse=True):
-        pattern = "|".join(re.escape(w) for w in words) + r"(?![A-Za-z])"
-    else:
+        return re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})", text, re.IGNORECASE)
+    if not (words := sorted(_plan_unit_words(spec), key=len, reverse=True)):
         return None
-    # a word or two may stand between ("two mountain bikes", "3 brick storeys")
-    return re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:[^\W\d_]+[\s-]+){{0,2}}?(?:{pattern})", text, re.IGNORECASE)
+    pattern = "|".join(re.escape(w) for w in words) + r"(?![A-Za-z])"
+    # a word or two of what kind may stand between ("two mountain bikes"), never what it is counted by ("3 flats per bike")
+    between = r"(?:(?!(?:per|a|an|each|every|of)\b)[^\W\d_]+[\s-]+){0,2}?"
+    return re.search(rf"{_NUMBER_TOKEN}[\s-]*{between}(?:{pattern})", text, re.IGNORECASE)
 
 
 def _with_own_unit(part: str, spec: FormQuestionSpec) -> str | None:
@@ -726,7 +726,9 @@ def find_correction(
     # "actually" alone is too common in plain answers to redo the last one without pointing at it, and
     # a message it opens that answers the pending question is that answer ("actually, it's offices, Group D")
     weak = marker is not None and marker.group(0).lower() == "actually"
-    named_other = clearly is not None and clearly is not pending and label_said(text, clearly, form)  # "actually change the collection day to …"
+    named_other = (clearly is not None and clearly is not pending and label_said(text, clearly, form)  # "actually change the collection day to …"
+                   and (said := evaluate_answer(rest or text, clearly, language, now=now, timezone=timezone)).accepted
+                   and said.value != state.finalized(clearly.id).answer)
     if weak and pending is not None and not named_other and evaluate_answer(rest or text, pending, language, now=now, timezone=timezone).accepted:
         return None
     # a free-text answer is corrected only when the message points at it: "no wait, make it 11:30" or
@@ -746,7 +748,8 @@ def label_said(text: str, spec: FormQuestionSpec, form: FormSpec | None = None) 
     by the words of its label no other question's label has ("actually drop-off on Thursday" for the drop-off day
     beside the pick-up day)."""
     lowered = text.casefold()
-    if any(label and label.casefold() in lowered for label in spec.label.values()):
+    if any(label and re.search(rf"(?<![\w-]){re.escape(label.casefold())}(?![\w-])" if label.isascii() else re.escape(label.casefold()),
+                               lowered) for label in spec.label.values()):
         return True
     if form is None:
         return False

@@ -1053,6 +1053,10 @@ def _change_named(state: ContextState, work: TurnWork, config: ConversationConfi
     else:  # "oh wait, make the collection day Friday 11 December": an earlier day or time named by its label
         labelled = [q for q in form.questions if q.answer_type in TIMED_ANSWERS and label_said(work.text, q, form)]
         named = labelled[0] if len(labelled) == 1 else None
+        waiting = current_question(state, form)
+        if (named is not None and waiting is not None and waiting.answer_type not in TIMED_ANSWERS
+                and evaluate_answer(work.text, waiting, work.language, now=work.now, timezone=work.timezone).accepted):
+            named = None  # "CC1234, and the collection day is Thursday": the answer to the question asked is kept
     if named is None or named.id == state.current_step_id or state.finalized(named.id) is None:
         return None
     value = _value_with_name(work.text, named, work, form)

@@ -347,12 +347,12 @@ def fill_slots(
     entry = _aware(known_entry.value) if known_entry is not None else None
     ctx = ExtractContext(now=now, timezone=timezone, language=work.language, entry=entry, end=_stay_end(state, entry))
     found = extract_slots(work.text, [config.slot_spec(n) for n in names], ctx)
+    found = _after_their_labels(work.text, config, names, found, ctx)
     if any(config.slot_spec(n).extractor == "date" for n in names) and not says_time_of_day(work.text):
         # a plan that asks the day and the time apart: a day alone ("tomorrow") is no time (never midnight)
         found = {n: x for n, x in found.items() if config.slot_spec(n).extractor not in ("at_time", "until_time")}
     found = _on_the_day_said(state, config, names, found, work.text, now, timezone)
     found = _the_asked_detail(state, config, found, work.text)
-    found = _after_their_labels(work.text, config, names, found, ctx)
     found = _in_scope(state, work, config, found)
     if completed := _time_completed(state, work, config, names, ctx, found):  # the answer to the time asked back
         found = {n: e for n, e in found.items() if config.slot_spec(n).extractor not in _TIME_KINDS} | completed
@@ -1170,6 +1170,8 @@ def _after_their_labels(text: str, config: ConversationConfig, names: Iterable[s
     first value of its kind in the message (Friday, said for the room)."""
     for name in names:
         spec = config.slot_spec(name)
+        if not any(" " in label or not label.isascii() and len(label) >= 2 for label in spec.label.values()):
+            continue  # a one-word label ("time", "day") is said in passing too often to mark where a value starts
         if (at := _label_end(spec, text)) is None:
             continue
         rest = text[at:]

@@ -70,10 +70,20 @@ def _respelled(text: str, language: str) -> str:
     text = pattern.sub(lambda m: spellings[m.group(1).lower()], text) if pattern is not None else text
     near = _time_names(language)
     for word in reversed(latin_words(text)):  # "thursdy", "thrusday", "wendesday", "febuary": a slip of one name
-        slips = near.slips_of(word.group(0))  # a name with letters after it is another word ("Augusta", "evenings")
-        if len(slips) == 1 and not word.group(0).casefold().startswith(slips[0]):
+        slips = near.slips_of(word.group(0))
+        if len(slips) == 1 and _dropped_or_swapped(word.group(0).casefold(), slips[0]):
             text = text[:word.start()] + slips[0] + text[word.end():]
     return text
+
+
+def _dropped_or_swapped(typed: str, name: str) -> bool:
+    """A slip that leaves a letter out ("thursdy", "febuary") or swaps two neighbours ("thrusday"); a letter
+    changed or added makes another word as often as a slip ("Sundar", "sundae", "Mondal", "Augusta", "mourning")."""
+    if len(typed) == len(name) - 1:
+        return any(name[:i] + name[i + 1:] == typed for i in range(len(name)))
+    if len(typed) == len(name):
+        return any(name[:i] + name[i + 1] + name[i] + name[i + 2:] == typed for i in range(len(name) - 1))
+    return False
 
 
 _ENGLISH_DAYS = ("monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "tomorrow", "yesterday",
