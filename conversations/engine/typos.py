@@ -95,13 +95,15 @@ class NearWords:
                 deleted[key] = position if before is None else (*(before if isinstance(before, tuple) else (before,)), position)
         return cls({w: frozenset(v) for w, v in names.items()}, words, deleted)
 
-    def slips_of(self, typed: str) -> tuple[str, ...]:
-        """The known words `typed` is a slip of (none when it is one of them, a common word, or too short)."""
+    def slips_of(self, typed: str, *, depth: int | None = None) -> tuple[str, ...]:
+        """The known words `typed` is a slip of (none when it is one of them, a common word, or too short);
+        `depth=1` looks only for the known words one deletion from the typed word or sharing one with it (a
+        letter dropped, added, changed or two swapped), a quick first look."""
         typed = typed.casefold()
         if not self.deleted or typed in self.names or typed in _COMMON or not typed.isascii() or len(typed) < MIN_LETTERS:
             return ()
         found: set[str] = set()
-        for gone in _deletions(typed, 2 if len(typed) >= TWO_EDITS_LETTERS - 2 else 1):
+        for gone in _deletions(typed, depth or (2 if len(typed) >= TWO_EDITS_LETTERS - 2 else 1)):
             positions = self.deleted.get(hash(gone), ())
             for position in positions if isinstance(positions, tuple) else (positions,):
                 known = self.words[position]

@@ -48,12 +48,21 @@ def plain_time_words(text: str) -> str:
     for lex in lexicons_for(text) or ():
         words = _time_words(lex.language)
         text = _respelled(text, lex.language)
-        for pattern, template in words["clock"]:
-            text = re.sub(pattern, lambda m, t=template: _clock(t, m), text, flags=re.IGNORECASE)
+        for pattern, template in _clock_patterns(lex.language):
+            text = pattern.sub(lambda m, t=template: _clock(t, m), text)
         if "month_day" in words:
-            text = re.sub(words["month_day"], lambda m, months=tuple(words["months"]): _english_day(m, months), text,
-                          flags=re.IGNORECASE)
+            text = _month_day(lex.language).sub(lambda m, months=tuple(words["months"]): _english_day(m, months), text)
     return text
+
+
+@cache
+def _clock_patterns(language: str) -> tuple[tuple[re.Pattern[str], str], ...]:
+    return tuple((re.compile(pattern, re.IGNORECASE), template) for pattern, template in _time_words(language)["clock"])
+
+
+@cache
+def _month_day(language: str) -> re.Pattern[str]:
+    return re.compile(_time_words(language)["month_day"], re.IGNORECASE)
 
 
 @cache
@@ -70,9 +79,10 @@ def _respelled(text: str, language: str) -> str:
     text = pattern.sub(lambda m: spellings[m.group(1).lower()], text) if pattern is not None else text
     near = _time_names(language)
     for word in reversed(latin_words(text)):  # "thursdy", "thrusday", "wendesday", "febuary": a slip of one name
-        slips = near.slips_of(word.group(0))
-        if len(slips) == 1 and _dropped_or_swapped(word.group(0).casefold(), slips[0]):
-            text = text[:word.start()] + slips[0] + text[word.end():]
+        typed = word.group(0).casefold()
+        near_one = [name for name in near.slips_of(typed, depth=1) if _dropped_or_swapped(typed, name)]
+        if len(near_one) == 1 and near.slips_of(typed) == (near_one[0],):  # and no other name two edits away
+            text = text[:word.start()] + near_one[0] + text[word.end():]
     return text
 
 

@@ -22,7 +22,7 @@ from typing import Any
 from rapidfuzz import fuzz, process
 
 from ..certainty import CERTAIN, GUESS, LIKELY
-from . import Span
+from . import Span, trie_pattern
 
 _PLACES_FILE = Path(__file__).resolve().parent / "places.json"
 _PROVINCES = "京津沪渝冀豫云辽黑湘皖鲁新苏浙赣鄂桂甘晋蒙陕吉闽贵粤青藏川宁琼"
@@ -106,18 +106,23 @@ def _one_or_either(kind: str, start: int, end: int, text: str, hits: list[str], 
     return Span(kind, start, end, text[start:end], {"kind": kind, "value": None, "either": hits}, GUESS, "either")
 
 
-def _joins(text: str) -> list[tuple[int, int, str]]:
-    """Every join of up to four neighbouring tokens one separator apart ("hz 2611 00731"), longest first."""
+def _joins(text: str, lengths: range) -> list[tuple[int, int, str, str]]:
+    """Every join of up to four neighbouring tokens one separator apart ("hz 2611 00731"), longest first, with
+    its key (no separators, upper case); only joins whose key is as long as a record's can name one."""
     tokens = list(_TOKEN.finditer(text))
+    keys = [normalized(t.group(0)) for t in tokens]
+    joined = [len(text[a.end():b.start()]) <= 2 and bool(_SEPARATORS.fullmatch(text[a.end():b.start()] or " "))
+              for a, b in zip(tokens, tokens[1:], strict=False)]
     found = []
     for i in range(len(tokens)):
-        for j in range(min(len(tokens), i + _MAX_JOIN), i, -1):
-            group = tokens[i:j]
-            if any(len(text[a.end():b.start()]) > 2 or not _SEPARATORS.fullmatch(text[a.end():b.start()] or " ")
-                   for a, b in zip(group, group[1:], strict=False)):
-                continue
-            start, end = group[0].start(), group[-1].end()
-            found.append((start, end, text[start:end]))
+        last = i
+        while last + 1 < min(len(tokens), i + _MAX_JOIN) and joined[last]:
+            last += 1
+        for j in range(last, i - 1, -1):
+            key = "".join(keys[i:j + 1])
+            if len(key) in lengths:
+                start, end = tokens[i].start(), tokens[j].end()
+                found.append((start, end, text[start:end], key))
     return found
 
 
@@ -135,13 +140,20 @@ def _keys(records: Records) -> tuple[dict[str, str], dict[str, str], dict[str, l
     return {normalized(o): o for o in records.orders}, {normalized(p): p for p in records.plates}, by_tail
 
 
+@lru_cache(maxsize=16)
+def _key_lengths(records: Records) -> range:
+    """From the shortest to the longest key a record has (a join of another length names none)."""
+    by_order, by_plate, by_tail = _keys(records)
+    sizes = [len(k) for k in (*by_order, *by_plate, *(t for t in by_tail if len(t) >= 6))]
+    return range(min(sizes), max(sizes) + 1) if sizes else range(0)
+
+
 def _order_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
     by_order, by_plate, by_tail = _keys(records)
     spans: list[Span] = []
-    for start, end, words in _joins(text):
+    for start, end, words, key in _joins(text, _key_lengths(records)):
         if any(s.overlaps(start, end) for s in [*taken, *spans]):
             continue
-        key = normalized(words)
         if key in by_order:
             spans.append(Span("order", start, end, words, {"kind": "order", "value": by_order[key]}))
             continue
@@ -169,17 +181,23 @@ def _date_or_time(words: str) -> bool:
 
 # --- named things: lots, cities, systems ------------------------------------------------------------------
 
-def _word_pattern(word: str) -> str:
-    """A name as a pattern: any case, any run of spaces or hyphens between its words, whole words in Latin and
-    Cyrillic script."""
-    spaced = word[:1].isascii() or re.match(r"[\u0400-\u04ff]", word[:1])
-    before = r"(?<![\w])" if spaced else ""
-    after = r"(?![\w])" if word[-1:].isascii() or re.match(r"[\u0400-\u04ff]", word[-1:]) else ""
-    return before + r"[\s\-]*".join(re.escape(p) for p in re.split(r"[\s\-]+", word)) + after
+def _word_atoms(word: str) -> list[str]:
+    """A name as pattern atoms: any case, any run of spaces or hyphens between its words, whole words in Latin
+    and Cyrillic script."""
+    spaced = word[:1].isascii() or _CYRILLIC.match(word[:1])
+    atoms = [r"(?<![\w])" if spaced else ""]
+    for i, part in enumerate(re.split(r"[\s\-]+", word)):
+        atoms += ([r"[\s\-]*"] if i else []) + [re.escape(ch) for ch in part]
+    return [*atoms, r"(?![\w])" if word[-1:].isascii() or _CYRILLIC.match(word[-1:]) else ""]
+
+
+_CYRILLIC = re.compile(r"[\u0400-\u04ff]")
+_NAME_GAP = re.compile(r"[\s\-]+")
+_HAN = re.compile(r"[\u4e00-\u9fff]")
 
 
 def _key(words: str) -> str:
-    return re.sub(r"[\s\-]+", " ", words.strip().lower())
+    return _NAME_GAP.sub(" ", words.strip().lower())
 
 
 @dataclass(frozen=True)
@@ -194,6 +212,8 @@ class _Index:
     unknown: re.Pattern[str] | None
     anchors: frozenset[str]  # how the gazetteer's unknown names begin (three letters, or a Chinese character)
     initials: frozenset[str]  # the first letters of the names a near typo is measured against
+    latin_sizes: range  # the lengths a piece may have to be a near typo of a Latin name at all
+    one_off: dict[str, list[int]]  # each Chinese name with one character blanked -> the names' places in `chinese`
 
 
 @lru_cache(maxsize=16)
@@ -204,18 +224,26 @@ def _index(records: Records) -> _Index:
             for word in (words if kind == "system" else (code, *words)):  # a system's code is no word people say
                 named.setdefault(_key(word), []).append((kind, code))
     ordered = sorted(named, key=len, reverse=True)
-    names = re.compile("|".join(_word_pattern(w) for w in ordered), re.IGNORECASE) if ordered else None
+    names = re.compile(trie_pattern([_word_atoms(w) for w in ordered]), re.IGNORECASE) if ordered else None
     typos = [w for w in named if len(w) >= (3 if re.search(r"[\u4e00-\u9fff]", w) else 5) and named[w][0][1] != w.upper()]
     known = set(named) | {c.lower() for c in records.named.get("city", {})}
     places, _ = gazetteer()
     unknown = [w for w, shown in places.items() if w not in known and shown.lower() not in known]
-    pieces = [_word_pattern(w) for w in sorted(unknown, key=len, reverse=True)]
-    pieces += [rf"(?<![\w]){re.escape(re.sub(r'[аяеоиыьй]$', '', w))}[а-яё]{{0,2}}(?![\w])"  # "в Казани", "из Москвы"
+    pieces = [_word_atoms(w) for w in sorted(unknown, key=len, reverse=True)]
+    pieces += [[r"(?<![\w])", *map(re.escape, re.sub(r"[аяеоиыьй]$", "", w)), "[а-яё]{0,2}", r"(?![\w])"]  # "в Казани"
                for w in unknown if re.fullmatch(r"[а-яё]{4,}", w)]
-    latin = [w for w in typos if not re.search(r"[\u4e00-\u9fff]", w)]
-    anchors = frozenset(w[:1] if re.match(r"[\u4e00-\u9fff]", w) else w[:3] for w in unknown)
-    return _Index(names, named, latin, [w for w in typos if re.search(r"[\u4e00-\u9fff]", w)],
-                  re.compile("|".join(pieces), re.IGNORECASE) if pieces else None, anchors, frozenset(w[:1] for w in latin))
+    latin = [w for w in typos if not _HAN.search(w)]
+    chinese = [w for w in typos if _HAN.search(w)]
+    anchors = frozenset(w[:1] if _HAN.match(w) else w[:3] for w in unknown)
+    one_off: dict[str, list[int]] = {}
+    for place, word in enumerate(chinese):
+        for i in range(len(word)):
+            one_off.setdefault(word[:i] + "\0" + word[i + 1:], []).append(place)
+    # a ratio of NEAR_SCORE or more needs lengths within that share of each other (2m / (a + b), m <= min(a, b))
+    share = NEAR_SCORE / (200 - NEAR_SCORE)
+    sizes = range(int(min(map(len, latin)) * share), int(max(map(len, latin)) / share) + 2) if latin else range(0)
+    return _Index(names, named, latin, chinese, re.compile(trie_pattern(pieces), re.IGNORECASE) if pieces else None, anchors,
+                  frozenset(w[:1] for w in latin), sizes, one_off)
 
 
 _ANCHOR_WORD = re.compile(r"[A-Za-zÀ-ÿ\u0400-\u04ff]{3,}")
@@ -224,8 +252,7 @@ _ANCHOR_WORD = re.compile(r"[A-Za-zÀ-ÿ\u0400-\u04ff]{3,}")
 def _may_name_unknown(text: str, index: _Index) -> bool:
     """A quick look: does a word of the text begin as a gazetteer name does (most messages name no city)?"""
     lowered = text.lower()
-    return any(m.group(0)[:3] in index.anchors for m in _ANCHOR_WORD.finditer(lowered)) or any(
-        ch in index.anchors for ch in lowered if "\u4e00" <= ch <= "\u9fff")
+    return not index.anchors.isdisjoint(lowered) or any(m.group(0)[:3] in index.anchors for m in _ANCHOR_WORD.finditer(lowered))
 
 
 def _named_spans(text: str, records: Records, taken: list[Span]) -> list[Span]:
@@ -258,13 +285,15 @@ def _near_typos(text: str, index: _Index, taken: list[Span], exact: set[str]) ->
         key = _key(piece)
         if key in exact or key in index.named or any(s.overlaps(start, end) for s in [*taken, *spans]):
             continue
-        if re.match(r"[\u4e00-\u9fff]", piece):
-            if re.search(r"[不没的了是在]", piece):
+        if _HAN.match(piece):
+            if _NOT_A_NAME_TYPO.search(piece):
                 continue  # "暖风不…" is a name and a negation, not a name typed off
-            best = next((c for c in index.chinese if len(c) == len(piece) and sum(a != b for a, b in zip(c, piece, strict=True)) == 1), None)
+            places = [p for i in range(len(piece)) for p in index.one_off.get(piece[:i] + "\0" + piece[i + 1:], ())
+                      if index.chinese[p] != piece]
+            best = index.chinese[min(places)] if places else None
         else:  # a slip is rarely in the first letter: only names that begin as the piece does are measured
             found = (process.extractOne(key, index.latin, scorer=fuzz.ratio, score_cutoff=NEAR_SCORE)
-                     if len(piece) >= 5 and key[:1] in index.initials else None)
+                     if len(piece) >= 5 and key[:1] in index.initials and len(key) in index.latin_sizes else None)
             best = found[0] if found is not None else None
         if best is None:
             continue
@@ -273,19 +302,25 @@ def _near_typos(text: str, index: _Index, taken: list[Span], exact: set[str]) ->
     return spans
 
 
+_NOT_A_NAME_TYPO = re.compile(r"[不没的了是在]")
+_LETTERS = re.compile(r"[A-Za-z\u0400-\u04ff]+")
+_HAN_RUN = re.compile(r"[\u4e00-\u9fff]{3,}")
+
+
 def _windows(text: str) -> Iterable[tuple[int, int, str]]:
     """Pieces a name may be typed as: one to four neighbouring words, longest first, and every stretch of two
     to six Chinese characters."""
-    words = list(re.finditer(r"[A-Za-z\u0400-\u04ff]+", text))
+    words = list(_LETTERS.finditer(text))
+    spaced = [bool(_NAME_GAP.fullmatch(text[x.end():y.start()])) for x, y in zip(words, words[1:], strict=False)]
     for size in (4, 3, 2, 1):
         for i in range(len(words) - size + 1):
             a, b = words[i], words[i + size - 1]
-            if any(not re.fullmatch(r"[\s\-]+", text[x.end():y.start()]) for x, y in zip(words[i:i + size], words[i + 1:i + size], strict=False)):
+            if not all(spaced[i:i + size - 1]):
                 continue
             if size > 1 and min(len(a.group(0)), len(b.group(0))) <= 2:
                 continue  # "el calefactor" is the name with an article, not a name typed off
             yield a.start(), b.end(), text[a.start():b.end()]
-    for run in re.finditer(r"[\u4e00-\u9fff]{3,}", text):
+    for run in _HAN_RUN.finditer(text):
         chunk = run.group(0)
         for size in range(min(len(chunk), 6), 2, -1):
             for i in range(len(chunk) - size + 1):

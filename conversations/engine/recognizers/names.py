@@ -53,8 +53,26 @@ def _all(attribute: str) -> frozenset[str]:
 
 
 @cache
-def _surnames() -> tuple[str, ...]:
-    return tuple(sorted(word_list("zh", "surnames"), key=len, reverse=True))
+def _surnames() -> tuple[frozenset[str], tuple[int, ...]]:
+    """The surnames, and their lengths longest first (a set looked up per length, not a list scanned)."""
+    names = frozenset(word_list("zh", "surnames"))
+    return names, tuple(sorted({len(n) for n in names}, reverse=True))
+
+
+def _surname_at(chunk: str, at: int) -> str | None:
+    """The longest surname that begins at `at` (欧阳 before 欧)."""
+    names, lengths = _surnames()
+    return next((chunk[at:at + n] for n in lengths if chunk[at:at + n] in names and at + n <= len(chunk)), None)
+
+
+def _ends_with_surname(text: str) -> bool:
+    names, lengths = _surnames()
+    return any(len(text) >= n and text[-n:] in names for n in lengths)
+
+
+@cache
+def _titles_longest_first(language: str) -> tuple[str, ...]:
+    return tuple(sorted(_words(language).titles, key=len, reverse=True))
 
 
 @cache
@@ -302,17 +320,17 @@ def _chinese_name_at(chunk: str, i: int, words: _Words) -> tuple[str, int, str] 
     at = i + len(prefix)
     if prefix == "阿" and at < len(chunk) and chunk[at] not in words.not_given and _ends_name(chunk[at + 1:], words):
         return chunk[i:at + 1], at + 1 - i, CERTAIN
-    surname = next((s for s in _surnames() if chunk.startswith(s, at)), None)
+    surname = _surname_at(chunk, at)
     if surname is None:
         return None
     after = at + len(surname)
-    title = next((t for t in sorted(words.titles, key=len, reverse=True) if chunk.startswith(t, after)), None)
+    title = next((t for t in _titles_longest_first("zh") if chunk.startswith(t, after)), None)
     if prefix:
         if prefix == "老" and chunk.startswith(("是", "板", "师", "公", "婆", "家"), at):
             return None
         if prefix == "小" and before and before[-1] in "半个几多两一二三四五六七八九十0123456789":
             return None  # "半小时", "两个小时": a length of time, no 小-name
-        if before and before[-1] not in "和跟与同及、" and any(before.endswith(sur) for sur in _surnames()):
+        if before and before[-1] not in "和跟与同及、" and _ends_with_surname(before):
             return None  # "王小明": 小明 is the given name of a whole name
         return (chunk[i:after], after - i, CERTAIN) if not chunk.startswith(tuple(words.ambiguous), i) else None
     if title is not None:

@@ -24,7 +24,7 @@ from ..lexicon import LANGUAGES, entry
 from ..negation import hedge_near
 from ..slots import PLAIN_STAY_READERS, ExtractContext, shared_period
 from ..timeparse import MONTH_DAY, parse_date, parse_datetime, says_clock, zh_number
-from . import Span
+from . import Span, trie_pattern
 from .clock_words import plain_time_words
 from .numbers import number_atoms
 
@@ -360,17 +360,40 @@ _WHOLE_DAY = re.compile(r"\b(?:the\s+)?(?:whole|full|entire)\s+day\b|\ball\s+day
 
 # Every word a time can be said with begins with one of these (or holds a digit or a Chinese numeral or time
 # character): a message with none of them holds no time, and the readers below are not run on it.
+_LATIN_TIME_WORDS = (
+    "today", "tonight", "tomorrow", "yesterday", "morning", "afternoon", "evening", "night", "noon", "midday",
+    "midnight", "now", "ago", "later", "week", "month", "year", "quarter", "q1", "q2", "q3", "q4", "day", "hour", "hr",
+    "min", "mon", "tue", "wed", "thu", "fri", "sat", "sun", "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug",
+    "sep", "oct", "nov", "dec", "christmas", "xmas", "thanksgiving", "new_year", "eve", "eod", "eow", "weekend",
+    "overnight", "half", "couple", "few", "several", "soon", "sometime", "first_thing", "end", "since", "lunch", "hoy",
+    "mañana", "manana", "ayer", "anoche", "anteayer", "pasado", "tarde", "noche", "madrugada", "mediod", "medianoche",
+    "ahora", "semana", "mes", "año", "hora", "minuto", "lunes", "martes", "miércoles", "miercoles", "jueves", "viernes",
+    "sábado", "sabado", "domingo", "enero", "febrero", "marzo", "abril", "mayo", "junio", "julio", "agosto",
+    "septiembre", "setiembre", "octubre", "noviembre", "diciembre", "navidad", "nochebuena", "nochevieja", "fin", "par",
+    "unas", "unos", "medio", "media", "hace", "dentro", "desde", "hasta", "día", "dia"
+)
+_RUSSIAN_TIME_WORDS = (
+    "сегодн", "завтр", "вчер", "послезавтр", "позавчер", "утр", "дн", "день", "вечер", "ноч", "полдн", "полноч",
+    "сейчас", "час", "минут", "сут", "недел", "месяц", "год", "понедельн", "вторн", "сред", "четверг", "пятниц",
+    "суббот", "воскрес", "январ", "феврал", "март", "апрел", "мая", "май", "июн", "июл", "август", "сентябр", "октябр",
+    "ноябр", "декабр", "рождеств", "нов", "конц", "пол", "пар", "нескольк", "через", "назад", "спуст", "раз", "сначал",
+    "с_", "до_", "к_", "в_"
+)
+
+
+def _time_word_atoms(word: str, boundary: str) -> list[str]:
+    """A word of the time vocabulary as pattern atoms: its letters, "_" a space between words (or after a
+    Russian preposition); a word is matched where it begins, whatever follows ("mon" in "monday")."""
+    return [boundary, *(r"\s+" if ch == "_" else re.escape(ch) for ch in word)]
+
+
+# Every word a time can be said with begins with one of these (or holds a digit or a Chinese numeral or time
+# character): a message with none of them holds no time, and the readers below are not run on it. The words
+# are one pattern with their shared beginnings factored out (`trie_pattern`): a few microseconds a message.
 _TIME_VOCABULARY = re.compile(
     r"[\d零〇一二两兩三四五六七八九十半点點时時天日周週月年晚早午夜节節旦诞誕现此庆慶秋明端劳]|"
-    r"\b(?:today|tonight|tomorrow|yesterday|morning|afternoon|evening|night|noon|midday|midnight|now|ago|later|week|month|year|"
-    r"quarter|q[1-4]|day|hour|hr|min|mon|tue|wed|thu|fri|sat|sun|jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec|christmas|xmas|"
-    r"thanksgiving|new\s+year|eve|eod|eow|weekend|overnight|half|couple|few|several|soon|sometime|first\s+thing|end|since|lunch|"
-    r"hoy|mañana|manana|ayer|anoche|anteayer|pasado|tarde|noche|madrugada|mediod|medianoche|ahora|semana|mes|año|hora|minuto|"
-    r"lunes|martes|mi[ée]rcoles|jueves|viernes|s[áa]bado|domingo|enero|febrero|marzo|abril|mayo|junio|julio|agosto|sept?iembre|"
-    r"octubre|noviembre|diciembre|navidad|nochebuena|nochevieja|fin|par|unas|unos|medio|media|hace|dentro|desde|hasta|d[ií]a)|"
-    r"(?<![а-яё])(?:сегодн|завтр|вчер|послезавтр|позавчер|утр|дн|день|вечер|ноч|полдн|полноч|сейчас|час|минут|сут|недел|месяц|"
-    r"год|понедельн|вторн|сред|четверг|пятниц|суббот|воскрес|январ|феврал|март|апрел|ма[яй]|июн|июл|август|сентябр|октябр|"
-    r"ноябр|декабр|рождеств|нов|конц|пол|пар|нескольк|через|назад|спуст|раз|сначал|с\s|до\s|к\s|в\s)",
+    + trie_pattern([_time_word_atoms(w, r"\b") for w in _LATIN_TIME_WORDS]
+                   + [_time_word_atoms(w, r"(?<![а-яё])") for w in _RUSSIAN_TIME_WORDS]),
     re.IGNORECASE,
 )
 
