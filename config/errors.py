@@ -189,8 +189,11 @@ def csrf_failure(request, reason: str = ""):  # noqa: ANN001, ANN201
 
 
 def _out_of_range_ids(view_kwargs: dict[str, Any]) -> dict[str, list[str]]:
-    # `<int:...>` path converters take any number of digits (never a sign).
-    return {name: [f"must be at most {ID_MAX}."] for name, value in view_kwargs.items() if isinstance(value, int) and value > ID_MAX}
+    # `<int:...>` path converters take any number of digits (never a sign), so 0 too; ids start at 1,
+    # as IdField has it for the same id in a query string and the schema says (config.schema.ID_SCHEMA).
+    ints = {name: value for name, value in view_kwargs.items() if isinstance(value, int) and not isinstance(value, bool)}
+    return {name: [f"must be at most {ID_MAX}." if value > ID_MAX else "must be at least 1."]
+            for name, value in ints.items() if not 1 <= value <= ID_MAX}
 
 
 def _has_nul(request) -> bool:  # noqa: ANN001
@@ -203,7 +206,7 @@ def _has_nul(request) -> bool:  # noqa: ANN001
 
 
 class ApiErrorMiddleware:
-    """Under /api/: NUL characters and ids beyond 64 bits are a 400, unhandled exceptions the
+    """Under /api/: NUL characters and path ids outside 1..2**63-1 are a 400, unhandled exceptions the
     JSON 500 shape (even with DEBUG on)."""
 
     def __init__(self, get_response):  # noqa: ANN001
@@ -216,7 +219,7 @@ class ApiErrorMiddleware:
         return self.get_response(request)
 
     def process_view(self, request, view_func, view_args, view_kwargs):  # noqa: ANN001, ANN201
-        # No column holds more than 64 bits: a larger id in a path is bad input, not a lookup.
+        # No column holds more than 64 bits, no id is below 1: such an id in a path is bad input, not a lookup.
         if _wants_json(request) and (problems := _out_of_range_ids(view_kwargs)):
             return JsonResponse(error_body("validation_error", "The request is not valid.", problems), status=400)
         return None

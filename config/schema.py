@@ -2,7 +2,9 @@
 
 Each view declares its success bodies (and its 409s, where a conflict is possible) with
 `@extend_schema`; the error answers shared by all operations are added here, once, all
-in the `Error` component's shape.
+in the `Error` component's shape. So are two rules validation enforces that spectacular
+cannot read from the code: the 64-bit bound of ids in paths (config.errors.ApiErrorMiddleware)
+and a request serializer's rules across fields (its `schema_rules`, e.g. an `anyOf`).
 """
 
 from __future__ import annotations
@@ -10,9 +12,10 @@ from __future__ import annotations
 from typing import Any
 
 from drf_spectacular import openapi
+from drf_spectacular.authentication import SessionScheme
 from drf_spectacular.utils import OpenApiResponse
 
-from config.serializers import ErrorSerializer
+from config.serializers import ID_MAX, ErrorSerializer
 
 COMMON_ERRORS = {
     400: "The request is not valid: a body, path or query value that is malformed or out of range "
@@ -23,6 +26,15 @@ COMMON_ERRORS = {
     429: "Too many requests: retry later.",
 }
 BODY_ERRORS = {415: "The body is not JSON (or form data)."}
+# What IdField and the middleware accept: a positive 64-bit integer (a bigint column's range).
+ID_SCHEMA = {"type": "integer", "format": "int64", "minimum": 1, "maximum": ID_MAX}
+
+
+class ProjectSessionScheme(SessionScheme):
+    """config.authentication.SessionAuthentication is DRF's (only its CSRF failure's code differs):
+    the same `cookieAuth` scheme (spectacular matches the session scheme by exact class)."""
+
+    target_class = "config.authentication.SessionAuthentication"
 
 
 def error_response(description: str) -> OpenApiResponse:
@@ -49,6 +61,9 @@ class AutoSchema(openapi.AutoSchema):
         operation = super().get_operation(path, path_regex, path_prefix, method, registry)
         if operation is None:
             return None
+        self._bound_path_ids(operation)
+        if "requestBody" in operation:
+            self._add_request_rules()
         error = {"application/json": {"schema": self.resolve_serializer(ErrorSerializer, "response").ref}}
         errors = {**COMMON_ERRORS, **(BODY_ERRORS if "requestBody" in operation else {})}
         responses = operation.setdefault("responses", {})
@@ -56,3 +71,20 @@ class AutoSchema(openapi.AutoSchema):
             responses.setdefault(str(code), {"description": description, "content": error})
         operation["responses"] = dict(sorted(responses.items()))
         return operation
+
+    def _bound_path_ids(self, operation: dict) -> None:
+        # Every `<int:...>` in the URLs is an id, refused beyond ID_SCHEMA's range before any view runs;
+        # spectacular reads only "integer" from the converter.
+        for parameter in operation.get("parameters", []):
+            if parameter["in"] == "path" and parameter["schema"].get("type") == "integer":
+                parameter["schema"] = dict(ID_SCHEMA)
+
+    def _add_request_rules(self) -> None:
+        # A rule across fields (a serializer's validate()) has no field to carry it: the serializer
+        # states it as JSON Schema keywords, merged into its request component.
+        serializer = self.get_request_serializer()
+        rules = getattr(serializer, "schema_rules", None)
+        if rules and not isinstance(serializer, dict):
+            component = self.resolve_serializer(serializer, "request")
+            if component.schema is not None:
+                component.schema.update(rules)

@@ -167,7 +167,22 @@ class KnowledgeChunkBatchApi(APIView):
 
 
 class RetrieveIn(JSONInput):
-    query = serializers.CharField(required=False, allow_blank=True, default="", max_length=2000)
+    """A retrieval request: give `query` (text that is not all whitespace), `query_embedding` (a
+    non-empty vector) or both; with neither it is a 400 naming `query`. The filters narrow the
+    candidates whichever is given."""
+
+    # validate() below as JSON Schema, for the request component (config.schema.AutoSchema).
+    schema_rules = {
+        "anyOf": [
+            {"required": ["query"], "properties": {"query": {"pattern": r"\S"}}},
+            {"required": ["query_embedding"], "properties": {"query_embedding": {"type": "array", "minItems": 1}}},
+        ],
+    }
+
+    query = serializers.CharField(
+        required=False, allow_blank=True, default="", max_length=2000,
+        help_text="The text to search for. Required unless `query_embedding` is given; blank counts as absent.",
+    )
     top_k = serializers.IntegerField(min_value=1, max_value=retrieval.MAX_TOP_K, required=False, default=5)
     mode = serializers.ChoiceField(choices=list(retrieval.MODES), required=False, default="hybrid")
     doc_type = serializers.CharField(max_length=64, required=False, allow_null=True)
@@ -179,7 +194,10 @@ class RetrieveIn(JSONInput):
         child=serializers.CharField(max_length=128), required=False, allow_null=True, max_length=500
     )
     include_inactive = serializers.BooleanField(required=False, default=False)
-    query_embedding = serializers.ListField(child=serializers.FloatField(), required=False, allow_null=True)
+    query_embedding = serializers.ListField(
+        child=serializers.FloatField(), required=False, allow_null=True,
+        help_text="A query vector (the embedder's dimension). Required unless `query` is given; empty or null counts as absent.",
+    )
 
     def validate(self, attrs: dict[str, Any]) -> dict[str, Any]:
         if not attrs.get("query", "").strip() and not attrs.get("query_embedding"):

@@ -29,7 +29,7 @@ def test_a_broker_that_does_not_answer_makes_it_not_ready(settings) -> None:  # 
     assert response.status_code == 503
     body = response.json()
     assert body["status"] == "down" and body["checks"] == {"database": "ok", "broker": "down"}
-    assert "127.0.0.1:1" in body["errors"]["broker"] and "database" not in body["errors"]
+    assert "errors" not in body  # why (hosts, ports) is for staff: tests/config/test_cf_readyz_detail.py
     assert Client().get("/healthz").status_code == 200  # liveness does not depend on it
 
 
