@@ -91,6 +91,22 @@ def _hints(cls: type) -> dict[str, Any]:
     return typing.get_type_hints(cls)
 
 
+@lru_cache(maxsize=512)
+def _container_fields(cls: type) -> tuple[str, ...]:
+    """The fields of a dataclass that may hold a list or a dict: every field but those typed as scalars (a
+    str, int, float, bool or None, or a union of them), which freezing would only look at (values of small
+    dataclasses are made by the thousand in a turn)."""
+    names = _dataclass_field_names(cls) or ()
+    hints = _hints(cls)
+    return tuple(name for name in names if not _scalar_type(hints.get(name, Any)))
+
+
+def _scalar_type(tp: Any) -> bool:
+    if typing.get_origin(tp) in (typing.Union, types.UnionType):
+        return all(_scalar_type(arg) for arg in typing.get_args(tp))
+    return tp in _SCALARS
+
+
 def from_jsonable(tp: Any, data: Any) -> Any:
     """Rebuild a value of type `tp` from JSON data (tolerant of missing optional keys)."""
     return _decoder(tp)(data)
@@ -161,7 +177,7 @@ class Serializable:
     """Mixin: to_dict()/from_dict() for frozen dataclasses, and freezing of list/dict fields."""
 
     def __post_init__(self) -> None:
-        for name in _dataclass_field_names(type(self)):
+        for name in _container_fields(type(self)):
             value = getattr(self, name)
             if isinstance(value, list | dict) and not isinstance(value, FrozenDict):
                 object.__setattr__(self, name, freeze(value))

@@ -143,13 +143,28 @@ def _any_of(groups: tuple[tuple[str, ...], ...]) -> re.Pattern[str] | None:
         return None
 
 
+# The combined pattern of a plan's pattern mapping, by the mapping's identity: a plan's mappings live as long as
+# its config and are never changed, and hashing every pattern of a large plan on each call cost more than the
+# scan it saves. The mapping is kept beside its pattern so an id is never taken for another mapping's.
+_COMBINED: dict[int, tuple[Mapping[str, Iterable[str]], re.Pattern[str] | None]] = {}
+
+
 def _none_can_match(text: str, patterns: Mapping[str, Iterable[str]]) -> bool:
-    groups = tuple(patterns.values())
-    try:
-        combined = _any_of(groups)
-    except TypeError:  # unhashable pattern lists (not normalized): no shortcut
-        return False
-    return combined is not None and combined.search(text) is None
+    held = _COMBINED.get(id(patterns))
+    if held is None or held[0] is not patterns:
+        try:
+            combined = _any_of(tuple(patterns.values()))
+        except TypeError:  # unhashable pattern lists (not normalized): no shortcut
+            return False
+        if len(_COMBINED) >= 4096:
+            _COMBINED.clear()
+        _COMBINED[id(patterns)] = held = (patterns, combined)
+    return held[1] is not None and held[1].search(text) is None
+
+
+def may_match(text: str, patterns: Mapping[str, Iterable[str]]) -> bool:
+    """Whether any of the patterns may match text (False: none does, found in one scan)."""
+    return not _none_can_match(text, patterns)
 
 
 def first_match(

@@ -28,6 +28,7 @@ from ._text import (
     is_vacuous,
     iter_patterns,
     localize,
+    may_match,
     negated_at,
     normalize_patterns,
     unnegated_hits,
@@ -446,7 +447,7 @@ def _said_in_unit(text: str, spec: FormQuestionSpec) -> re.Match[str] | None:
     """A number said in the question's unit: one the recognizers know ("3 floors", "三层"), or the plan's own in
     the words it gives ("two bikes", "2辆")."""
     if (key := unit_id(spec.unit)) is not None:
-        return re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})", text, re.IGNORECASE)
+        return compile_pattern(rf"{_NUMBER_TOKEN}[\s-]*(?:{unit_pattern(key)})").search(text)
     if not (words := sorted(_plan_unit_words(spec), key=len, reverse=True)):
         return None
     pattern = "|".join(re.escape(w) for w in words) + r"(?![A-Za-z])"
@@ -492,6 +493,8 @@ def choices_named(text: str, spec: FormQuestionSpec, language: str) -> list[str]
     """The choices the text names and does not negate ("no retail" names no shop)."""
     named = []
     for choice in spec.choices:
+        if not may_match(text, choice.patterns):
+            continue
         for _, pattern in iter_patterns(choice.patterns, language):
             if any(not negated_at(text, m.start(), m.end()) for m in compile_pattern(pattern).finditer(text)):
                 named.append(choice.value)
@@ -572,7 +575,7 @@ def _other_unit(text: str, unit: str | None) -> bool:
     """The number in text is given in a unit that is not this question's."""
     own = unit_id(unit)
     for key, pattern in _units().items():
-        if key != own and re.search(rf"{_NUMBER_TOKEN}[\s-]*(?:{pattern})", text, re.IGNORECASE):  # "两百平米" too
+        if key != own and compile_pattern(rf"{_NUMBER_TOKEN}[\s-]*(?:{pattern})").search(text):  # "两百平米" too
             return own is not None
     return False
 
