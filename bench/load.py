@@ -129,7 +129,9 @@ def load_run(tree: Path, args: argparse.Namespace, url: str) -> dict[str, float]
     env = {**os.environ, "DATABASE_URL": url, "DJANGO_SETTINGS_MODULE": "config.settings.production",
            "SECRET_KEY": "load-test-secret-key-" + "x" * 40, "ALLOWED_HOSTS": "127.0.0.1,localhost",
            "SECURE_SSL_REDIRECT": "false", "OPENAI_API_KEY": "", "CELERY_BROKER_URL": "", "CONN_MAX_AGE": "600",
-           "LOG_LEVEL": "WARNING"}
+           "LOG_LEVEL": "WARNING",
+           # one token drives every simulated person: the per-person limits would stop it at once
+           "THROTTLE_RATE_TURNS": "off", "THROTTLE_RATE_CONVERSATIONS": "off"}
     prepare_database(url)
     run([PY, "manage.py", "migrate", "--noinput", "-v0"], env, tree)
     run([PY, "manage.py", "seed_demo"], env, tree)

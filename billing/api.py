@@ -119,6 +119,7 @@ class OrderOut(serializers.Serializer):
     total_amount = MoneyOutField()
     paid_amount = MoneyOutField()
     arrears_amount = MoneyOutField()
+    is_credit = serializers.BooleanField(help_text="true: the order may hold more paid than its total (an overpayment owed back).")
     status = serializers.ChoiceField(choices=ParkingOrder.Status.choices)
 
 
@@ -205,7 +206,9 @@ class OrderIn(JSONInput):
     entry_time = AwareDateTimeField()
     exit_time = AwareDateTimeField(required=False, allow_null=True)
     total_amount = MoneyField(required=False, allow_null=True)
-    paid_amount = MoneyField(required=False, default="0.00")
+    paid_amount = MoneyField(required=False, default="0.00", help_text="More than the total only with is_credit (400 `paid_exceeds_total`).")
+    is_credit = serializers.BooleanField(required=False, default=False,
+                                         help_text="The order records an overpayment owed back: paid_amount may exceed the total.")
 
 
 class OrderListApi(APIView):

@@ -119,9 +119,11 @@ def fee_verify(ctx: StepContext) -> StepEffect:
     """Recompute the order's fee; the gate after this step routes a mismatch to a supervisor."""
     slots = _validated(ctx)
     try:
-        verification = services.parking_order_verify(order_no=slots["order_no"], open_review=False)
+        checked = services.parking_order_verify_for_person(
+            order_no=slots["order_no"], person_id=ctx.owner_id, trail={"run_id": ctx.run_id, "conversation_id": ctx.conversation_id})
     except ApplicationError as error:
         return _failure("fee_verify", error)
+    verification = checked.verification
     order = verification.order
     match = verification.result == "match"
     result = {
@@ -133,6 +135,8 @@ def fee_verify(ctx: StepContext) -> StepEffect:
         "learned": {"tool": "billing.fee_verify", "record": f"order_no={order.order_no}",
                     "slots": {"plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code}},
     }
+    if checked.review_joined or checked.review_refused:
+        return _verified_without_review(checked, result)
     return StepEffect(signals={
         "tool_error": False, "tool_result": result, "amount_check_result": verification.result,
         # Gate signals: a match is unambiguous; a mismatch is not, so a person decides.
@@ -141,6 +145,22 @@ def fee_verify(ctx: StepContext) -> StepEffect:
         "check_summary": None if match else (
             f"the order's amount {verification.order_total_amount} differs from {verification.simulated_total_amount} "
             f"given by {verification.rule_code} v{verification.version_no}"),
+    })
+
+
+def _verified_without_review(checked: services.VerificationOutcome, result: dict[str, Any]) -> StepEffect:
+    """A mismatch this run must not take to its own gate (the gate would open a review): the order's open review was
+    joined, or the person's reviews for the day are spent. The plan's one way from the check to the answer without
+    the gate is its `tool_error` edge, so the run takes it; the result says why, and no error is reported."""
+    review = checked.verification.review
+    result = {**result, "review_joined": checked.review_joined, "review_refused": checked.review_refused,
+              "review_id": review.pk if review is not None else None,
+              # beyond the day's reviews a member of staff can still look at the order with the person
+              "handoff_offered": checked.review_refused}
+    return StepEffect(signals={
+        "tool_error": True, "tool_result": result, "amount_check_result": checked.verification.result,
+        "qa_pass": False, "confidence": 1.0, "missing_critical": False, "intent_class": "fee_verify",
+        "review_subject": None, "check_summary": None,
     })
 
 

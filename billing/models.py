@@ -132,6 +132,9 @@ class ParkingOrder(models.Model):
     total_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
     paid_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
     arrears_amount = models.DecimalField(max_digits=12, decimal_places=2, default=Decimal("0.00"))
+    # Paid beyond the total is money the operator owes back (a prepaid stay that cost less, a fee adjusted below
+    # what was paid): recorded only on an order marked as a credit, never as a typing slip.
+    is_credit = models.BooleanField(default=False, help_text="The order may hold more paid than its total (an overpayment owed back).")
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.UNPAID)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
@@ -142,6 +145,11 @@ class ParkingOrder(models.Model):
         constraints = [
             models.CheckConstraint(condition=models.Q(total_amount__gte=0), name="order_total_non_negative"),
             models.CheckConstraint(condition=models.Q(paid_amount__gte=0), name="order_paid_non_negative"),
+            # a stay still in progress has no total yet (prepayments are taken before it ends)
+            models.CheckConstraint(
+                condition=models.Q(is_credit=True) | models.Q(exit_time__isnull=True) | models.Q(paid_amount__lte=models.F("total_amount")),
+                name="order_overpaid_only_as_credit",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -14,9 +14,11 @@ from typing import Any
 from django.conf import settings
 from django.db import connection, models
 from django.db.models import Count, Max, Prefetch
+from django.utils import timezone
 
 from billing.engine import FeeResult, simulate_fee
 from config.errors import NotFound
+from workflows.models import Review
 
 from .models import BillingRule, BillingRuleVersion, City, Lot, ParkingOrder, identifier_key_of
 from .parsing import InvalidInput, parse_time, rule_payload_checked
@@ -214,6 +216,22 @@ def arrears_list(*, plate_no: str, city_code: str | None = None) -> list[Parking
 def plate_on_record(plate_no: str) -> bool:
     """Whether any order, paid or not, was recorded for the plate."""
     return ParkingOrder.objects.filter(plate_key=plate_key(plate_no)).exists()
+
+
+# --- fee reviews ------------------------------------------------------------------------------
+# A fee review is any review whose subject names an order: a gate a conversation's verification reached, or
+# one an operator's verification opened (`billing.services.fee_review_subject` writes both subjects).
+
+
+def open_fee_review(order_no: str) -> Review | None:
+    """The order's review still waiting for a supervisor, if any (the oldest, should there be more)."""
+    return Review.objects.filter(status=Review.Status.PENDING, subject__order_no=order_no).order_by("created_at", "pk").first()
+
+
+def fee_reviews_opened_today(person_id: int) -> int:
+    """How many fee reviews the person's conversations opened since the local day began (decided ones count too)."""
+    day_start = timezone.localtime().replace(hour=0, minute=0, second=0, microsecond=0)
+    return Review.objects.filter(run__owner_id=person_id, subject__has_key="order_no", created_at__gte=day_start).count()
 
 
 # --- slot lookups: an identifier is checked against the records before tools use it ---------

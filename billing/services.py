@@ -7,9 +7,12 @@ Reads live in `billing.selectors`; reading the values given lives in `billing.pa
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.db import IntegrityError, transaction
 
 from billing.engine import quantize_money
@@ -18,6 +21,7 @@ from config.errors import ApplicationError, Conflict, NotFound
 from workflows.audit import audit_record
 from workflows.models import Review
 
+from . import selectors
 from .models import BillingRule, BillingRuleVersion, City, FeeVerification, Lot, ParkingOrder
 from .parsing import (
     InvalidInput,
@@ -90,6 +94,17 @@ def _apply_standing(order: ParkingOrder) -> None:
     order.arrears_amount, order.status = order_standing(order.total_amount, order.paid_amount, finished=order.exit_time is not None)
 
 
+def _overpayment_checked(order: ParkingOrder) -> None:
+    """More paid than the total is money owed back: refused unless the order is marked as a credit."""
+    if order.paid_amount > order.total_amount and not order.is_credit:
+        raise InvalidInput(
+            f"paid_amount {order.paid_amount} exceeds total_amount {order.total_amount}; "
+            "an overpayment is recorded only on an order marked is_credit.",
+            code="paid_exceeds_total",
+            details={"paid_amount": [f"exceeds total_amount {order.total_amount}; set is_credit to record an overpayment"]},
+        )
+
+
 def parking_order_create(*, data: dict[str, Any], user=None) -> ParkingOrder:  # noqa: ANN001
     """Create an order; a missing total is computed with the rule in force at entry."""
     entry = parse_time(data["entry_time"], "entry_time")
@@ -100,6 +115,7 @@ def parking_order_create(*, data: dict[str, Any], user=None) -> ParkingOrder:  #
         order_no=data["order_no"], plate_no=data["plate_no"].upper(), city_code=data["city_code"], lot_code=data["lot_code"],
         entry_time=entry, exit_time=exit_, paid_amount=parse_money(data.get("paid_amount", "0"), "paid_amount"),
         billing_rule_code=data.get("billing_rule_code") or "", billing_rule_version_no=data.get("billing_rule_version_no"),
+        is_credit=data.get("is_credit") is True,
     )
     if data.get("total_amount") is not None:
         order.total_amount = parse_money(data["total_amount"], "total_amount")
@@ -113,12 +129,15 @@ def parking_order_create(*, data: dict[str, Any], user=None) -> ParkingOrder:  #
             order.billing_rule_code, order.billing_rule_version_no = version.rule.rule_code, version.version_no
         except NotFound:
             pass  # an order may predate any rule we know; verification will say so
+    if data.get("total_amount") is not None or exit_ is not None:  # a stay in progress has no total yet
+        _overpayment_checked(order)
     _apply_standing(order)
     try:
         with transaction.atomic():
             order.save()
             places_ensure(order.city_code, [order.lot_code])
-            audit_record("parking_order_created", actor=user, payload={"order_no": order.order_no, "total_amount": str(order.total_amount)})
+            audit_record("parking_order_created", actor=user, payload={"order_no": order.order_no, "total_amount": str(order.total_amount),
+                                                                        "is_credit": order.is_credit})
     except IntegrityError:
         raise Conflict(f"Order {order.order_no} already exists.", code="order_exists") from None
     return order
@@ -138,8 +157,28 @@ def _fee_review_options(locale: str = "en") -> list[dict[str, Any]]:
     ]
 
 
+@dataclass(frozen=True)
+class VerificationOutcome:
+    """A verification and what became of the review a mismatch asks for."""
+
+    verification: FeeVerification
+    review_joined: bool = False  # the order already had an open review: this verification joined it, none opened
+    review_refused: bool = False  # the person already opened as many reviews today as one may: none opened
+
+
 def parking_order_verify(*, order_no: str, user=None, open_review: bool = True) -> FeeVerification:  # noqa: ANN001
-    """Simulate an order with the version in force at its entry and compare the totals."""
+    """Simulate an order with the version in force at its entry and compare the totals (an operator's check)."""
+    return _verified(order_no, user=user, open_review=open_review).verification
+
+
+def parking_order_verify_for_person(*, order_no: str, person_id: int, trail: dict[str, Any] | None = None) -> VerificationOutcome:
+    """A person's verification from a conversation: the plan's gate opens the review a mismatch needs, unless the
+    order already has one open (joined instead) or the person opened their day's share of reviews (refused)."""
+    return _verified(order_no, open_review=False, person_id=person_id, trail=trail or {})
+
+
+def _verified(order_no: str, *, user=None, open_review: bool, person_id: int | None = None,  # noqa: ANN001
+              trail: dict[str, Any] | None = None) -> VerificationOutcome:
     # No savepoint inside a caller's transaction (a turn's tool step catches refusals). An
     # error leaving a block without one would doom the caller's transaction, so a refusal
     # (always found before the first write) is raised only once the block has closed.
@@ -150,14 +189,18 @@ def parking_order_verify(*, order_no: str, user=None, open_review: bool = True) 
             refusal = error
         else:
             refusal = None
-            verification = _verification_record(order, version, simulation, user=user, open_review=open_review)
+            verification = _verification_record(order, version, simulation)
+            outcome = _review_route(order, verification, user=user, open_review=open_review, person_id=person_id, trail=trail or {})
+            _verification_audit(order, verification, outcome, user=user)
     if refusal is not None:
         raise refusal
-    return verification
+    return outcome
 
 
 def _verification_inputs(order_no: str) -> tuple[ParkingOrder, BillingRuleVersion, Simulation]:
-    try:  # locked: a fee decision on the same order waits for this verification
+    # Locked: a fee decision on the same order waits for this verification, and so does another
+    # verification of it, which then finds the review this one opened (one open review per order).
+    try:
         order = ParkingOrder.objects.select_for_update().get(order_no=order_no)
     except ParkingOrder.DoesNotExist:
         raise NotFound(f"Order {order_no} not found.", code="order_not_found") from None
@@ -171,26 +214,59 @@ def _verification_inputs(order_no: str) -> tuple[ParkingOrder, BillingRuleVersio
     return order, version, simulation
 
 
-def _verification_record(order: ParkingOrder, version: BillingRuleVersion, simulation: Simulation, *, user, open_review: bool) -> FeeVerification:  # noqa: ANN001
+def _verification_record(order: ParkingOrder, version: BillingRuleVersion, simulation: Simulation) -> FeeVerification:
     simulated = simulation.result.total_amount
     match = simulated == order.total_amount
-    verification = FeeVerification.objects.create(
+    return FeeVerification.objects.create(
         order=order, rule_code=version.rule.rule_code, version_no=version.version_no,
         order_total_amount=order.total_amount, simulated_total_amount=simulated,
         result=FeeVerification.Result.MATCH if match else FeeVerification.Result.MISMATCH,
         action=FeeVerification.Action.AUTO_PASS if match else FeeVerification.Action.NEEDS_REVIEW,
         breakdown=simulation.result.to_dict()["breakdown"],
     )
-    if not match and open_review:
-        verification.review = _fee_review_for(order, verification)
-        verification.save(update_fields=["review"])
+
+
+def _review_route(order: ParkingOrder, verification: FeeVerification, *, user, open_review: bool,  # noqa: ANN001
+                  person_id: int | None, trail: dict[str, Any]) -> VerificationOutcome:
+    """Join the order's open review, refuse one beyond the person's daily share, or open one (here or by the caller)."""
+    if verification.result == FeeVerification.Result.MATCH:
+        return VerificationOutcome(verification)
+    pending = selectors.open_fee_review(order.order_no)  # seen by every verification after it: the order row is locked
+    if pending is not None:
+        _link_review(verification, pending)
+        audit_record("fee_review_joined", actor=user, review=pending,
+                     payload={"order_no": order.order_no, "review_id": pending.pk, "verification_id": verification.pk, **trail})
+        return VerificationOutcome(verification, review_joined=True)
+    if person_id is not None and _daily_reviews_spent(person_id):
+        audit_record("fee_review_refused", actor_label="billing",
+                     payload={"order_no": order.order_no, "verification_id": verification.pk, "person_id": person_id,
+                              "reason": "daily_review_limit", "limit": settings.CONCIERGE_REVIEWS_PER_PERSON_PER_DAY, **trail})
+        return VerificationOutcome(verification, review_refused=True)
+    if open_review:
+        _link_review(verification, _fee_review_open(order, verification))
+    return VerificationOutcome(verification)
+
+
+def _daily_reviews_spent(person_id: int) -> bool:
+    """Whether the person opened as many fee reviews today as one may (the person's row is locked, so two of their
+    verifications at once cannot both take the last one)."""
+    get_user_model().objects.select_for_update().filter(pk=person_id).values_list("pk", flat=True).first()
+    return selectors.fee_reviews_opened_today(person_id) >= settings.CONCIERGE_REVIEWS_PER_PERSON_PER_DAY
+
+
+def _link_review(verification: FeeVerification, review: Review) -> None:
+    verification.review = review
+    verification.save(update_fields=["review"])
+
+
+def _verification_audit(order: ParkingOrder, verification: FeeVerification, outcome: VerificationOutcome, *, user) -> None:  # noqa: ANN001
     audit_record(
         "fee_verified", actor=user, review=verification.review,
         payload={"order_no": order.order_no, "result": verification.result, "action": verification.action,
-                 "order_total_amount": str(order.total_amount), "simulated_total_amount": str(simulated),
-                 "rule_code": version.rule.rule_code, "version_no": version.version_no},
+                 "order_total_amount": str(order.total_amount), "simulated_total_amount": str(verification.simulated_total_amount),
+                 "rule_code": verification.rule_code, "version_no": verification.version_no,
+                 "review_joined": outcome.review_joined, "review_refused": outcome.review_refused},
     )
-    return verification
 
 
 def fee_review_subject(order: ParkingOrder, verification: FeeVerification) -> dict[str, Any]:
@@ -205,10 +281,7 @@ def fee_review_subject(order: ParkingOrder, verification: FeeVerification) -> di
     }
 
 
-def _fee_review_for(order: ParkingOrder, verification: FeeVerification) -> Review:
-    pending = Review.objects.filter(kind=Review.Kind.FEE_VERIFICATION, status=Review.Status.PENDING, subject__order_no=order.order_no).first()
-    if pending is not None:
-        return pending
+def _fee_review_open(order: ParkingOrder, verification: FeeVerification) -> Review:
     subject = fee_review_subject(order, verification)
     review = Review.objects.create(
         kind=Review.Kind.FEE_VERIFICATION, workflow_id="parking_help_desk", step_id=f"verify:{order.order_no}",
@@ -233,12 +306,14 @@ def order_fee_decision_apply(*, order_no: str, outcome: str, simulated_amount: D
         order.total_amount = min(order.total_amount, order.paid_amount)
     elif outcome != "keep":
         raise ApplicationError(f"Unknown fee decision '{outcome}'.", code="invalid_outcome")
+    # a total adjusted below what was already paid leaves money owed back: the order now holds a credit
+    order.is_credit = order.is_credit or order.paid_amount > order.total_amount
     _apply_standing(order)
-    order.save(update_fields=["total_amount", "arrears_amount", "status", "updated_at"])
+    order.save(update_fields=["total_amount", "arrears_amount", "status", "is_credit", "updated_at"])
     audit_record(
         "order_fee_decided", actor=user, review=review,
         payload={"order_no": order_no, "outcome": outcome, "total_before": str(before), "total_after": str(order.total_amount),
-                 "arrears_after": str(order.arrears_amount)},
+                 "arrears_after": str(order.arrears_amount), "is_credit": order.is_credit},
     )
     return order
 

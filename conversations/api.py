@@ -14,6 +14,7 @@ from rest_framework.views import APIView
 from config.errors import error_body, validated_input, validated_query
 from config.schema import conflict
 from config.serializers import ID_MAX, JSONInput
+from config.throttles import ConversationRateThrottle, TurnRateThrottle
 from workflows.access import is_supervisor
 from workflows.api import AUDIT_RESPONSES, ExportQueryIn, audit_response
 from workflows.models import AuditEvent
@@ -331,6 +332,8 @@ def choice_response(conversation: Conversation) -> dict[str, Any]:
 
 
 class ConversationListApi(APIView):
+    throttle_classes = [*APIView.throttle_classes, ConversationRateThrottle]  # starting one counts; listing does not
+
     @extend_schema(responses=ConversationListOut, summary="Your conversations (supervisors see all)")
     def get(self, request: Request) -> Response:
         rows = Conversation.objects.select_related("owner").order_by("-updated_at")
@@ -360,6 +363,7 @@ class ConversationDetailApi(APIView):
 
 class MessageApi(APIView):
     permission_classes = [IsAuthenticated, SpeaksAsOwner]
+    throttle_classes = [*APIView.throttle_classes, TurnRateThrottle]  # sending counts; reading the transcript does not
 
     @extend_schema(parameters=[MessageQueryIn], responses=MessageListOut, summary="The transcript")
     def get(self, request: Request, conversation_id: int) -> Response:

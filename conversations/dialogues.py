@@ -157,8 +157,14 @@ def run_dialogues_on_both(dialogues: list[dict[str, Any]], user, model_server) -
 
 
 def _with_clock(dialogue: dict[str, Any], run: Callable[..., Any], *args: Any) -> Any:
-    with _clock(dialogue.get("now")):
-        return run(dialogue, *args)
+    """The dialogue at its own moment, its writes rolled back after it: each dialogue starts from the same records
+    (a fee review an earlier one opened is not there for the next to join, nor counted in the person's day)."""
+    from django.db import transaction
+
+    with _clock(dialogue.get("now")), transaction.atomic():
+        result = run(dialogue, *args)
+        transaction.set_rollback(True)
+    return result
 
 
 def _clock(now: str | None):  # noqa: ANN202

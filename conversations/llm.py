@@ -14,6 +14,9 @@ Two promises the concierge builds on:
 - One Deadline bounds all the model calls of a turn, retries and waits included: each
   attempt's timeout is the time left, a retry starts only while time is left, a
   Retry-After beyond it is not waited for, and a body still dripping in is cut at it.
+- At most CONCIERGE_LLM_MAX_CONCURRENT calls are open at once in one process; a call beyond
+  them raises ModelUnavailable("model_busy") at once instead of waiting, so a hung provider
+  holds that many threads, not every thread of the web server (its health check included).
 
 A turn builds one model and makes all its calls through it:
     model = model_from_settings()        # None offline; its Deadline: CONCIERGE_LLM_TIMEOUT from now
@@ -32,6 +35,7 @@ import math
 import os
 import random
 import re
+import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -55,7 +59,7 @@ MAX_DEPTH = 32  # the answer's schema is three levels deep; the envelope about s
 MAX_INT = 2**63 - 1  # what every JSON consumer of the audit trail holds exactly
 MAX_INT_DIGITS = len(str(MAX_INT))
 # The failures to get an answer at all; any other kind is an answer that broke the contract.
-OUTAGE_KINDS = frozenset({"timeout", "connection", "rate_limited", "http_error", "client_error"})
+OUTAGE_KINDS = frozenset({"timeout", "connection", "rate_limited", "http_error", "client_error", "model_busy"})
 # PostgreSQL's text and jsonb refuse NUL; UTF-8 (hence psycopg and orjson) refuses lone surrogates.
 _UNSTORABLE_TEXT = re.compile("[\x00\ud800-\udfff]")
 _SECONDS = re.compile(r"\s*(\d+(?:\.\d*)?)\s*")
@@ -73,8 +77,14 @@ class ModelUnavailable(Exception):
     @property
     def broken_contract(self) -> bool:
         """True when the endpoint answered but not with a usable JSON object (audited as a
-        contract violation); False for an outage (audited as a model fallback)."""
+        contract violation); False for an outage (audited as `fallback_event` says)."""
         return self.kind not in OUTAGE_KINDS
+
+    @property
+    def fallback_event(self) -> str:
+        """The audit event of a fault that is not a broken contract: `model_busy` when this process
+        had no free model call (the endpoint was never asked), else `model_fallback`."""
+        return "model_busy" if self.kind == "model_busy" else "model_fallback"
 
 
 @dataclass(frozen=True)
@@ -97,6 +107,7 @@ class ModelSettings:
     base_url: str | None
     model: str
     timeout: float = 20.0  # seconds for all the model calls of one turn
+    max_concurrent: int = 4  # model calls this process may have open at once
 
 
 # -- Parsing: the body of a completion to a plain, storable JSON object ---------------------
@@ -351,6 +362,13 @@ def _read_body(chunks: Iterable[bytes], deadline: Deadline) -> bytes:
 
 
 @functools.lru_cache(maxsize=8)
+def _call_slots(limit: int, pid: int) -> threading.BoundedSemaphore:
+    """The model calls this process may have open at once, one set per limit (a changed setting
+    gets its own). The pid gives a forked worker its own, not a copy of its parent's counts."""
+    return threading.BoundedSemaphore(limit)
+
+
+@functools.lru_cache(maxsize=8)
 def _client(api_key: str, base_url: str | None, pid: int) -> openai.OpenAI:
     """One client per endpoint and process: building one costs milliseconds, and its pool keeps
     connections alive across turns. The pid keeps a forked worker off its parent's sockets.
@@ -385,8 +403,22 @@ class OpenAIChatModel:
         With `on_text` the answer is streamed and `on_text` is told its `reply` field as it
         grows ("" when a retry starts over); a server that ignores streaming answers whole.
         What it is told is unchecked: only the returned answer may count, once checked.
+
+        Raises ModelUnavailable("model_busy") at once when this process already has
+        `max_concurrent` calls open: waiting for a slot would hold this thread too.
         """
-        deadline = deadline or self.deadline
+        slots = _call_slots(self.settings.max_concurrent, os.getpid())
+        if not slots.acquire(blocking=False):
+            raise ModelUnavailable("model_busy", f"this process already has {self.settings.max_concurrent} model calls open")
+        try:
+            return self._complete_json(system, user, deadline=deadline or self.deadline, schema=schema,
+                                       schema_name=schema_name, on_text=on_text)
+        finally:
+            slots.release()
+
+    def _complete_json(self, system: str, user: str, *, deadline: Deadline, schema: Mapping[str, Any] | None,
+                       schema_name: str, on_text: Callable[[str], None] | None) -> dict[str, Any]:
+        """complete_json's work, holding one of the process's model calls."""
         response_format: dict[str, Any] = {"type": "json_object"}
         if schema is not None:
             response_format = {"type": "json_schema", "json_schema": {"name": schema_name, "schema": dict(schema), "strict": True}}
@@ -468,6 +500,7 @@ def model_from_settings(*, deadline: Deadline | None = None) -> OpenAIChatModel 
             base_url=settings.OPENAI_BASE_URL,
             model=settings.CONCIERGE_LLM_MODEL,
             timeout=settings.CONCIERGE_LLM_TIMEOUT,
+            max_concurrent=settings.CONCIERGE_LLM_MAX_CONCURRENT,
         ),
         deadline=deadline,
     )

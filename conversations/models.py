@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from contextlib import suppress
+from datetime import datetime
 
 from django.conf import settings
 from django.db import models
@@ -71,10 +72,20 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["conversation", "id"]
-        indexes = [models.Index(fields=["conversation", "turn_index"])]
+        indexes = [
+            models.Index(fields=["conversation", "turn_index"]),
+            # The sweep of overdue queued turns reads only the few rows still waiting, not the transcript.
+            models.Index(fields=["created_at"], condition=models.Q(payload__kind="pending"), name="message_pending_since"),
+        ]
 
     def __str__(self) -> str:
         return f"{self.role}: {self.text[:40]}"
+
+    @property
+    def waiting_since(self) -> datetime:
+        """When a queued turn was handed to the workers: when it was sent, or its last "Try again"."""
+        queued_at = (self.payload or {}).get("queued_at")
+        return datetime.fromisoformat(queued_at) if queued_at else self.created_at
 
 
 class Handoff(models.Model):

@@ -17,6 +17,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from config.errors import ApplicationError, Conflict
@@ -691,6 +692,86 @@ def conversation_turn_process(message_id: int) -> bool:
     result = conversation_turn(user=message.conversation.owner, conversation_id=message.conversation_id,
                                text=message.text, pending_id=message.pk, show_draft=True)  # queued by the page
     return result is not None
+
+
+# --- queued turns whose task was lost ------------------------------------------------
+
+
+@dataclass(frozen=True)
+class TurnSweep:
+    """What one sweep did: the waiting turns it queued again, and those it marked failed."""
+
+    requeued: tuple[int, ...] = ()
+    failed: tuple[int, ...] = ()
+
+
+def turn_overdue_sweep(*, conversation_id: int | None = None, now: datetime | None = None, limit: int = 200) -> TurnSweep:
+    """Queue again, once, each turn still waiting CONCIERGE_TURN_REQUEUE_AFTER seconds after it was
+    queued (its task was lost: a broker restarted empty, a worker killed); mark failed one still
+    waiting as long after that. Safe anywhere and in several processes at once: each change is a
+    conditional update only one sweep wins, and processing a turn twice answers it once."""
+    now = now or timezone.now()
+    due = now - timedelta(seconds=settings.CONCIERGE_TURN_REQUEUE_AFTER)
+    waiting = Message.objects.filter(payload__kind="pending", created_at__lt=due)  # index message_pending_since
+    if conversation_id is not None:
+        waiting = waiting.filter(conversation_id=conversation_id)
+    requeued, failed = [], []
+    for message in waiting.select_related("conversation__run").order_by("created_at")[:limit]:
+        requeued_at = message.payload.get("requeued_at")
+        if requeued_at is None and message.waiting_since < due and _turn_requeue(message, now):
+            requeued.append(message.pk)
+        elif requeued_at is not None and datetime.fromisoformat(requeued_at) < due and _turn_fail(message, now):
+            failed.append(message.pk)
+    return TurnSweep(tuple(requeued), tuple(failed))
+
+
+def _turn_requeue(message: Message, now: datetime) -> bool:
+    """Record the turn as queued again (of sweeps racing, one updates the row) and queue it after commit."""
+    with transaction.atomic():
+        won = Message.objects.filter(pk=message.pk, payload__kind="pending", payload__requeued_at__isnull=True).update(
+            payload={**message.payload, "requeued_at": now.isoformat()})
+        if won:
+            waited = round((now - message.waiting_since).total_seconds())
+            audit_record("turn_requeued", run=message.conversation.run, conversation=message.conversation,
+                         actor_label="engine", outcome="requeued", payload={"message_id": message.pk, "waited_seconds": waited})
+            # robust: a turn answered here (the broker down) that fails is logged, and the sweep goes on
+            transaction.on_commit(lambda: _dispatch_turn(message.pk), robust=True)
+    return won == 1
+
+
+def _turn_fail(message: Message, now: datetime) -> bool:
+    """Mark failed a turn queued twice and still waiting. Under the conversation's lock, so never
+    while that turn is being applied; skipped, not waited for, when the lock is taken."""
+    with transaction.atomic():
+        if not Conversation.objects.select_for_update(skip_locked=True).filter(pk=message.conversation_id).exists():
+            return False
+        won = Message.objects.filter(pk=message.pk, payload__kind="pending",
+                                     payload__requeued_at=message.payload["requeued_at"]).update(
+            payload={"kind": "failed", "requeued_at": message.payload["requeued_at"], "failed_at": now.isoformat()})
+        if won:
+            # A new version: the page that polls for this turn shows it failed.
+            Conversation.objects.filter(pk=message.conversation_id).update(version=F("version") + 1, updated_at=now)
+            audit_record("turn_failed", run=message.conversation.run, conversation=message.conversation,
+                         actor_label="engine", outcome="failed", payload={"message_id": message.pk})
+    return won == 1
+
+
+def conversation_turn_retry(*, user, conversation_id: int, message_id: int) -> Message | None:  # noqa: ANN001
+    """The page's "Try again" on a failed turn: it waits for a worker again, as if just sent.
+    A turn already waiting or answered (a second click) is left alone: None."""
+    with transaction.atomic():
+        conversation = access_conversation(user, conversation_id, for_update=True)
+        if conversation.status == Conversation.Status.COMPLETED:
+            raise Conflict("This conversation is complete; start a new one.", code="conversation_completed")
+        message = conversation.messages.filter(pk=message_id, role=Message.Role.USER, payload__kind="failed").first()
+        if message is None:
+            return None
+        Message.objects.filter(pk=message.pk).update(payload={"kind": "pending", "queued_at": timezone.now().isoformat()})
+        Conversation.objects.filter(pk=conversation.pk).update(version=conversation.version + 1, updated_at=timezone.now())
+        audit_record("turn_retried", run=conversation.run, conversation=conversation, actor=user,
+                     payload={"message_id": message.pk})
+        transaction.on_commit(lambda: _dispatch_turn(message.pk))
+    return message
 
 
 # --- choosing an option ------------------------------------------------------------

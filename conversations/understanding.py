@@ -5,7 +5,9 @@ pending question and what the plan allows, and answers with commands (Structured
 a JSON Schema built from the plan and this turn: its intents, slot names, question ids,
 option ids). Every command is validated (`engine.commands.validate_commands`): refused
 ones are audited and dropped, accepted ones go to the engine, and the model's reading is the
-reading (the rules add no cancel, handoff, form answer or action it did not give). A failed call, or an
+reading (the rules add no cancel, handoff, form answer or action it did not give). It never chooses an
+option that ends, submits or completes anything: only the person's own choice (a click, the REST API)
+does that, so such options are not offered to it and a choice of one is refused. A failed call, or an
 answer whose every command was refused, leaves the turn to the rules alone. No transaction is
 open here: the model may take seconds.
 """
@@ -36,6 +38,7 @@ from .engine.commands import (
     commands_from_json,
     validate_commands,
 )
+from .engine.context_package import closing_option_ids
 from .llm import ModelUnavailable
 
 SYSTEM_PROMPT = """You read one message a person wrote to a governed workflow assistant and say
@@ -51,7 +54,8 @@ Use only the names the schema allows. Commands:
 - side_question(side_kind, topic): where is / what is / how to / a knowledge question.
 - report_evidence(text): a new observation or measurement.
 - confirm / deny: yes or no to what was just asked or proposed.
-- choose_option(option_id): the person explicitly picks one of the listed options.
+- choose_option(option_id): the person explicitly picks one of the listed options (never one that ends, submits or
+  completes anything: the person chooses those on the page themselves).
 - decline_action(action_id): the person does not want that action ("no email, a call instead").
 - request_action(action_id): the person asks for an action (drafting an email, scheduling a call);
   a call's day and time, when said, are set_slot(call_day, YYYY-MM-DD) and set_slot(call_time, HH:MM).
@@ -89,8 +93,16 @@ class Understanding:
 def command_context(*, run, plan, config: ConversationConfig, state: ContextState,  # noqa: ANN001
                     lookups: Mapping[str, Callable[..., Any]], lang: str) -> CommandContext:
     """What a command may name on this turn: the plan's intents, slots and questions, the options on offer."""
+    return _context(run=run, plan=plan, config=config, state=state, lookups=lookups, lang=lang)[0]
+
+
+def _context(*, run, plan, config: ConversationConfig, state: ContextState,  # noqa: ANN001
+             lookups: Mapping[str, Callable[..., Any]], lang: str) -> tuple[CommandContext, frozenset[str]]:
+    """The command context, and the eligible consent-free options only the person may choose (they end, submit
+    or complete anything): those are not offered to the model."""
     dp = run_decision_point(run, locale=lang)
     eligible = [o for o in dp.options if o.eligible and not o.non_advancing]
+    person_only = frozenset(closing_option_ids(plan, dp.step_id, [o for o in eligible if not o.requires_consent]))
     slot_names = list(config.slots) + [n for i in config.intents for n in (*i.required_slots, *i.optional_slots)]
     slot_types = {n: config.slot_spec(n).extractor for n in dict.fromkeys(slot_names)} | action_slot_types(config)
     # a form question's slot: a fact given before its question is asked is said as the slot (typed by the question)
@@ -102,13 +114,13 @@ def command_context(*, run, plan, config: ConversationConfig, state: ContextStat
         slot_types=FrozenDict(slot_types),
         questions=FrozenDict(questions),
         pending_question_id=state.current_step_id if state.current_step_id in questions else None,
-        options=frozenset(o.option_id for o in eligible if not o.requires_consent),
+        options=frozenset(o.option_id for o in eligible if not o.requires_consent and o.option_id not in person_only),
         consent_options=frozenset(o.option_id for o in eligible if o.requires_consent),
         known_actions=frozenset(a.id for a in config.actions),
         actions=actions_open_to_request(config.actions, state),
         lookups=FrozenDict(lookups),
         known_slots=FrozenDict(state.usable_slots()),
-    )
+    ), person_only
 
 
 SYSTEM_QUESTION = "system"  # the diagnostic plan's "which system?", answered with a procedure or system id
@@ -153,22 +165,30 @@ def understand(*, conversation, run, plan, config: ConversationConfig, state: Co
                model, lookups: Mapping[str, Callable[..., Any]], lang: str) -> Understanding:
     """Ask the model for commands and validate them (no transaction open; never raises for the model)."""
     result = Understanding(version=conversation.version, generator=model.name)
-    ctx = command_context(run=run, plan=plan, config=config, state=state, lookups=lookups, lang=lang)
+    ctx, person_only = _context(run=run, plan=plan, config=config, state=state, lookups=lookups, lang=lang)
     try:
         raw = model.complete_json(SYSTEM_PROMPT, _prompt(text, ctx, state, config, lang),
                                   schema=command_schema(ctx), schema_name="commands")
     except ModelUnavailable as error:
         result.failure = error
         result.audit.append(audit_row(
-            "contract_violation" if error.broken_contract else "model_fallback", run=run, conversation=conversation,
+            "contract_violation" if error.broken_contract else error.fallback_event, run=run, conversation=conversation,
             actor_label=f"concierge:{model.name}", outcome="fallback_to_rules",
             payload={"phase": "understanding", "kind": error.kind, "detail": error.detail}))
         return result
     commands, malformed = commands_from_json(raw)
+    commands, for_the_person = _person_only_choices(commands, person_only)
     checked = validate_commands(commands, ctx)
-    result.accepted, result.refused = checked.accepted, tuple(malformed) + checked.refused
+    result.accepted, result.refused = checked.accepted, tuple(malformed) + for_the_person + checked.refused
     if result.refused:
         result.audit.append(audit_row(
             "command_refused", run=run, conversation=conversation, actor_label=f"concierge:{model.name}",
             outcome="refused", payload={"phase": "understanding", **result.summary()}))
     return result
+
+
+def _person_only_choices(commands: list[Command], person_only: frozenset[str]) -> tuple[list[Command], tuple[Refusal, ...]]:
+    """The commands less each choice of an option only the person may choose (refused, with that reason: it ends,
+    submits or completes anything); any other choice is validated as usual."""
+    chosen = [c for c in commands if c.kind == "choose_option" and c.option_id in person_only]
+    return [c for c in commands if c not in chosen], tuple(Refusal(c, f"person_only_option:{c.option_id}") for c in chosen)

@@ -6,6 +6,7 @@ Each view calls one service and renders a page or the small partials HTMX swaps 
 from __future__ import annotations
 
 import json
+import math
 
 from django.conf import settings
 from django.contrib import messages as flash
@@ -14,16 +15,18 @@ from django.core.exceptions import PermissionDenied
 from django.http import Http404, HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
+from django.utils import timezone
 from django.utils.translation import gettext_lazy
 from django.views.decorators.http import require_GET, require_POST
 
 from config.errors import ApplicationError
+from config.throttles import ConversationRateThrottle, TurnRateThrottle, page_throttle_wait
 from workflows.engine import localize
 from workflows.models import RunDocument
 from workflows.selectors import plan_by_id, plans_latest
 
 from . import documents, drafts, presentation, selectors, services
-from .models import Conversation
+from .models import Conversation, Message
 
 
 def _request_lang(request: HttpRequest) -> str:
@@ -39,6 +42,10 @@ STATUS_LABELS = {
     Conversation.Status.COMPLETED: gettext_lazy("Finished"),
     Conversation.Status.ABORTED: gettext_lazy("Stopped"),
 }
+# What the page says when a person is over the API's per-person budgets (THROTTLE_RATE_TURNS,
+# THROTTLE_RATE_CONVERSATIONS): the same counts as over the API, so a script cannot switch to the page.
+TOO_MANY_MESSAGES = gettext_lazy("Too many messages in a short time. Wait a moment, then send yours again.")
+TOO_MANY_CONVERSATIONS = gettext_lazy("Too many new conversations in a short time. Wait a while, or carry on in one of yours.")
 
 
 def _languages(name: object) -> list[tuple[str, str]]:
@@ -74,6 +81,9 @@ def home(request: HttpRequest) -> HttpResponse:
 @login_required
 @require_POST
 def start(request: HttpRequest, workflow_id: str) -> HttpResponse:
+    if page_throttle_wait(request, ConversationRateThrottle) is not None:
+        flash.error(request, TOO_MANY_CONVERSATIONS)
+        return redirect("home")
     locale = request.POST.get("locale") or presentation.page_language(_request_lang(request))
     try:
         conversation = services.conversation_start(user=request.user, workflow_id=workflow_id, locale=locale)
@@ -98,7 +108,7 @@ def _page_words(request: HttpRequest, conversation: Conversation, error: str | N
     options = [{**o, "reasons": presentation.blocker_sentences(o["blockers"], config, lang),
                 "effects_summary": presentation.effects_sentence(o["effects_summary"])}
                for o in state["options"] if not o["non_advancing"] and not o["automatic"]]
-    transcript = selectors.conversation_messages(conversation)
+    transcript = _with_delays(selectors.conversation_messages(conversation))
     being_written = drafts.draft_of(conversation.pk)
     if being_written is not None:  # the model is writing this reply: the page shows its draft, then the stored reply
         transcript = [m for m in transcript if m.pk != being_written["answer_id"]]
@@ -119,6 +129,17 @@ def _page_words(request: HttpRequest, conversation: Conversation, error: str | N
         # A supervisor reading someone else's conversation gets no composer and no option buttons.
         "read_only": conversation.owner_id != request.user.pk,
     }
+
+
+def _with_delays(transcript: list[Message]) -> list[Message]:
+    """Each waiting turn learns in how many seconds the page says it is taking longer than usual
+    (counted on the server: the page's copy of a message is replaced at every update)."""
+    now = timezone.now()
+    for message in transcript:
+        if message.payload.get("kind") == "pending":
+            waited = (now - message.waiting_since).total_seconds()
+            message.delayed_in = max(0, math.ceil(settings.CONCIERGE_TURN_DELAYED_AFTER - waited))
+    return transcript
 
 
 def _render(request: HttpRequest, conversation: Conversation, template: str, context: dict) -> HttpResponse:
@@ -150,7 +171,8 @@ def _access_to_post(request: HttpRequest, conversation_id: int) -> Conversation:
     return conversation
 
 
-def _after_post(request: HttpRequest, conversation_id: int, error: str | None = None) -> HttpResponse:
+def _after_post(request: HttpRequest, conversation_id: int, error: str | None = None,
+                after: int | None = None) -> HttpResponse:
     """HTMX gets the swapped parts; a plain form post goes back to the page."""
     if not request.htmx:
         if error:
@@ -158,7 +180,7 @@ def _after_post(request: HttpRequest, conversation_id: int, error: str | None = 
         return redirect(reverse("chat", args=[conversation_id]) + "#composer")
     conversation = _access(request, conversation_id)
     context = _page_context(request, conversation, error)
-    after = int(request.POST.get("after") or 0)
+    after = int(request.POST.get("after") or 0) if after is None else after
     context["transcript"] = [m for m in context["transcript"] if m.pk > after]
     return _render(request, conversation, "conversations/partials/update.html", context)
 
@@ -167,8 +189,16 @@ def _after_post(request: HttpRequest, conversation_id: int, error: str | None = 
 @require_POST
 def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
     _access_to_post(request, conversation_id)  # someone else's conversation is a 404 (a supervisor's, a 403)
+    if page_throttle_wait(request, TurnRateThrottle) is not None:
+        return _after_post(request, conversation_id, TOO_MANY_MESSAGES)
     text = request.POST.get("text", "")
+    retry = request.POST.get("retry", "")
     try:
+        if retry.isdigit():
+            # "Try again" on a failed turn: the same message waits for a worker again; it is sent
+            # back to the page (it comes before the last message the page shows).
+            services.conversation_turn_retry(user=request.user, conversation_id=conversation_id, message_id=int(retry))
+            return _after_post(request, conversation_id, after=int(retry) - 1)
         if settings.CONCIERGE_ASYNC_TURNS:
             # A worker runs the turn; the page shows the message now and the reply when it is ready.
             services.conversation_turn_queue(user=request.user, conversation_id=conversation_id, text=text)
@@ -198,6 +228,10 @@ def choose(request: HttpRequest, conversation_id: int) -> HttpResponse:
 def updates(request: HttpRequest, conversation_id: int) -> HttpResponse:
     """Polled by the page: new messages and the side panel, or 204 when nothing changed."""
     conversation = _access(request, conversation_id)
+    if request.GET.get("waiting") and services.turn_overdue_sweep(conversation_id=conversation.pk) != services.TurnSweep():
+        # The page waits for a turn (without beat, this is what finds a lost one): one failed, or
+        # answered here because the broker is down, changed the version, and the page shows it.
+        conversation = _access(request, conversation_id)
     if str(conversation.version) == request.GET.get("v"):
         return HttpResponse(status=204)
     context = _page_context(request, conversation)

@@ -124,8 +124,9 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = False
 DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("CONN_MAX_AGE", default=0))
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Throttle counters and login lockouts are kept per process by default (locmem); with several
-# web processes, point CACHE_URL at a shared cache (redis://redis:6379/1) so limits hold overall.
+# Throttle counters are kept per process by default (locmem); with several web processes, point
+# CACHE_URL at a shared cache (redis://redis:6379/1) so limits hold overall (production does so
+# itself when Redis is configured). Login lockouts are in the database (django-axes).
 CACHES = {"default": env.cache("CACHE_URL", default="locmemcache://")}
 
 # django-axes first: it refuses a locked-out username and address before any password is checked.
@@ -193,6 +194,11 @@ REST_FRAMEWORK = {
         "user": throttle_rate(env("THROTTLE_RATE_USER", default="500/s"), "THROTTLE_RATE_USER"),
         "anon": throttle_rate(env("THROTTLE_RATE_ANON", default="60/min"), "THROTTLE_RATE_ANON"),
         "expensive": throttle_rate(env("THROTTLE_RATE_EXPENSIVE", default="120/min"), "THROTTLE_RATE_EXPENSIVE"),
+        # Per person, over the API and the chat pages alike (config/throttles.py): far above what
+        # someone typing does, far below what a script does. A deployment whose one integrator
+        # token speaks for many people sets these to off and relies on `user`.
+        "turns": throttle_rate(env("THROTTLE_RATE_TURNS", default="30/min"), "THROTTLE_RATE_TURNS"),
+        "conversations": throttle_rate(env("THROTTLE_RATE_CONVERSATIONS", default="60/hour"), "THROTTLE_RATE_CONVERSATIONS"),
     },
     # Client addresses come from REMOTE_ADDR unless this many proxies in front are trusted to
     # append to X-Forwarded-For (the login lockout uses the same address).
@@ -201,11 +207,18 @@ REST_FRAMEWORK = {
 
 # Failed logins (the sign-in page and the admin) lock out a username from one address after
 # AXES_FAILURE_LIMIT failures, for AXES_COOLOFF_MINUTES; other users and addresses carry on.
+# An address whose failures over all usernames reach AXES_ADDRESS_FAILURE_LIMIT in that time is
+# locked for every username (one script trying many names); set it well above AXES_FAILURE_LIMIT,
+# so that a few people mistyping behind one shared address do not lock each other out.
 AXES_ENABLED = env.bool("AXES_ENABLED", default=True)
 AXES_FAILURE_LIMIT = env.int("AXES_FAILURE_LIMIT", default=5)
+AXES_ADDRESS_FAILURE_LIMIT = env.int("AXES_ADDRESS_FAILURE_LIMIT", default=20)
 AXES_COOLOFF_TIME = timedelta(minutes=env.float("AXES_COOLOFF_MINUTES", default=15))
 if AXES_FAILURE_LIMIT < 1 or AXES_COOLOFF_TIME.total_seconds() <= 0:
     raise ImproperlyConfigured("AXES_FAILURE_LIMIT must be at least 1 and AXES_COOLOFF_MINUTES above 0")
+if AXES_ADDRESS_FAILURE_LIMIT < AXES_FAILURE_LIMIT:
+    raise ImproperlyConfigured("AXES_ADDRESS_FAILURE_LIMIT must be at least AXES_FAILURE_LIMIT")
+AXES_HANDLER = "config.lockout.AddressLimitHandler"
 AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
 AXES_RESET_ON_SUCCESS = True
 AXES_LOCKOUT_CALLABLE = "config.lockout.lockout_response"
@@ -266,8 +279,12 @@ CELERY_RESULT_BACKEND = None
 CELERY_TASK_ACKS_LATE = True
 CELERY_TASK_REJECT_ON_WORKER_LOST = True
 CELERY_WORKER_PREFETCH_MULTIPLIER = 1
-# A message a killed worker held comes back to the queue after this many seconds.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)}
+# A message a killed worker held comes back to the queue after this many seconds. Redis hands
+# out again any message unacknowledged this long, even one still running or waiting for its
+# countdown: it must exceed the longest task (a turn's hard limit, CONCIERGE_TURN_TIME_LIMIT + 30)
+# twice over (a prefetched message waits behind a running one) and the longest retry countdown
+# (60 s for turns, 32 s for webhooks). A lost turn no longer waits for it: see the sweep below.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=300)}
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 CELERY_TASK_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
@@ -280,6 +297,11 @@ CONCIERGE_LLM_MODEL = env("CONCIERGE_LLM_MODEL")
 CONCIERGE_LLM_TIMEOUT = env("CONCIERGE_LLM_TIMEOUT")  # seconds for all the model calls of one turn, retries included
 if not 0 < CONCIERGE_LLM_TIMEOUT < float("inf"):
     raise environ.ImproperlyConfigured("CONCIERGE_LLM_TIMEOUT must be a positive, finite number of seconds")
+# Model calls one process has open at once; a turn beyond them gets the rules' reply at once
+# (audited model_busy), so a hung provider holds at most this many threads.
+CONCIERGE_LLM_MAX_CONCURRENT = env.int("CONCIERGE_LLM_MAX_CONCURRENT", default=4)
+if CONCIERGE_LLM_MAX_CONCURRENT < 1:
+    raise environ.ImproperlyConfigured("CONCIERGE_LLM_MAX_CONCURRENT must be at least 1")
 CONCIERGE_TIMEZONE = TIME_ZONE
 # With a model: it also reads each message as commands (checked, the rules fill in); off: it only words replies.
 CONCIERGE_LLM_UNDERSTANDING = env.bool("CONCIERGE_LLM_UNDERSTANDING", default=True)
@@ -295,8 +317,35 @@ KNOWLEDGE_INDEX_RECHECK_SECONDS = env.float("KNOWLEDGE_INDEX_RECHECK_SECONDS", d
 PLACES_RECHECK_SECONDS = env.float("PLACES_RECHECK_SECONDS", default=1.0)
 # The same for billing rules and their versions (read by every fee question and verification).
 BILLING_RULES_RECHECK_SECONDS = env.float("BILLING_RULES_RECHECK_SECONDS", default=1.0)
+# Fee reviews one person's conversations may open per local day; beyond it the person is offered a member of
+# staff instead. Joining an order's open review costs nothing; 0 lets conversations open none.
+CONCIERGE_REVIEWS_PER_PERSON_PER_DAY = env.int("CONCIERGE_REVIEWS_PER_PERSON_PER_DAY", default=5)
+if CONCIERGE_REVIEWS_PER_PERSON_PER_DAY < 0:
+    raise ImproperlyConfigured("CONCIERGE_REVIEWS_PER_PERSON_PER_DAY must be 0 or more")
 # Chat pages hand the turn to a worker and show the reply when it is ready (needs a broker).
 CONCIERGE_ASYNC_TURNS = env.bool("CONCIERGE_ASYNC_TURNS", default=bool(CELERY_BROKER_URL))
+# A queued turn still waiting this many seconds lost its task (a broker restarted with an empty
+# queue, a worker killed): it is queued again, once; one still waiting as long again after that
+# is marked failed and the page offers to send it again. Keep it above the longest a turn waits
+# for a free worker plus CONCIERGE_LLM_TIMEOUT (a turn stops waiting once its rules phase ran).
+CONCIERGE_TURN_REQUEUE_AFTER = env.float("CONCIERGE_TURN_REQUEUE_AFTER", default=60.0)
+# The page says a queued turn is taking longer than usual after this many seconds.
+CONCIERGE_TURN_DELAYED_AFTER = env.float("CONCIERGE_TURN_DELAYED_AFTER", default=8.0)
+# A turn on a worker is stopped after this many seconds (SoftTimeLimitExceeded: a model still
+# writing gives way to the rules reply), and its process killed 30 s later.
+CONCIERGE_TURN_TIME_LIMIT = env.int("CONCIERGE_TURN_TIME_LIMIT", default=90)
+if not 0 < CONCIERGE_TURN_REQUEUE_AFTER < float("inf") or not 0 <= CONCIERGE_TURN_DELAYED_AFTER < float("inf"):
+    raise environ.ImproperlyConfigured("CONCIERGE_TURN_REQUEUE_AFTER and CONCIERGE_TURN_DELAYED_AFTER must be finite seconds")
+if CONCIERGE_TURN_TIME_LIMIT <= CONCIERGE_LLM_TIMEOUT:
+    raise environ.ImproperlyConfigured("CONCIERGE_TURN_TIME_LIMIT must exceed CONCIERGE_LLM_TIMEOUT (a turn's model calls)")
+# `celery -A config beat` (or a worker started with -B) sweeps for lost turns; without beat the
+# page that waits for a turn runs the same sweep for its conversation when it polls. A sweep not
+# taken before the next is due expires (workers down for an hour do not come back to 120 of them).
+_SWEEP_EVERY = max(5.0, CONCIERGE_TURN_REQUEUE_AFTER / 2)
+CELERY_BEAT_SCHEDULE = {
+    "requeue-overdue-turns": {"task": "conversations.requeue_overdue_turns", "schedule": _SWEEP_EVERY,
+                              "options": {"expires": _SWEEP_EVERY}},
+}
 
 LOGGING = {
     "version": 1,

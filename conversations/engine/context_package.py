@@ -18,8 +18,10 @@ Response contract (JSON object, nothing else):
 
 `type`, `reply`, `option_id`, `asks_question`, `confidence` and `citations` are always
 required; `answer` and `question_id` only (and always) for `form_answer`. The validator
-also enforces ask-then-act (no action option in a reply that asks a question) and that a
-chosen option is eligible in the offered list.
+also enforces ask-then-act (no option at all in a reply that asks a question), that a
+chosen option is eligible in the offered list, and that it is not one only the person may
+choose: an option that ends, submits or completes anything (`closing_option_ids`, read from
+the plan, never from option names).
 """
 
 from __future__ import annotations
@@ -28,13 +30,16 @@ import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ._serde import Serializable
 from ._text import asks_question, localize
 from .config import ConversationConfig
 from .forms import add_clarifying_question, finalize_answer
 from .state import ContextState
+
+if TYPE_CHECKING:
+    from workflows.engine.plan import Edge, Node, Plan
 
 RESPONSE_TYPES = ("reply", "clarifying_question", "form_answer")
 REQUIRED_FIELDS = ("type", "reply", "option_id", "asks_question", "confidence", "citations")
@@ -83,9 +88,11 @@ def format_block(form: bool) -> str:
     return "\n".join(lines)
 
 
+PERSON_ONLY = "[only the person may choose this]"  # how the package marks an option that ends, submits or completes
 _RULES = (
     "Choose option_id only from the eligible options listed; never invent one. Use null to keep talking.",
-    "Ask, then act: if your reply asks a question, set asks_question to true and do not choose an action option.",
+    f"Never choose an option marked {PERSON_ONLY}: only the person ends, submits or completes anything.",
+    "Ask, then act: when your reply asks a question, set asks_question to true and leave option_id null (no option at all).",
     "Do not ask again about anything listed as completed or finalized.",
     "Cite only the knowledge reference ids listed; do not claim to see files or images that are not listed.",
 )
@@ -171,7 +178,7 @@ def _archived_section(state: ContextState) -> list[str]:
     return lines + [""]
 
 
-def _options_section(options: Iterable[Any]) -> list[str]:
+def _options_section(options: Iterable[Any], person_only: frozenset[str] = frozenset()) -> list[str]:
     lines = ["## Available Options"]
     listed = False
     for option in options:
@@ -181,8 +188,9 @@ def _options_section(options: Iterable[Any]) -> list[str]:
         blockers = data.get("blockers") or []
         extra = f" (blocked: {'; '.join(blockers)})" if status != "eligible" else ""
         consent = " [requires consent]" if data.get("requires_consent") else ""
+        own = f" {PERSON_ONLY}" if data.get("option_id") in person_only else ""
         lines.append(
-            f"- `{data.get('option_id')}` {status}{extra}{consent}: {data.get('label', '')} - {data.get('effects_summary', '')}"
+            f"- `{data.get('option_id')}` {status}{extra}{consent}{own}: {data.get('label', '')} - {data.get('effects_summary', '')}"
         )
     if not listed:
         lines.append("- (none: keep the conversation going with option_id null)")
@@ -210,8 +218,10 @@ def build_context_package(
     options: Iterable[Any] = (),
     knowledge: Iterable[Any] = (),
     locale: str | None = None,
+    closing_option_ids: Iterable[str] = (),
 ) -> str:
-    """The markdown context package for one model call (its sections, then the options)."""
+    """The markdown context package for one model call (its sections, then the options; those only the
+    person may choose, `closing_option_ids`, are marked so)."""
     locale = locale or state.locale
     lines = [f"# {title} - Context Package", ""]
     lines += _state_section(state)
@@ -241,10 +251,45 @@ def build_context_package(
         for spec in config.form.questions:
             lines.append(f"- {spec.id}: {localize(spec.question, locale)} ({spec.answer_type})")
         lines.append("")
-    lines += _options_section(options)
+    lines += _options_section(options, frozenset(closing_option_ids))
     lines += ["## Rules"] + [f"- {rule}" for rule in _RULES] + [""]
     lines += ["## Required Response Format", format_block(config.form is not None)]
     return "\n".join(lines)
+
+
+# -- what only the person may choose ---------------------------------------------------------
+def closing_option_ids(plan: Plan, step_id: str, options: Iterable[Any]) -> tuple[str, ...]:
+    """The offered options that end, submit or complete anything: taking one, with the steps the engine then
+    takes by itself, reaches an end step or an action step, runs an effect or changes the workflow. Read from
+    the plan's graph (plans are data: their option ids differ), so a model is kept from them on any plan."""
+    edges = {edge.option_id: edge for edge in plan.edges_from(step_id)}
+    offered = (_option_dict(o)["option_id"] for o in options)
+    return tuple(oid for oid in offered if oid in edges and _closes(plan, edges[oid]))
+
+
+def _closes(plan: Plan, edge: Edge) -> bool:
+    todo, seen = [edge], set()
+    while todo:
+        taken = todo.pop()
+        if taken.effect or taken.change_workflow:
+            return True  # a registered effect acts outside the conversation; another workflow ends this one
+        if taken.target is None or taken.target in seen:
+            continue
+        seen.add(taken.target)
+        node = plan.node(taken.target)
+        if node.type in ("end", "action"):
+            return True
+        todo += _unattended(plan, node)
+    return False
+
+
+def _unattended(plan: Plan, node: Node) -> list[Edge]:
+    """The edges the engine takes from a step with no one choosing: its automatic ones, and at a gate the
+    outcome it decides by itself. None from a conversation step: there the person is back in the conversation."""
+    if node.type == "conversation_step":
+        return []
+    decided = node.gate.auto_outcome if node.gate is not None else None
+    return [e for e in plan.edges_from(node.id) if e.kind == "auto" or (decided is not None and e.outcome == decided)]
 
 
 # -- the response contract -----------------------------------------------------------------
@@ -270,6 +315,7 @@ class ResponseContext(Serializable):
     blocked_option_ids: tuple[str, ...] = ()
     action_option_ids: tuple[str, ...] = ()  # options that act (need ask-then-act to hold)
     non_advancing_option_ids: tuple[str, ...] = ()
+    closing_option_ids: tuple[str, ...] = ()  # options that end, submit or complete: only the person chooses them
     allowed_types: tuple[str, ...] = ("reply", "clarifying_question")
     current_question_id: str | None = None
     knowledge_ids: tuple[str, ...] = ()
@@ -284,8 +330,10 @@ class ResponseContext(Serializable):
         current_question_id: str | None = None,
         knowledge_ids: Iterable[str] = (),
         action_option_ids: Iterable[str] | None = None,
+        closing_option_ids: Iterable[str] = (),
     ) -> ResponseContext:
-        """Derive from an options list (dicts or objects with to_dict()); actions default to consent options."""
+        """Derive from an options list (dicts or objects with to_dict()); actions default to consent options;
+        `closing_option_ids` are those only the person may choose (see `closing_option_ids()`)."""
         data = [_option_dict(o) for o in options]
         eligible = tuple(
             d["option_id"] for d in data if d.get("eligibility", "eligible") == "eligible"
@@ -303,6 +351,7 @@ class ResponseContext(Serializable):
             blocked_option_ids=blocked,
             action_option_ids=actions,
             non_advancing_option_ids=tuple(d["option_id"] for d in data if d.get("non_advancing")),
+            closing_option_ids=tuple(closing_option_ids),
             allowed_types=RESPONSE_TYPES if form else ("reply", "clarifying_question"),
             current_question_id=current_question_id,
             knowledge_ids=tuple(knowledge_ids),
@@ -371,8 +420,10 @@ def _semantic_violations(data: Mapping[str, Any], ctx: ResponseContext) -> list[
             violations.append(f"option_blocked:{option}")
         elif option not in ctx.eligible_option_ids:
             violations.append(f"option_not_available:{option}")
-        if asking and option in ctx.action_option_ids:
-            violations.append(f"action_while_asking:{option}")
+        if option in ctx.closing_option_ids:
+            violations.append(f"option_ends_or_submits:{option}")
+        if asking:  # no option at all in a reply that asks: the person answers first
+            violations.append(f"{'action' if option in ctx.action_option_ids else 'option'}_while_asking:{option}")
     if kind == "clarifying_question":
         if not data["asks_question"]:
             violations.append("clarifying_question_must_ask")

@@ -428,6 +428,13 @@ def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[s
     facts += [_breakdown_row(row, number, result, lang) for number, row in enumerate(result.get("breakdown", []), start=1)]
     if result["amount_check_result"] == "match":
         conclusion = say(lang, "The amounts match: the fee is correct.")
+    elif result.get("review_joined"):
+        conclusion = say(lang, "The amounts differ, and a supervisor is already reviewing this order, so I've added this check "
+                               "to that review instead of opening another. Their decision will update the order; ask me about "
+                               "it again later to see the outcome.")
+    elif result.get("review_refused"):
+        conclusion = say(lang, "The amounts differ, but a supervisor already has enough reviews from you today, so I haven't "
+                               "opened another one. Say “talk to a person” and a member of staff will look at this order with you.")
     elif view.review_pending or view.review_opened:
         conclusion = say(lang, "The amounts differ, so a supervisor is reviewing this order now. I'll post the decision here as soon as it is made.")
     else:

@@ -34,7 +34,7 @@
     if (composerBusy || document.querySelector("#transcript > li.msg-pending[data-id]") !== null) { return true; }
     var shown = document.querySelectorAll("#transcript > li[data-id]");
     var last = shown.length ? shown[shown.length - 1] : null;
-    return last !== null && last.classList.contains("msg-user") && Date.now() < replyDueBy;
+    return last !== null && last.classList.contains("msg-user") && !last.classList.contains("msg-failed") && Date.now() < replyDueBy;
   }
   function draftBubble() {
     var li = document.getElementById("draft-reply");
@@ -87,8 +87,20 @@
     dropDraft();
   }
 
+  // A turn waiting longer than usual says so: the server counts the seconds left on each copy it
+  // sends (data-delayed-in), so a copy swapped in later keeps the same moment.
+  function showDelays() {
+    document.querySelectorAll("#transcript > li.msg-pending .msg-delayed[hidden]").forEach(function (note) {
+      if (note.getAttribute("data-timer")) { return; }
+      note.setAttribute("data-timer", "1");
+      var seconds = Number(note.getAttribute("data-delayed-in")) || 0;
+      window.setTimeout(function () { note.hidden = false; }, seconds * 1000);
+    });
+  }
+
   function sync() {
     dedupe();
+    showDelays();
     if (document.querySelector("#transcript > li.msg-pending[data-id]")) { expectReply(); }
     if (waitingForReply()) { watchDraft(); } else { stopDraft(); }
     var last = lastMessageId();
@@ -117,6 +129,8 @@
       event.detail.parameters.after = lastMessageId();
       var done = event.detail.triggeringEvent && event.detail.triggeringEvent.type === "draft-done";
       event.detail.parameters.v = done ? "" : window.conciergeVersion();
+      // A turn is waiting: the server looks whether its task was lost (queued again, or failed).
+      if (document.querySelector("#transcript > li.msg-pending[data-id]")) { event.detail.parameters.waiting = "1"; }
     }
   });
   document.addEventListener("htmx:beforeRequest", function (event) {

@@ -78,7 +78,7 @@ def test_order_total_is_computed_and_arrears_derived(supervisor_api, operator_ap
     body = created.json()
     assert (body["total_amount"], body["paid_amount"], body["arrears_amount"], body["status"]) == ("10.00", "4.00", "6.00", "partially_paid")
     assert (body["billing_rule_code"], body["billing_rule_version_no"]) == ("BJ-TEST", 1)
-    duplicate = operator_api.post("/api/v1/parking-orders", {**body, "total_amount": "1.00"}, format="json")
+    duplicate = operator_api.post("/api/v1/parking-orders", {**body, "total_amount": "12.00"}, format="json")
     assert duplicate.status_code == 409 and duplicate.json()["error"]["code"] == "order_exists"
     negative = operator_api.post("/api/v1/parking-orders", {**body, "order_no": "BJ-2", "paid_amount": "-1"}, format="json")
     assert negative.status_code == 400

@@ -81,7 +81,7 @@ def test_rule_versions_are_kept_per_process_and_a_new_one_counts_at_once(rules, 
 
 
 def test_arrears_of_a_plate_however_written_oldest_first(rules, django_assert_num_queries) -> None:  # noqa: ANN001
-    for order_no, plate, day, paid in (("O-2", "京A-12345", 3, "0"), ("O-1", "京A 12345", 2, "0"), ("O-3", "京A12345", 4, "99")):
+    for order_no, plate, day, paid in (("O-2", "京A-12345", 3, "0"), ("O-1", "京A 12345", 2, "0"), ("O-3", "京A12345", 4, "4.00")):
         services.parking_order_create(data={
             "order_no": order_no, "plate_no": plate, "city_code": "110100", "lot_code": "A",
             "entry_time": at(day, 8).isoformat(), "exit_time": at(day, 10).isoformat(), "paid_amount": paid,

@@ -27,7 +27,7 @@ def violations(conversation_id: int) -> list[dict]:
     return [e.payload for e in AuditEvent.objects.filter(run__conversation__id=conversation_id, event_type="contract_violation")]
 
 
-def test_a_valid_answer_is_used_and_its_option_is_recorded(chat, fake) -> None:  # noqa: ANN001
+def test_a_valid_answer_is_used_and_finishing_is_left_to_the_person(chat, fake) -> None:  # noqa: ANN001
     c = chat("parking_help_desk")
     fake.script(ok("Plate 沪B88888 owes 13.00 over two orders."))
     r = c.say("Does plate 沪B88888 have unpaid parking?")
@@ -38,10 +38,12 @@ def test_a_valid_answer_is_used_and_its_option_is_recorded(chat, fake) -> None: 
     assert request["body"]["response_format"] == {"type": "json_object"}
     assert "Context Package" in request["body"]["messages"][1]["content"]
     fake.script(ok("Closing this conversation for you.", option_id="finish"))
-    done = c.say("Thanks, that's all")
-    assert done["status"] == "completed"
+    kept = c.say("Thanks, that's all")  # a model never ends a conversation (contract 11): refused, audited
+    assert kept["status"] == "active" and kept["reply"]["backend"] == "rules"
+    assert "option_ends_or_submits:finish" in violations(c.id)[-1]["violations"]
+    assert c.choose("finish")["status"] == "completed"  # the person's own choice does
     decision = AuditEvent.objects.get(run__conversation__id=c.id, event_type="decision", chosen_option_id="finish")
-    assert decision.selection_mode == "recommended" and decision.actor_label == "concierge:openai"
+    assert decision.selection_mode == "user_confirmed" and decision.actor_label.startswith("participant:")
 
 
 @pytest.mark.parametrize(

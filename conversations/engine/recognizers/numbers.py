@@ -435,6 +435,38 @@ def _read(text: str, language: str) -> tuple[Span, ...]:
     return _counted_each(text, _currency_apart(text, spans))
 
 
+def read_amounts(text: str, language: str = "en") -> list[Span]:
+    """The amounts of money a text states, in order, as quantity `Span`s: a number said with a currency ("999
+    yuan", "¥999", "九百九十九元", "999 рублей", "999 pesos"), one written as money ("999.00", "1,250.00", "13,00"),
+    or one said bare in a sentence about money ("the fee is 999", "合计 13", "cuesta 999"). A count with its own
+    unit ("3 hours", "2 floors", "two orders"), a clock time, a date or an identifier is no amount."""
+    return [span for span in read_quantities(text, language) if _is_amount(text, span)]
+
+
+_MONEY_SHAPE = re.compile(r"\d[.,]\d{2}$")  # two decimals: how money is written
+_SENTENCE_END = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")
+
+
+@cache
+def _money_words() -> re.Pattern[str]:
+    """The words of the four languages that make a sentence about money (`units.json` "money_words")."""
+    table = units()["money_words"]
+    spaced = "|".join(w for language in LANGUAGES if language != "zh" for w in table.get(language, ()))
+    return re.compile(rf"(?<!\w)(?:{spaced})(?!\w)|" + "|".join(table.get("zh", ())), re.IGNORECASE)
+
+
+def _is_amount(text: str, span: Span) -> bool:
+    if span.value.currency is not None:
+        return True
+    if span.value.unit is not None:
+        return False  # "3 hours", "2 floors", "two orders": a count of something else
+    if _MONEY_SHAPE.search(span.text):
+        return True
+    start = max((m.end() for m in _SENTENCE_END.finditer(text, 0, span.start)), default=0)
+    end = next((m.start() for m in _SENTENCE_END.finditer(text, span.end)), len(text))
+    return _money_words().search(text, start, end) is not None
+
+
 def _bare(span: Span) -> bool:
     return span.value.unit is None and span.value.currency is None and span.value.either is None
 

@@ -227,13 +227,11 @@ def test_valid_responses() -> None:
         type="form_answer", answer="commercial", question_id="3.1.1", citations=["obc-1"]
     )
     assert validate_response(form_answer, ctx()).ok
-    clarifying = good(
-        type="clarifying_question",
-        reply="Is it mostly offices?",
-        asks_question=True,
-        option_id="ask_more_questions",
-    )
+    clarifying = good(type="clarifying_question", reply="Is it mostly offices?", asks_question=True)
     assert validate_response(clarifying, ctx()).ok
+    # no option at all in a reply that asks, not even one that changes nothing (contract 11)
+    asking = validate_response({**clarifying, "option_id": "ask_more_questions"}, ctx())
+    assert asking.violations == ("option_while_asking:ask_more_questions",)
     assert RESPONSE_SCHEMA["required"] == [
         "type",
         "reply",
