@@ -7,7 +7,7 @@ Modules: `intents` (pattern router), `slots` (extraction, memory, clarify decisi
 be offered yet), `context_package` (what a model is sent, and the response contract it must keep), `commands` (the
 understanding vocabulary and its validation), `turn` (the per-turn pipeline and its
 outcome) with its stages in `turn_understand` / `turn_diagnostic` / `turn_form` /
-`turn_clarify`, sharing the typed working memory `turn_work.TurnWork`. Example configs live in `examples/*.json`.
+`turn_clarify`, sharing the typed working memory `turn_work.TurnWork`. `load_example(name)` reads a shipped plan's conversation section (`workflows/plans/`).
 """
 
 from __future__ import annotations
@@ -84,9 +84,12 @@ __all__ = [
 
 
 def load_example(name: str) -> dict:
-    """The raw JSON of an example conversation config (e.g. "rv_diagnostic")."""
-    import json
+    """The conversation section of a shipped plan (e.g. "rv_diagnostic"), as the product runs it: the engine's
+    tests read the plans themselves, never copies of them that drift."""
     from pathlib import Path
 
-    path = Path(__file__).with_name("examples") / f"{name}.json"
-    return json.loads(path.read_text(encoding="utf-8"))
+    from workflows.engine.plan_files import read_plan
+
+    plans = Path(__file__).resolve().parents[2] / "workflows" / "plans"
+    path = plans / name if (plans / name).is_dir() else plans / f"{name}.json"
+    return read_plan(path)["conversation"]

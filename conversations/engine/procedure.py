@@ -85,11 +85,14 @@ def step_available(state: ContextState, step: StepSpec, guard: LoopGuardConfig) 
 
 
 def next_step(
-    state: ContextState, procedure: ProcedureSpec, guard: LoopGuardConfig
+    state: ContextState, procedure: ProcedureSpec, guard: LoopGuardConfig, *, following: Iterable[str] = ()
 ) -> StepSpec | None:
-    """The next check to ask: open branch checks first (they follow the evidence), then the main line."""
+    """The next check to ask: open branch checks first (they follow the evidence), those of the causes in
+    `following` before the rest (a replan switches to the branch of the evidence that caused it), then the main
+    line."""
     available = [s for s in procedure.steps if step_available(state, s, guard)]
-    branches = [s for s in available if s.branch is not None]
+    first = set(following)
+    branches = sorted((s for s in available if s.branch is not None), key=lambda s: s.branch not in first)
     main = [s for s in available if s.branch is None]
     ordered = branches + main
     return ordered[0] if ordered else None

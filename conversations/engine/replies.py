@@ -655,10 +655,12 @@ def _noted_sentence(noted: list[tuple[str, str | None]], lang: str, *, thanks: b
 
 def _echoes(answer: str, message: str, lang: str, labelled: bool) -> bool:
     """Saying this answer back would repeat the person's message: an account of theirs, not a value. A long one
-    under a question's name is said as its gist instead ("Noted the project: we run three bakeries…")."""
+    under a question's name is said as its gist instead ("Noted the project: we run three bakeries…"), but only
+    when the gist is well short of the message: its first half or more is the message said back."""
     if not is_account(answer, message):
         return False
-    return not labelled or not brief(answer, lang).endswith("…")
+    gist = brief(answer, lang)
+    return not labelled or not gist.endswith("…") or len(gist) >= 0.5 * len(" ".join(message.split()))
 
 
 def _noted(outcome: TurnOutcome, config: ConversationConfig, lang: str, question: Any) -> str:

@@ -50,6 +50,7 @@ from .turn_understand import (
     read_meaning,
     resolve_intent,
     routed_by_commands,
+    side_topic_over_request,
     start_turn,
     track_topic,
 )
@@ -221,6 +222,7 @@ def advance_context(
                     commands=tuple(c for c in commands if c.certainty != GUESS), model_read=model_read)
     work.unsure.extend(guessed)
     work.routed = routed_by_commands(work, config)
+    work.routed = side_topic_over_request(state, work, config)
     work.trace.extend(f"command {c.describe()}" for c in work.commands)
     state = start_turn(state, work, config)
     state = cancel_request(state, work, config)

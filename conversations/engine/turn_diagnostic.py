@@ -325,11 +325,18 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
             work.evidence_seen = None
         work.evidence_from = _where_named(work.text, others[0], diag, work.language)  # the other system's words only
         return _switch_to(state, work, config, others[0])
+    also = bool(others) and isinstance(others[0], ProcedureSpec) and bool(_ALSO.search(work.text))
+    if also and seen:
+        # "the roof vent fan also doesn't work now": another fault's words, said in a sentence that names that system
+        # and not this one, are no reading of this one ("the stove lights too" still answers the fridge's gas check)
+        seen = [m for m in seen if not _said_of(work.text, m.raw, others[0], diag, work.language)
+                or _said_of(work.text, m.raw, procedure, diag, work.language)]
+        work.evidence_seen = seen
     if seen:
         return state  # evidence of this system: an answer, not another fault
     if not others:
         return state  # no other system named: nothing below applies
-    if isinstance(others[0], ProcedureSpec) and _ALSO.search(work.text):
+    if also:
         work.notice = say(work.language, ALSO_TEXT, other=_system_label(others[0], work.language).removeprefix("the "),
                           system=_system_label(procedure, work.language).removeprefix("the "))
         work.trace.append(f"{others[0].id} noted; {procedure.id} first")
@@ -991,7 +998,11 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         current is not None and not work.replan and step_available(state, current, guard)
     )
     # once the cause is isolated no new check is put unasked: the results stand ("what's next?" asks for one)
-    step = current if keep else None if state.isolation_complete and not work.replan else next_step(state, procedure, guard)
+    # a replan goes on with the causes its new evidence points at ("a leak at the coil" after the capacitor: the leak)
+    following = [h.id for h in state.hypotheses if h.status == ACTIVE and set(h.supporting_facts) & set(work.facts_added)] \
+        if work.replan else []
+    step = current if keep else None if state.isolation_complete and not work.replan \
+        else next_step(state, procedure, guard, following=following)
     if step is not None:
         violations += check_loop(state, ProposedAction(QUESTION, step.id, step.topic), guard)
     work.loop_violations = tuple(violations)

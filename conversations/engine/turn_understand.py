@@ -20,8 +20,10 @@ from ._text import (
     asks_to_restart,
     asks_to_skip_check,
     chitchat_kind,
+    compile_pattern,
     first_match,
     is_non_answer,
+    iter_patterns,
     language_signal,
     localize,
     stated_beside_question,
@@ -118,6 +120,40 @@ def routed_by_commands(work: TurnWork, config: ConversationConfig) -> IntentResu
         # two requests fit: asked about, never guessed
         return replace(routed, intent=asked[0], kind="domain", confidence=1.0, candidates=tuple(asked), ambiguous=True, pattern=None)
     return routed
+
+
+def side_topic_over_request(state: ContextState, work: TurnWork, config: ConversationConfig) -> IntentResult:
+    """While a question waits, a question of what a side topic is ("what is a daily cap?" while the order number
+    is asked) is that side question, when the request the router read is said only by the topic's words ("cap"
+    is the rule's word too): answered, and the question waiting asked again. The rules' reading only."""
+    routed = work.routed
+    if (routed.kind != "domain" or work.model_read or work.commands or state.pending_clarification is None
+            or EXPLAIN not in routed.candidates or not config.side_topics):
+        return routed
+    topic_words = [m.span() for topic in config.side_topics for _, pattern in iter_patterns(topic.patterns)
+                   for m in compile_pattern(pattern).finditer(work.text)]
+    if not topic_words:
+        return routed
+    for intent in (config.intent(name) for name in routed.candidates):
+        if intent is None:
+            continue
+        said = (m.span() for _, pattern in iter_patterns(intent.patterns) for m in compile_pattern(pattern).finditer(work.text))
+        if any(not any(s <= start and end <= e for s, e in topic_words) for start, end in said):
+            return routed  # "how much is the daily cap?": the request said in its own words too
+    work.request_set_aside = routed
+    work.trace.append(f"{routed.intent} said only by a side topic's words: a side question")
+    return replace(routed, intent=EXPLAIN, kind="builtin", candidates=tuple(c for c in routed.candidates if not config.intent(c)),
+                   ambiguous=False, pattern=None)
+
+
+def _request_named(work: TurnWork, config: ConversationConfig) -> None:
+    """The request set aside for a side question is the request after all when the message names one of its
+    details ("what's the daily cap at SH-PD-001?")."""
+    aside = work.request_set_aside
+    intent = config.intent(aside.intent) if aside is not None else None
+    if intent is not None and set(work.slots_mentioned) & {*intent.required_slots, *intent.optional_slots}:
+        work.routed, work.meaning = aside, REQUEST
+        work.trace.append(f"a detail of {intent.name} named: its request")
 
 
 def cancel_request(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
@@ -365,7 +401,9 @@ def fill_slots(
     _identifiers_by_what_they_are(work, config, found, lookups or {})
     spans = _identifier_spans(work.text, found, config)
     _drop_pieces_of_identifiers(work, found, spans, config)
-    _named_values(state, work, names, found, finders, spans)
+    # a car park's code is left to the names: they know the lot it is, and its city ("GS-018")
+    _named_values(state, work, names, found, finders,
+                  [s for s in spans if config.slot_spec(s[2]).extractor in _IDENTIFIER_EXTRACTORS])
     _place_without_record(work, config, names, finders)
     _listed_item_named(state, work, found)
     for command in work.commands:
@@ -721,6 +759,8 @@ def _hhmm(iso: str) -> str:
 # Identifiers are read whole: a lot code, a city or a name inside one ("SZ-2026" in the order
 # "SZ-2026-0312-77", "沪" in the plate "沪A99999") is no lot or city of its own.
 _IDENTIFIER_EXTRACTORS = ("order_no", "plate_no")
+# A car park's code is read whole too: "SH" in "SH-A01" is no city (the lot's record says which city it is in)
+_READ_WHOLE = (*_IDENTIFIER_EXTRACTORS, "lot_code")
 
 
 # Identifiers a pattern may read as the wrong thing by their shape ("GZ-TH-2207" looks like a lot code).
@@ -750,37 +790,39 @@ def _identifiers_by_what_they_are(work: TurnWork, config: ConversationConfig, fo
                 break
 
 
-def _identifier_spans(text: str, found: dict[str, Extraction], config: ConversationConfig) -> list[tuple[int, int]]:
+def _identifier_spans(text: str, found: dict[str, Extraction], config: ConversationConfig) -> list[tuple[int, int, str]]:
     spans = []
     for name, extraction in found.items():
         start = text.find(extraction.raw) if extraction.raw else -1
-        if config.slot_spec(name).extractor in _IDENTIFIER_EXTRACTORS and start >= 0:
-            spans.append((start, start + len(extraction.raw)))
+        if config.slot_spec(name).extractor in _READ_WHOLE and start >= 0:
+            spans.append((start, start + len(extraction.raw), name))
     return spans
 
 
-def _drop_pieces_of_identifiers(work: TurnWork, found: dict[str, Extraction], spans: list[tuple[int, int]],
+def _drop_pieces_of_identifiers(work: TurnWork, found: dict[str, Extraction], spans: list[tuple[int, int, str]],
                                 config: ConversationConfig, *, whole: bool = True) -> None:
-    """Drop what was read from inside an identifier (and, with `whole`, from all of its words)."""
+    """Drop what was read from inside an identifier (and, with `whole`, from all of its words): a car park's code
+    may itself be a piece of an order's ("SZ-2026" of "SZ-2026-0312-77"), never of its own."""
     for name, extraction in list(found.items()):
         if config.slot_spec(name).extractor in _IDENTIFIER_EXTRACTORS or not extraction.raw:
             continue
         size = len(extraction.raw)
-        starts = [m.start() for m in re.finditer(re.escape(extraction.raw), work.text, re.IGNORECASE)]
-        if starts and all(any(s <= p and p + size <= e and (whole or size < e - s) for s, e in spans) for p in starts):
+        within = [(s, e) for s, e, owner in spans if owner != name]
+        starts = [m.start() for m in compile_pattern(re.escape(extraction.raw)).finditer(work.text)]
+        if starts and all(any(s <= p and p + size <= e and (whole or size < e - s) for s, e in within) for p in starts):
             del found[name]
             work.trace.append(f"slot {name} dropped: part of an identifier")
 
 
 def _named_values(state: ContextState, work: TurnWork, names: list[str], found: dict[str, Extraction],
-                  finders: Iterable[Finder], spans: list[tuple[int, int]] = ()) -> None:
+                  finders: Iterable[Finder], spans: list[tuple[int, int, str]] = ()) -> None:
     """Things named in words (a lot, a city): a record's value wins over a pattern's reading of
     the same words; a slot the names leave open (one lot code in two cities) is to be asked."""
     if not finders:
         return
     remembered = {k: v.value for k, v in state.slots.items()}
     text = work.text
-    for start, end in spans:  # the words of an identifier name nothing else
+    for start, end, _ in spans:  # the words of an identifier name nothing else
         text = text[:start] + "#" * (end - start) + text[end:]
     named = find_named_values(text, work.language, finders, names=names,
                               stated={k: e.value for k, e in found.items()}, remembered=remembered,
@@ -1133,7 +1175,8 @@ def _in_scope(state: ContextState, work: TurnWork, config: ConversationConfig, f
         return found
     owned = {n for i in config.intents for n in (*i.required_slots, *i.optional_slots)}
     scope = set(active.required_slots) | set(active.optional_slots)
-    if work.routed.kind == "domain" and (routed := config.intent(work.routed.intent or "")) is not None:
+    said = work.routed if work.routed.kind == "domain" else work.request_set_aside
+    if said is not None and (routed := config.intent(said.intent or "")) is not None:
         scope |= set(routed.required_slots) | set(routed.optional_slots)
     if (pending := state.pending_clarification) is not None and pending.kind == "slot":
         scope |= set(pending.missing)
@@ -1151,7 +1194,7 @@ def _in_scope(state: ContextState, work: TurnWork, config: ConversationConfig, f
 def _label_end(spec: SlotSpec, text: str) -> int | None:
     """Where the slot's label ends in the message, in any of its languages, as words ("day" is not in "Friday")."""
     for label in (label for label in spec.label.values() if label):
-        found = re.search(rf"(?<![\w'’]){re.escape(label)}(?![\w'’])" if label.isascii() else re.escape(label), text, re.IGNORECASE)
+        found = compile_pattern(rf"(?<![\w'’]){re.escape(label)}(?![\w'’])" if label.isascii() else re.escape(label)).search(text)
         if found is not None:
             return found.end()
     return None
@@ -1216,6 +1259,7 @@ def _has_required_slots(intent: DomainIntent, usable: Mapping[str, str]) -> bool
 
 def resolve_intent(state: ContextState, work: TurnWork, config: ConversationConfig) -> ContextState:
     """Which domain intent this turn serves: explicit, pending clarification, or follow-up."""
+    _request_named(work, config)
     pending = state.pending_clarification
     resolved, source = None, None
     if work.routed.kind == "domain":

@@ -139,6 +139,9 @@ class TurnWork:
     slots_mentioned: tuple[str, ...] = ()
     ambiguous_slots: dict[str, tuple[tuple[str, str], ...]] = field(default_factory=dict)  # slot -> (value, label)...
     pointed_at: str | None = None  # the slot of a listed item the message points at by its details ("the one at ...")
+    # the request the router read in words that only name a side topic, set aside for the side question while a
+    # question waits ("what is a daily cap?"); it is the request again when the message names one of its details
+    request_set_aside: IntentResult | None = None
     missing_slots: tuple[str, ...] = ()
     invalid_slots: tuple[str, ...] = ()
     side_question: SideQuestion | None = None

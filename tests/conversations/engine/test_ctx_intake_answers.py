@@ -3,16 +3,14 @@ never 'not sure', never a question, never another question's words."""
 
 from __future__ import annotations
 
-import json
 from datetime import UTC, datetime
-from pathlib import Path
 
+from conversations.engine import load_example
 from conversations.engine.config import ConversationConfig
 from conversations.engine.replies import brief
 from conversations.engine.turn import advance_context, initial_state
 
-CONFIG = ConversationConfig.from_dict(json.loads(
-    (Path(__file__).resolve().parents[3] / "conversations/engine/examples/project_intake.json").read_text(encoding="utf-8")))
+CONFIG = ConversationConfig.from_dict(load_example("project_intake"))
 NOW = datetime(2026, 5, 12, 9, 0, tzinfo=UTC)
 
 

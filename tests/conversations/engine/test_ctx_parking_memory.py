@@ -15,11 +15,14 @@ from conversations.engine.simulate import Dialogue
 CONFIG = ConversationConfig.from_dict(load_example("parking_help_desk"))
 NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
 ORDERS = {"SCN-009", "SCN-020"}
-LOTS = {"SH-A01", "SH-B02", "BJ-C03"}
+# The shipped plan names cities by their codes (上海/Shanghai/SH is "310100", 北京/Beijing/BJ is "110100"); a lot is
+# recorded with the city it is in, as the billing app's lots are.
+SHANGHAI, BEIJING = "310100", "110100"
+LOTS = {"SH-A01": SHANGHAI, "SH-B02": SHANGHAI, "BJ-C03": BEIJING}
 LOOKUPS = {
     "order_no": lambda value: value.upper() if value.upper() in ORDERS else False,
     "lot_code": lambda value, known: (
-        value in LOTS and (not known.get("city_code") or value.startswith(known["city_code"]))
+        value in LOTS and (not known.get("city_code") or LOTS[value] == known["city_code"])
     ),
 }
 
@@ -36,12 +39,12 @@ def test_arrears_check_then_verify_this_order_carries_slots() -> None:
         and out.decision == "continue"
         and out.reply_action == "present_results"
     )
-    assert out.usable_slots == {"plate_no": "沪A12345", "city_code": "SH"}
+    assert out.usable_slots == {"plate_no": "沪A12345", "city_code": SHANGHAI}
     # the arrears tool listed one unpaid order; the rules backend remembers it as a candidate
     d.state = with_slot_candidates(d.state, "order_no", ["SCN-009"])
     out = d.say("OK, verify this order")
     assert out.resolved_intent == "fee_verify" and out.decision == "continue"
-    assert out.usable_slots == {"plate_no": "沪A12345", "city_code": "SH", "order_no": "SCN-009"}
+    assert out.usable_slots == {"plate_no": "沪A12345", "city_code": SHANGHAI, "order_no": "SCN-009"}
     slots = d.state.slots
     assert slots["plate_no"].source_turn == 1 and slots["order_no"].source_turn == 2
     assert slots["order_no"].validated_by == "lookup"
@@ -71,7 +74,7 @@ def test_date_follow_up_keeps_city_and_lot() -> None:
     assert out.resolved_intent == "rule_explain" and out.intent_source == "follow_up"
     assert out.slots_changed == ("at_time",)
     assert out.usable_slots == {
-        "city_code": "SH",
+        "city_code": SHANGHAI,
         "lot_code": "SH-A01",
         "at_time": "2026-02-13T09:00:00+08:00",
     }
@@ -81,7 +84,7 @@ def test_date_follow_up_keeps_city_and_lot() -> None:
 def test_chinese_follow_up_and_chinese_questions() -> None:
     d = dialogue("zh")
     out = d.say("上海SH-A01停车场怎么收费？")
-    assert out.resolved_intent == "rule_explain" and out.usable_slots["city_code"] == "SH"
+    assert out.resolved_intent == "rule_explain" and out.usable_slots["city_code"] == SHANGHAI
     out = d.say("那明天上午9点呢？")
     assert out.intent_source == "follow_up" and out.usable_slots["lot_code"] == "SH-A01"
     assert out.usable_slots["at_time"] == "2026-02-13T09:00:00+08:00"
@@ -119,7 +122,7 @@ def test_rule_explain_asks_for_missing_lot_then_validates_against_city() -> None
     assert out.decision == "ask" and out.invalid_slots == ("lot_code",)
     out = d.say("BJ-C03")
     assert out.decision == "continue" and out.usable_slots == {
-        "city_code": "BJ",
+        "city_code": BEIJING,
         "lot_code": "BJ-C03",
     }
 

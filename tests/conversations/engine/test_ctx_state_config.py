@@ -32,10 +32,10 @@ from conversations.engine.state import (
     TopicEntry,
 )
 
-EXAMPLES = sorted(
-    p.stem
-    for p in (Path(__file__).resolve().parents[3] / "conversations/engine/examples").glob("*.json")
-)
+# The shipped plans (workflows/plans/<name>.json, or a folder for the RV desk), read by `load_example` as the
+# product runs them
+PLANS = Path(__file__).resolve().parents[3] / "workflows" / "plans"
+EXAMPLES = sorted(p.stem for p in PLANS.iterdir() if p.suffix == ".json" or (p / "plan.json").is_file())
 NOW = datetime(2026, 2, 12, 2, tzinfo=UTC)
 
 
