@@ -20,11 +20,11 @@ from pathlib import Path
 
 import pytest
 import redis
-from django.db import connection
 
 from conversations.models import Message
 from tests.support import demo_data
 from tests.support.fake_openai import NO_COMMANDS, FakeOpenAI, Scripted
+from tests.support.workers import database_url, stop, wait_for
 from workflows.models import AuditEvent
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -52,7 +52,7 @@ class OwnRedis:
             ["redis-server", "--port", str(self.port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no",
              "--daemonize", "no"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         client = redis.Redis(port=self.port)
-        assert _wait_for(lambda: _answers(client), timeout=10), "the test's redis-server did not start"
+        assert wait_for(lambda: _answers(client), timeout=10), "the test's redis-server did not start"
 
     def kill(self) -> None:
         if self.process is not None and self.process.poll() is None:
@@ -72,22 +72,6 @@ def _answers(client: redis.Redis) -> bool:
         return bool(client.ping())
     except redis.ConnectionError:
         return False
-
-
-def _wait_for(predicate: Callable[[], bool], timeout: float = 90.0) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
-
-
-def _database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
 @pytest.fixture
@@ -117,7 +101,7 @@ def workers(broker: OwnRedis, tmp_path: Path) -> Iterator[Callable[..., subproce
 
     def start(extra_env: dict[str, str] | None = None, *, beat: bool = False) -> subprocess.Popen:
         """Started and answering a ping (a worker takes seconds to start on a busy machine)."""
-        env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "config.settings.test",
                "CELERY_BROKER_URL": broker.url, **(extra_env or {})}
         env.pop("CELERY_VISIBILITY_TIMEOUT", None)  # the default: a lost turn must not wait for it
         name = f"lost-{time.time_ns()}"
@@ -128,24 +112,18 @@ def workers(broker: OwnRedis, tmp_path: Path) -> Iterator[Callable[..., subproce
         worker = subprocess.Popen(args, cwd=ROOT, env=env, stdout=subprocess.DEVNULL,
                                   stderr=open("/tmp/worker.log", "a"), start_new_session=True)  # noqa: SIM115
         started.append(worker)
-        assert _wait_for(lambda: _pings(f"{name}@{socket.gethostname()}")), "the worker did not start"
+        assert wait_for(lambda: _pings(f"{name}@{socket.gethostname()}"), timeout=90), "the worker did not start"
         return worker
 
     yield start
     for worker in started:
-        _stop(worker)
+        stop(worker)
 
 
 def _pings(node: str) -> bool:
     from config.celery import app
 
     return bool(app.control.ping(destination=[node], timeout=0.5))
-
-
-def _stop(worker: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    if worker.poll() is None:
-        os.killpg(worker.pid, sig)
-        worker.wait(timeout=30)
 
 
 @pytest.fixture
@@ -200,7 +178,7 @@ def test_a_turn_queued_before_the_broker_restarted_is_answered_once(page, broker
     # no beat: the page's poll finds the turn overdue and queues it again
     assert _poll(page, message).status_code == 204
     assert _audits(message, "turn_requeued") == 1
-    assert _wait_for(lambda: _answered(message)), "the turn queued again was never answered"
+    assert wait_for(lambda: _answered(message), timeout=90), "the turn queued again was never answered"
     assert len(_replies(message)) == 1 and "13.00" in _replies(message)[0].text
     assert _audits(message, "broker_unavailable") == 0  # the worker answered it, not this process
 
@@ -218,7 +196,7 @@ def test_beat_queues_again_a_turn_the_broker_lost(page, broker, workers) -> None
     # The worker runs beat itself (-B): a sweep every 5 s, turns overdue after 10 s (and failed
     # 10 s after they were queued again: time enough for a worker on a busy machine).
     workers({"CONCIERGE_TURN_REQUEUE_AFTER": "10"}, beat=True)
-    assert _wait_for(lambda: _answered(message), timeout=60), "beat never queued the lost turn again"
+    assert wait_for(lambda: _answered(message), timeout=60), "beat never queued the lost turn again"
     assert len(_replies(message)) == 1 and "13.00" in _replies(message)[0].text
     assert _audits(message, "turn_requeued") == 1 and _audits(message, "turn_failed") == 0
 
@@ -233,8 +211,8 @@ def test_a_worker_killed_before_the_turn_ran_is_replaced_within_the_sweep_not_th
     try:
         first = workers(model_env)
         message = _send(page)
-        assert _wait_for(lambda: any(r["kind"] == "commands" for r in fake.requests)), "the worker never took the turn"
-        _stop(first, signal.SIGKILL)
+        assert wait_for(lambda: any(r["kind"] == "commands" for r in fake.requests), timeout=90), "the worker never took the turn"
+        stop(first, signal.SIGKILL)
         assert Message.objects.get(pk=message.pk).payload == {"kind": "pending"}
         workers(model_env)
         started = time.monotonic()
@@ -242,7 +220,7 @@ def test_a_worker_killed_before_the_turn_ran_is_replaced_within_the_sweep_not_th
         from conversations.services import turn_overdue_sweep
 
         assert turn_overdue_sweep().requeued == (message.pk,)
-        assert _wait_for(lambda: _answered(message)), "the turn queued again was never answered"
+        assert wait_for(lambda: _answered(message), timeout=90), "the turn queued again was never answered"
         assert time.monotonic() - started < 150  # half the visibility timeout, on a busy machine
         assert len(_replies(message)) == 1
         assert Message.objects.filter(conversation_id=message.conversation_id, role="user").count() == 1

@@ -14,11 +14,11 @@ import time
 from pathlib import Path
 
 import pytest
-from django.db import connection
 
 from conversations.models import Message
 from tests.support import demo_data
 from tests.support.fake_openai import FakeOpenAI, Scripted
+from tests.support.workers import database_url, stop, wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 BROKER = os.environ.get("CONCIERGE_TEST_BROKER_URL", "")
@@ -28,36 +28,14 @@ pytestmark = [
 ]
 
 
-def _database_url() -> str:
-    db = connection.settings_dict
-    if db["ENGINE"].endswith("sqlite3"):
-        return f"sqlite:///{db['NAME']}"
-    return f"postgres://{db['USER']}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
-
-
 def start_worker(extra_env: dict[str, str]) -> subprocess.Popen:
-    env = {**os.environ, "DATABASE_URL": _database_url(), "DJANGO_SETTINGS_MODULE": "config.settings.test",
+    env = {**os.environ, "DATABASE_URL": database_url(), "DJANGO_SETTINGS_MODULE": "config.settings.test",
            "CELERY_BROKER_URL": BROKER, "CELERY_VISIBILITY_TIMEOUT": "3", **extra_env}
     return subprocess.Popen(
         [sys.executable, "-m", "celery", "-A", "config", "worker", "--pool=solo", "--concurrency=1", "-l", "warning",
          "--without-gossip", "--without-mingle", "--without-heartbeat", "-n", f"test-{time.time_ns()}@%h"],
         cwd=ROOT, env=env, stdout=subprocess.DEVNULL, stderr=open("/tmp/worker.log", "a"), start_new_session=True,
     )
-
-
-def stop(worker: subprocess.Popen, sig: int = signal.SIGTERM) -> None:
-    if worker.poll() is None:
-        os.killpg(worker.pid, sig)
-        worker.wait(timeout=30)
-
-
-def wait_for(predicate, timeout: float = 40.0) -> bool:  # noqa: ANN001
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(0.2)
-    return False
 
 
 @pytest.fixture
@@ -95,7 +73,7 @@ def test_a_turn_runs_on_a_real_worker(demo_committed, purge_queue) -> None:  # n
     worker = start_worker({})
     try:
         message = _queue_turn("Does plate 沪B88888 have unpaid parking?")
-        assert wait_for(lambda: Message.objects.get(pk=message.pk).payload.get("kind") == "message")
+        assert wait_for(lambda: Message.objects.get(pk=message.pk).payload.get("kind") == "message", timeout=40)
         reply = Message.objects.filter(conversation_id=message.conversation_id, role="assistant").order_by("-id").first()
         assert "13.00" in reply.text
     finally:
@@ -112,7 +90,7 @@ def test_a_worker_killed_mid_turn_loses_nothing_and_repeats_nothing(demo_committ
     worker = start_worker(model_env)
     try:
         message = _queue_turn("Does plate 沪B88888 have unpaid parking?")
-        assert wait_for(lambda: len(fake.replies()) >= 1), "the worker never asked the model to word the reply"
+        assert wait_for(lambda: len(fake.replies()) >= 1, timeout=40), "the worker never asked the model to word the reply"
         stop(worker, signal.SIGKILL)  # killed while waiting for the model
 
         def answers() -> list[Message]:
