@@ -4,8 +4,12 @@ from __future__ import annotations
 
 import re
 from datetime import UTC, date, datetime, timedelta
+from email import policy as email_policy
+from email.message import EmailMessage
 from typing import Any
+from zoneinfo import ZoneInfo
 
+import icalendar
 from django.utils import formats, timezone, translation
 from django.utils.safestring import SafeString, mark_safe
 from django.utils.translation import gettext, gettext_lazy, pgettext
@@ -175,29 +179,40 @@ def _fields(content: dict[str, Any]) -> str:
 
 
 def _eml(content: dict[str, Any]) -> str:
-    return (f"To: {content.get('to', '')}\nSubject: {content.get('subject', '')}\nContent-Type: text/plain; charset=utf-8\n"
-            f"X-Unsent: 1\n\n{content.get('body', '')}\n")
-
-
-def _ics_escape(text: str) -> str:
-    return text.replace("\\", "\\\\").replace(";", "\\;").replace(",", "\\,").replace("\n", "\\n")
+    """The draft as a mail client opens it: headers encoded and folded by the standard library (a Chinese
+    subject as RFC 2047 words), an empty To: line when no address was given, marked unsent."""
+    message = EmailMessage(policy=email_policy.SMTP)
+    message["To"] = content.get("to") or ""
+    message["Subject"] = content.get("subject") or ""
+    message["X-Unsent"] = "1"  # Outlook and Thunderbird open it as a draft to send
+    message.set_content(str(content.get("body") or ""), cte="8bit")  # readable as text, not base64
+    return message.as_bytes().decode("utf-8")  # bytes keep the 8bit body (a str generator would re-encode it)
 
 
 def _ics(content: dict[str, Any], uid: str) -> str:
-    fmt = "%Y%m%dT%H%M%SZ"
+    """The invitation as a calendar reads it (icalendar: escaping, folding, the time zone's VTIMEZONE)."""
+    calendar = icalendar.Calendar()
+    calendar.add("prodid", "-//Concierge//Manager assistant//EN")
+    calendar.add("version", "2.0")
+    event = icalendar.Event()
+    event.add("uid", f"{uid}@concierge")
+    event.add("dtstamp", timezone.now().astimezone(UTC))
     if content.get("date") and not content.get("start"):  # a day with no time said: an all-day entry, the time to be agreed
         day = date.fromisoformat(content["date"])
-        when = [f"DTSTART;VALUE=DATE:{day:%Y%m%d}", f"DTEND;VALUE=DATE:{day + timedelta(days=1):%Y%m%d}"]
-    else:  # the day and time the person gave for the call, else tomorrow at this hour
+        event.add("dtstart", day)
+        event.add("dtend", day + timedelta(days=1))
+    else:  # the day and time the person gave for the call, in the zone they were said in; else tomorrow at this hour
         start = (datetime.fromisoformat(content["start"]) if content.get("start")
                  else (timezone.now() + timedelta(days=1)).replace(minute=0, second=0, microsecond=0))
-        end = start + timedelta(minutes=int(content.get("duration_minutes") or 30))
-        when = [f"DTSTART:{start.astimezone(UTC).strftime(fmt)}", f"DTEND:{end.astimezone(UTC).strftime(fmt)}"]
-    return "\r\n".join([
-        "BEGIN:VCALENDAR", "VERSION:2.0", "PRODID:-//Concierge//Manager assistant//EN", "BEGIN:VEVENT",
-        f"UID:{uid}@concierge", f"DTSTAMP:{timezone.now().strftime(fmt)}", *when, f"SUMMARY:{_ics_escape(content.get('title', 'Call'))}",
-        f"DESCRIPTION:{_ics_escape(content.get('description', ''))}", "END:VEVENT", "END:VCALENDAR", "",
-    ])
+        if content.get("timezone"):
+            start = start.astimezone(ZoneInfo(content["timezone"]))
+        event.add("dtstart", start)
+        event.add("dtend", start + timedelta(minutes=int(content.get("duration_minutes") or 30)))
+    event.add("summary", content.get("title") or "Call")
+    event.add("description", content.get("description") or "")
+    calendar.add_component(event)
+    calendar.add_missing_timezones()
+    return calendar.to_ical().decode("utf-8")
 
 
 def stale(conversation: Conversation) -> dict[str, str]:

@@ -120,3 +120,27 @@ def test_chinese_conversation_documents(signed_in, settings) -> None:  # noqa: A
     assert end - start == timedelta(minutes=30)
     assert str(event["SUMMARY"]) == "与王磊通话"
     assert "家里有事" not in str(event["DESCRIPTION"]) and "没来上班" not in str(event["DESCRIPTION"])
+
+
+def test_chinese_email_headers_are_encoded_and_the_to_line_is_left_for_the_manager(signed_in) -> None:  # noqa: ANN001
+    # given a Chinese conversation that drafts the email without anyone giving an address
+    with time_machine.travel(NOW, tick=False):
+        cid = _talk(signed_in, "zh-hans", "我的员工王磊这周两次没来上班", "打过两次电话，他没接", "第一次，没有书面记录")
+        assert signed_in.post(f"/c/{cid}/choose", {"option_id": "draft_email", "consent": "yes"}).status_code == 302
+        raw = signed_in.get(f"/c/{cid}/documents/email_draft").content
+    # then the headers are ASCII, the subject as RFC 2047 words that read back as the Chinese subject; To: is there, empty
+    head, _blank, _body = raw.partition(b"\r\n\r\n")
+    assert b"=?utf-8?" in head and all(byte < 128 for byte in head) and b"\r\nTo:" in b"\r\n" + head
+    message = message_from_bytes(raw, policy=default)
+    assert message["Subject"] == "跟进沟通" and message["To"] == ""
+    assert message.get_content().startswith("王磊，你好") and b"example" not in raw  # the body readable as it is, 8bit
+
+
+def test_the_invitation_names_its_time_zone(signed_in, settings) -> None:  # noqa: ANN001
+    settings.CONCIERGE_TIMEZONE = "Asia/Shanghai"
+    with time_machine.travel(NOW, tick=False):
+        cid = _talk(signed_in, "en", "Our cashier Dev walked out mid-shift yesterday", "not yet, haven't spoken to him",
+                    "Set up a call with him Thursday at 9:30am")
+        signed_in.post(f"/c/{cid}/choose", {"option_id": "schedule_call", "consent": "yes"})
+        body = signed_in.get(f"/c/{cid}/documents/calendar_invite").content.decode()
+    assert "BEGIN:VTIMEZONE" in body and "DTSTART;TZID=Asia/Shanghai:20261126T093000" in body
