@@ -98,6 +98,28 @@ def idempotency_claim(*, user, key: str | None, endpoint: str, body: Mapping[str
     return Claim(record=record, replay=(record.status_code, record.response))
 
 
+@contextmanager
+def sent_once(*, user, key: str | None, endpoint: str, body: Mapping[str, Any]) -> Iterator[bool]:  # noqa: ANN001
+    """A page form's key (no network wait may sit inside a transaction, so the claim commits on its own first):
+    yields whether this key was sent already; the claim is kept when the work succeeds, released when it fails,
+    so a "Send again" after a lost answer is done once, and after a refusal it is done again."""
+    if not key:
+        yield False
+        return
+    with transaction.atomic():
+        claim = idempotency_claim(user=user, key=key, endpoint=endpoint, body=body)
+    if claim.replay is not None or claim.in_progress:
+        yield True
+        return
+    try:
+        yield False
+    except BaseException:
+        IdempotencyRecord.objects.filter(pk=claim.record.pk).delete()
+        raise
+    with transaction.atomic():
+        claim.store(200, None)
+
+
 def idempotency_await(claim: Claim, *, wait_seconds: float) -> tuple[int, Any]:
     """The final response of a claim another request is still finishing (no transaction open).
 

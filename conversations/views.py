@@ -26,6 +26,7 @@ from workflows.models import RunDocument
 from workflows.selectors import plan_by_id, plans_latest
 
 from . import documents, drafts, presentation, selectors, services
+from .idempotency import MAX_KEY_LENGTH, sent_once
 from .models import Conversation, Message
 
 
@@ -199,11 +200,16 @@ def send(request: HttpRequest, conversation_id: int) -> HttpResponse:
             # back to the page (it comes before the last message the page shows).
             services.conversation_turn_retry(user=request.user, conversation_id=conversation_id, message_id=int(retry))
             return _after_post(request, conversation_id, after=int(retry) - 1)
-        if settings.CONCIERGE_ASYNC_TURNS:
-            # A worker runs the turn; the page shows the message now and the reply when it is ready.
-            services.conversation_turn_queue(user=request.user, conversation_id=conversation_id, text=text)
-        else:
-            services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text, show_draft=True)
+        # The page's key for these words: a copy sent again after a lost answer is the same message, answered once.
+        with sent_once(user=request.user, key=request.POST.get("sent_key", "")[:MAX_KEY_LENGTH] or None,
+                       endpoint=f"page/{conversation_id}/send", body={"text": text}) as already_sent:
+            if already_sent:  # the page gets what the conversation holds: that message and its reply
+                return _after_post(request, conversation_id)
+            if settings.CONCIERGE_ASYNC_TURNS:
+                # A worker runs the turn; the page shows the message now and the reply when it is ready.
+                services.conversation_turn_queue(user=request.user, conversation_id=conversation_id, text=text)
+            else:
+                services.conversation_turn(user=request.user, conversation_id=conversation_id, text=text, show_draft=True)
     except ApplicationError as error:
         return _after_post(request, conversation_id, error.message)
     return _after_post(request, conversation_id)

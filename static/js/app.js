@@ -24,6 +24,7 @@
   // The reply as the model writes it: asked for while a turn is on its way and shown in a bubble
   // of its own, which the stored message replaces (what the model wrote counts only once checked).
   var draftTimer = null, draftAsking = false, draftShown = false, composerBusy = false, replyDueBy = 0;
+  var slowTimer = null, unsentText = null;
   function expectReply() {
     var transcript = document.getElementById("transcript");
     var seconds = Number(transcript && transcript.getAttribute("data-reply-wait")) || 30;
@@ -105,8 +106,20 @@
     if (waitingForReply()) { watchDraft(); } else { stopDraft(); }
     var last = lastMessageId();
     document.querySelectorAll("input.after-field").forEach(function (input) { input.value = last; });
-    var transcript = document.getElementById("transcript");
-    if (transcript) { transcript.lastElementChild && transcript.lastElementChild.scrollIntoView({block: "end"}); }
+    keepInView();
+  }
+  function newestReply() {
+    var replies = document.querySelectorAll("#transcript > li.msg-assistant[data-id], #transcript > li.msg-human[data-id]");
+    return replies.length ? replies[replies.length - 1] : null;
+  }
+  function keepInView() {
+    // The newest reply from its first line, then as much of the options and the message box as fits
+    // under it: a long reply keeps its start in view rather than scrolling it off the top.
+    var reply = newestReply(), box = document.getElementById("composer") || document.getElementById("options");
+    var last = document.getElementById("transcript") && document.getElementById("transcript").lastElementChild;
+    if (box) { box.scrollIntoView({block: "end"}); }
+    var top = (reply || last) ? (reply || last).getBoundingClientRect().top : 0;
+    if (top < 0) { window.scrollBy(0, top - 8); }
   }
   document.addEventListener("DOMContentLoaded", function () {
     // Loaded while the model writes a reply (a reload, a second tab): show it as it is written.
@@ -118,12 +131,18 @@
       text.addEventListener("keydown", function (event) {
         if (event.key === "Enter" && !event.shiftKey && !event.isComposing) {
           event.preventDefault();
-          if (text.value.trim()) { text.form.requestSubmit(); }
+          if (text.value.trim() && !composerBusy) { text.form.requestSubmit(); }
         }
       });
     }
   });
   document.addEventListener("htmx:configRequest", function (event) {
+    // A message's key, set before htmx sends the form: the same key only for the same words sent again.
+    if (event.detail.elt && event.detail.elt.id === "composer") {
+      var key = event.detail.elt.querySelector("#sent-key"), words = event.detail.elt.querySelector("textarea").value.trim();
+      if (key && (words !== unsentText || !key.value)) { key.value = newKey(); }
+      if (key) { event.detail.parameters.sent_key = key.value; }
+    }
     // The poll says what the page already shows (no hx-vals "js:": the CSP forbids eval).
     if (event.detail.elt && event.detail.elt.id === "poller") {
       event.detail.parameters.after = lastMessageId();
@@ -139,31 +158,103 @@
     if (form && form.id === "composer") {
       var text = form.querySelector("textarea").value.trim();
       if (!text) { event.preventDefault(); return; }
+      if (composerBusy) { event.preventDefault(); return; }  // a second Enter or click queues no ghost
+      document.querySelectorAll("#transcript > li.msg-unsent").forEach(function (old) { old.remove(); });
       var li = document.createElement("li");
       li.className = "msg msg-user msg-sending";
+      li.setAttribute("aria-hidden", "true");  // read out once, as the stored message that replaces it
       li.innerHTML = '<span class="who"></span><div class="bubble"></div>';
       li.querySelector(".who").textContent = document.body.getAttribute("data-you") || "You";
       li.querySelector(".bubble").textContent = text;
       document.getElementById("transcript").appendChild(li);
       composerBusy = true;
+      slowTimer = window.setTimeout(function () { showSlow(form); }, 5000);
       expectReply();
       sync();
     }
   });
   document.addEventListener("htmx:afterRequest", function (event) {
-    if (event.detail.elt && event.detail.elt.id === "composer") {
+    var form = event.detail.elt;
+    if (form && form.id === "composer") {
       composerBusy = false;
+      window.clearTimeout(slowTimer);
+      hideSlow();
+      if (!event.detail.successful) { markUnsent(form); } else { unsentText = null; }
       sync();
     }
   });
+  function markUnsent(form) {
+    // The server down, a 500, a lost connection: the bubble says it was not sent, the text stays in
+    // the box, and "Send again" sends it with the same key (the server answers a copy it already has once).
+    var li = document.querySelector("#transcript > li.msg-sending");
+    if (!li) { return; }
+    li.classList.remove("msg-sending");
+    li.classList.add("msg-unsent");
+    li.removeAttribute("aria-hidden");
+    unsentText = form.querySelector("textarea").value.trim();
+    var note = document.createElement("p");
+    note.className = "msg-note msg-failed-note";
+    note.setAttribute("role", "alert");
+    note.textContent = form.getAttribute("data-unsent");
+    var again = document.createElement("button");
+    again.type = "button";
+    again.className = "secondary";
+    again.textContent = form.getAttribute("data-retry");
+    again.addEventListener("click", function () {
+      var box = form.querySelector("textarea");
+      if (!box.value.trim()) { box.value = unsentText || ""; }
+      form.requestSubmit();
+    });
+    li.appendChild(note);
+    li.appendChild(again);
+    form.querySelector("textarea").focus();
+  }
+  function showSlow(form) {
+    var text = document.querySelector("#working .working-text");
+    if (text && composerBusy) { text.textContent = form.getAttribute("data-slow"); }
+  }
+  function hideSlow() {
+    var text = document.querySelector("#working .working-text");
+    if (text) { text.textContent = text.getAttribute("data-usual"); }
+  }
+  function newKey() {
+    if (window.crypto && window.crypto.randomUUID) { return window.crypto.randomUUID(); }
+    return String(Date.now()) + "-" + String(Math.random()).slice(2);
+  }
   document.addEventListener("htmx:afterSwap", function (event) {
     document.querySelectorAll("#transcript .msg-sending").forEach(function (li) { li.remove(); });
     var form = document.getElementById("composer");
-    if (form && event.detail.requestConfig && event.detail.requestConfig.elt === form) {
+    var from = event.detail.requestConfig && event.detail.requestConfig.elt;
+    if (form && from === form) {
       form.querySelector("textarea").value = "";
       form.querySelector("textarea").focus();
+    } else if (from && from.closest && from.closest(".option, .retry")) {
+      // A chosen option's buttons are gone: focus goes to the reply it brought, not to the page body.
+      var reply = newestReply();
+      if (reply) { reply.setAttribute("tabindex", "-1"); reply.focus({preventScroll: true}); }
     }
     sync();
+  });
+
+  // A blocked option stays reachable (aria-disabled, its reasons read with it) but does nothing.
+  document.addEventListener("submit", function (event) {
+    var button = event.submitter || (event.target.querySelector && event.target.querySelector("button[aria-disabled='true']"));
+    if (button && button.getAttribute("aria-disabled") === "true") { event.preventDefault(); event.stopPropagation(); }
+  }, true);
+  document.addEventListener("htmx:confirm", function (event) {
+    var button = event.detail.elt && event.detail.elt.querySelector && event.detail.elt.querySelector("button[type=submit]");
+    if (button && button.getAttribute("aria-disabled") === "true") { event.preventDefault(); }
+  });
+
+  // The browser's own "please fill in this field" speaks the browser's language: the page's replaces it.
+  document.addEventListener("invalid", function (event) {
+    var field = event.target;
+    if (field.getAttribute && field.getAttribute("data-invalid")) { field.setCustomValidity(field.getAttribute("data-invalid")); }
+  }, true);
+  ["input", "change"].forEach(function (type) {
+    document.addEventListener(type, function (event) {
+      if (event.target.setCustomValidity && event.target.getAttribute("data-invalid")) { event.target.setCustomValidity(""); }
+    }, true);
   });
   document.addEventListener("htmx:oobAfterSwap", sync);
 })();
