@@ -98,6 +98,25 @@ def test_unclear_gate_opens_one_review_and_supervisor_override_moves_the_run(pla
 
 
 @pytest.mark.django_db
+def test_a_pending_review_holds_its_gate_when_new_signals_would_decide_it(plans, person, supervisor) -> None:  # noqa: ANN001
+    # given a gate waiting for a supervisor because the intake was unclear
+    run = start_intake(person).run
+    runs.run_signals_update(run=Run.objects.get(pk=run.pk), actor=Actor.of(person),
+                            signals={"slots": INTAKE_SLOTS, "intake_ready": True, "confidence": 0.55, "intent_class": "web_app"})
+    review = Review.objects.get(run=run, status=Review.Status.PENDING)
+    # when the person says more and the signals now read as clear (the gate's rule alone would qualify it)
+    out = runs.run_signals_update(run=Run.objects.get(pk=run.pk), actor=Actor.of(person),
+                                  signals={"confidence": 0.95, "intent_class": "web_app"})
+    # then the run still waits at the gate for that review: no automatic decision was taken instead
+    assert out.run.status == Run.Status.WAITING_REVIEW and out.run.current_step == "intake_gate" and not out.auto_choices
+    assert out.review == review and Review.objects.get(pk=review.pk).status == Review.Status.PENDING
+    assert not AuditEvent.objects.filter(run=run, event_type="decision", chosen_option_id="qualify").exists()
+    # and the supervisor's decision is what moves it
+    reviews.review_decide(review_id=review.pk, outcome="approve", reason="Fine now", user=supervisor)
+    assert Run.objects.get(pk=run.pk).status == Run.Status.ACTIVE
+
+
+@pytest.mark.django_db
 def test_qa_rework_loop_trips_the_breaker_and_offers_escalation(plans, person) -> None:  # noqa: ANN001
     # A plan version whose QA requires a field the conversation never supplies: QA fails every time.
     doc = selectors.plan_latest("project_intake").definition

@@ -225,6 +225,8 @@ def _settle(tx: RunTransaction, actor: Actor, signals: Mapping[str, Any], locale
     for _ in range(MAX_AUTO_STEPS):
         tx.decided_on = tx.state
         dp = engine.decision_point(tx.plan, tx.state, signals, locale=locale)
+        if tx.state.status == engine.WAITING_REVIEW and _pending_review_holds(tx, dp):
+            return dp  # the supervisor decides this gate: new signals meanwhile do not decide it instead
         if dp.selection.mode == "auto":
             choice = engine.choose(tx.plan, tx.state, dp.selection.option_id, signals, locale=locale, decision=dp)
             tx.audit.append(audit_row(
@@ -249,6 +251,14 @@ def _settle(tx: RunTransaction, actor: Actor, signals: Mapping[str, Any], locale
         return dp
     audit_record("needs_system_intervention", run=tx.run, actor_label="engine", payload={"reason": "auto-step limit reached"})
     return engine.decision_point(tx.plan, tx.state, signals, locale=locale)
+
+
+def _pending_review_holds(tx: RunTransaction, dp: DecisionPoint) -> bool:
+    """Whether a review waits on the step the run stands at (it is the review the page shows)."""
+    pending = Review.objects.filter(run=tx.run, step_id=dp.step_id, status=Review.Status.PENDING).first()
+    if pending is not None:
+        tx.review = pending
+    return pending is not None
 
 
 def _choice_payload(choice: Choice) -> dict[str, Any]:
