@@ -42,6 +42,7 @@ from .engine import (
     record_reply,
     with_slot_candidates,
 )
+from .engine.action_prefs import consent_in_words
 from .engine.catalog import say
 from .engine.commands import Command
 from .engine.forms import current_question
@@ -412,6 +413,8 @@ def _apply_turn(conversation: Conversation, user, text: str, pending: Message | 
     turn_index = conversation.turn_count + 1
     if state.handed_off:
         return _held_turn(conversation, user, text, state, turn_index, pending)
+    if (consented := _consent_said(run, plan, config, text, conversation.locale)) is not None:
+        return _typed_consent_turn(conversation, user, text, consented, turn_index, pending, understood)
     commands = _commands_for(conversation, understood)
     # the model's reading is the reading, unless it failed or every command it gave was refused (then the rules')
     model_read = (understood is not None and understood.failure is None and understood.version == conversation.version
@@ -549,6 +552,39 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
     audit_record("turn_held", run=conversation.run, conversation=conversation, actor=user, step_id=conversation.run.current_step,
                  payload={"turn": turn_index})
     return TurnResult(conversation, reply, outcome, "human", path, [], None)
+
+
+def _consent_said(run: Run, plan: wf.Plan, config: ConversationConfig, text: str, locale: str) -> str | None:
+    """The offered option a message consents to in words ("yes go ahead and draft it"), or None. Consent is the
+    person's: read from their words alone, never from a model's reading, and only of an option eligible now."""
+    if not config.actions or len(text) > 80:
+        return None
+    eligible = {o.option_id for o in run_decision_point(run).options if o.eligible and o.requires_consent}
+    return consent_in_words(text, locale, [a for a in config.actions if a.id in eligible]) if eligible else None
+
+
+def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: str, turn_index: int,  # noqa: ANN001
+                        pending: Message | None, understood: Understanding | None) -> TurnResult:
+    """A message that consents in words to the action on offer: stored, then the option chosen with that consent
+    (recorded as typed, with the words), as the option's own button would. A model's reading of it is kept in
+    the execution path and set aside: consent is read from the person's words alone."""
+    if pending is not None:
+        Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
+    else:
+        Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
+    audit_record("consent_in_words", run=conversation.run, conversation=conversation, actor=user, chosen_option_id=option_id,
+                 step_id=conversation.run.current_step, payload={"turn": turn_index, "words": text})
+    state_before = conversation.context_state.evolve(latest_user_text=text)
+    refusal = _choose_locked(conversation, user, option_id, True, turn_index=turn_index, typed=True, state=state_before)
+    if refusal is not None:
+        raise refusal
+    note = conversation.messages.filter(role=Message.Role.ASSISTANT).order_by("-id").values_list("text", flat=True).first()
+    outcome = replace(held_outcome(conversation.context_state, text), reply_action="typed_consent", trace=(f"consent in words: {option_id}",))
+    path = {"intent": outcome.intent, "decision": outcome.decision, "backend": "rules", "consent": "typed",
+            "commands": {**(understood.summary() if understood is not None else {"generator": "rules"}), "set_aside": "consent in words",
+                         "understood": [Command("choose_option", option_id=option_id).describe()]},
+            "tools_called": [], "trace": list(outcome.trace)}
+    return TurnResult(conversation, ComposedReply(text=note or "", asks_question=False, kind="reply"), outcome, "rules", path, [], None)
 
 
 def _commands_for(conversation: Conversation, understood: Understanding | None) -> tuple:
@@ -802,8 +838,10 @@ def conversation_choose(*, user, conversation_id: int, option_id: str, consent: 
     return ChoiceResult(conversation, refusal)
 
 
-def _choose_locked(conversation: Conversation, user, option_id: str, consent: bool) -> ApplicationError | None:  # noqa: ANN001
-    """The choice itself, inside the caller's transaction with the conversation (and its run) locked."""
+def _choose_locked(conversation: Conversation, user, option_id: str, consent: bool, *, turn_index: int | None = None,  # noqa: ANN001
+                   typed: bool = False, state: ContextState | None = None) -> ApplicationError | None:
+    """The choice itself, inside the caller's transaction with the conversation (and its run) locked; `typed`:
+    the consent was given in words, in the message of turn `turn_index`."""
     run = conversation.run
     plan = plan_by_id(run.plan_id)
     config = conversation_config(plan)
@@ -811,8 +849,10 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     if conversation.context_state.handed_off:
         return Conflict("A member of staff has this conversation; options wait until it is handed back.",
                         code="conversation_handed_off")
-    stored = _context_before_option(conversation.context_state, option_id)
+    stored = _context_before_option(state or conversation.context_state, option_id)
     actor = Actor.of(user)
+    if typed:
+        actor = Actor.of(user, label=f"{actor.label} (consent in words)")
     signals = {"prepared": _prepared_documents(stored, config, lang, user.get_username())}
     if stored.form_editing is not None:
         signals["form_complete"] = False  # the review waits while an answer is being changed
@@ -832,14 +872,15 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
         note += f" → /conversations/{successor.pk}"
         audit_record("workflow_changed", run=outcome.run, conversation=conversation, actor=user,
                      payload={"to_workflow": outcome.choice.change_workflow, "conversation_id": successor.pk})
-    Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note, turn_index=conversation.turn_count,
-                           payload={"kind": "choice", "option_id": option_id})
+    Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=note,
+                           turn_index=turn_index or conversation.turn_count,
+                           payload={"kind": "choice", "option_id": option_id} | ({"consent": "typed"} if typed else {}))
     state = record_reply(state, text=note, asks_question=state.form_editing is not None)
     run = outcome.run
     if config.actions:  # an executed action is never offered again
         run = runs.run_signals_update(run=run, signals={"action_blockers": action_blockers_for(state, config, "")},
                                       actor=actor, locale=lang).run
-    _save_conversation(conversation, state, run)
+    _save_conversation(conversation, state, run, turn_index)
     return None
 
 

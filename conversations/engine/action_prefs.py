@@ -22,7 +22,16 @@ from .catalog import say, say_in, say_n
 from .certainty import CERTAIN, GUESS, time_certainty, unsure_words
 from .commands import Command
 from .config import ActionSpec, ConversationConfig
-from .negation import after_correction, negated, opens_a_request, tells_lateness
+from .lexicon import entry, phrases, words_of
+from .negation import (
+    after_correction,
+    doubt,
+    may_negate,
+    negated,
+    negation_cue,
+    opens_a_request,
+    tells_lateness,
+)
 from .plain_words import upper_first
 from .state import VALID, ContextState, SlotValue, with_key
 from .timeparse import _date_part, _time_of_day, names_period, without_refused
@@ -103,6 +112,8 @@ _WANT = {
     ),
     "zh": re.compile(r"帮我|帮忙|请(?!假)|给我|安排|约|想|希望|还是|改成|换成|改为|打个|通个|开个|预约|定个|订个|发个|发一封|写一封|起草|来个|(?<![不需])要(?!求)"),
 }
+# a need refused after its noun ("邮件和电话都不需要", "a call isn't needed")
+_NEEDED = {"en": re.compile(r"\bneed(?:ed)?\b|\bnecessary\b|\bneither\b|\bthanks\b|\bthank\s+you\b", re.IGNORECASE), "zh": re.compile(r"需要|用了|不用|不要")}
 _POSSESSED = re.compile(r"\b(?:her|his|their|your|my)\s+(?:work\s+|private\s+|personal\s+)?$|(?:她的|他的)$", re.IGNORECASE)
 _CLAUSE = re.compile(r"[^,，.。;；!！?？\n]+|[,，.。;；!！?？\n]")
 _BUT = re.compile(r"\bbut\b|\band\b|而是|但是|可是", re.IGNORECASE)
@@ -212,7 +223,17 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
             bounded = rf"(?<![\w-])(?:{words})(?!\w)" if lang == "en" else words
             for match in re.finditer(bounded, clause, re.IGNORECASE):
                 before = clause[:match.start()]
-                if _DECLINE[lang].search(before) or (lang == "en" and _OVER.search(before)):
+                refused = _DECLINE[lang].search(before) or (lang == "en" and _OVER.search(before))
+                cue = None if refused else negation_cue(clause, match.start(), match.end())
+                if cue and cue.casefold() not in before.casefold() and not _NEEDED[lang].search(cue):
+                    cue = None  # a cue after the noun that says no wish ("an email is fine")
+                if cue:
+                    # in a negation's scope: refused when the clause says a wish ("I don't want an email or a call",
+                    # "邮件和电话都不需要"), else a fact of the case ("nothing in writing"), neither asked nor refused
+                    if not (_WANT[lang].search(clause) or _NEEDED[lang].search(clause)):
+                        continue
+                    refused = True
+                if refused:
                     if action.id not in declined:
                         declined.append(action.id)
                 elif reported or _POSSESSED.search(before):  # "her email's l.moreau@…" is her address, no email asked for
@@ -233,6 +254,50 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
     # "I'd rather talk to her face to face than send an email" names both: the one refused is not the one wanted
     wanted = next((a for a in asked if a not in declined), None)
     return wanted, tuple(declined)
+
+
+def consent_in_words(text: str, language: str, offered: Sequence[ActionSpec]) -> str | None:
+    """The offered action a message consents to in words ("yes go ahead and draft it", "好的，那就起草吧", "да, давай",
+    "sí, adelante"), or None. Consent is the person's and certain or nothing: the message says only that (go-ahead
+    words, the action's own noun or verb, fillers) with no negation, doubt or question, and it names one action
+    or one alone is on offer; a bare "yes" or "ok" consents only with the action named. Anything more is a
+    message for the turn to read."""
+    lang = language[:2].lower() if language[:2].lower() in ("en", "zh", "ru", "es") else "en"
+    hedged = doubt(text.replace("吧", "") if lang == "zh" else text)  # "起草吧" asks for it: 吧 is no doubt there
+    if not offered or len(text) > 80 or "?" in text or "？" in text or may_negate(text) or hedged:
+        return None
+    strong, weak = words_of(lang, "consent", "go_ahead"), words_of(lang, "consent", "yes")
+    named = [a.id for a in offered if _names_action(text, lang, a)]
+    if not strong.search(text) and not (weak.search(text) and named):
+        return None
+    rest = weak.sub(" ", strong.sub(" ", text))
+    for action in offered:
+        rest = _without_action_words(rest, lang, action)
+    rest = words_of(lang, "fillers").sub(" ", words_of(lang, "consent", "rest").sub(" ", rest))
+    if re.sub(r"[\W_]+", "", rest):
+        return None  # more was said than yes
+    if len(set(named)) == 1:
+        return named[0]
+    return offered[0].id if len(offered) == 1 and not named else None
+
+
+def _action_words(lang: str, action: ActionSpec) -> list[re.Pattern[str]]:
+    """An action's own words in a language: its flow's verbs and things (the lexicon) and nouns."""
+    words = entry(lang, "consent")
+    said = [*words["doing"].get(action.flow, []), *words["things"].get(action.flow, [])]
+    found = [phrases(said, spaced=lang != "zh")] if said else []
+    nouns = _NOUNS.get(action.flow, {}).get(_lang(lang))
+    return found + ([re.compile(nouns, re.IGNORECASE)] if nouns else [])
+
+
+def _names_action(text: str, lang: str, action: ActionSpec) -> bool:
+    return any(p.search(text) for p in _action_words(lang, action))
+
+
+def _without_action_words(text: str, lang: str, action: ActionSpec) -> str:
+    for pattern in _action_words(lang, action):
+        text = pattern.sub(" ", text)
+    return text
 
 
 def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tuple[str | None, str | None]:

@@ -759,7 +759,7 @@ def _action_offer(view: RunView, lang: str) -> str:
         return ""
     option = offered[0]
     # What the option does is on its button's card: the sentence only offers it (no pasted effects summary).
-    return say(lang, "If it helps, I can {action} for you: use the “{label}” button, and I'll ask for your consent first.",
+    return say(lang, "If it helps, I can {action} for you: say “yes, go ahead”, or use the “{label}” button; nothing is done without your consent.",
                action=option["label"].lower(), label=option["label"])
 
 
@@ -878,6 +878,9 @@ def compose_reply(
             # Never a bare menu: say what this concierge can do before the options.
             parts.append(_capabilities(config, lang) or say(lang, "I'm not sure I understood that."))
         parts.append(options_line)
+    said = (state.latest_user_text or "").strip()
+    if small_talk == "thanks" and parts and not chitchat_kind(said) and not _THANKS.match(said):
+        small_talk = None  # "no email or call, thanks": a thanks closing a message with something to answer is politeness
     if small_talk:
         if not parts and small_talk == "greeting":  # a greeting alone: then what this concierge can do
             parts.append(_capabilities(config, lang))

@@ -144,3 +144,18 @@ def test_the_invitation_names_its_time_zone(signed_in, settings) -> None:  # noq
         signed_in.post(f"/c/{cid}/choose", {"option_id": "schedule_call", "consent": "yes"})
         body = signed_in.get(f"/c/{cid}/documents/calendar_invite").content.decode()
     assert "BEGIN:VTIMEZONE" in body and "DTSTART;TZID=Asia/Shanghai:20261126T093000" in body
+
+
+def test_consent_in_words_is_recorded_as_the_persons_with_their_words(signed_in, person) -> None:  # noqa: ANN001
+    from workflows.models import AuditEvent, ConsentRecord
+
+    with time_machine.travel(NOW, tick=False):
+        cid = _talk(signed_in, "en", "My employee Priya has been late four times this month", "Called her twice, straight to voicemail",
+                    "first time, nothing on file", "sure, go ahead and write it")
+        message = _email(signed_in, cid)
+    consent = ConsentRecord.objects.get(option_id="draft_email")
+    assert consent.given_by == person and consent.actor_role == "participant"
+    typed = AuditEvent.objects.get(event_type="consent_in_words")
+    assert typed.payload["words"] == "sure, go ahead and write it" and typed.chosen_option_id == "draft_email"
+    assert AuditEvent.objects.filter(event_type="decision", chosen_option_id="draft_email", actor_label__endswith="(consent in words)").exists()
+    assert message.get_content().startswith("Hi Priya,")
