@@ -170,6 +170,9 @@ def blocker_sentence(blocker: str, config: ConversationConfig, lang: str) -> str
     pending review; a plan's own condition message is shown as the plan wrote it."""
     text = blocker.strip()
     match = _CODE.match(text)
+    first = next((a for a in config.actions if match and text.startswith(f"one_action_per_turn:{a.id}")), None)
+    if first is not None:  # what it waits for, by name
+        return _("One thing at a time: “%(action)s” comes first.") % {"action": wf.localize(first.label, lang)}
     if match and match["code"] in ACTION_BLOCKERS:
         return str(ACTION_BLOCKERS[match["code"]])
     missing = _MISSING_KEY.match(text)

@@ -42,7 +42,7 @@ from .engine import (
     record_reply,
     with_slot_candidates,
 )
-from .engine.action_prefs import consent_in_words
+from .engine.action_prefs import consent_in_words, details_missing
 from .engine.catalog import say
 from .engine.commands import Command
 from .engine.forms import current_question
@@ -447,6 +447,8 @@ def _apply_turn(conversation: Conversation, user, text: str, pending: Message | 
     state = _remember_tool_result(state, tool_result, config)
     offered = _offered_action(options, plan, config, before_actions)
     citations, hits = _knowledge_for(outcome, plan, state, tool_result, lang, offered)
+    if offered is not None and citations and _cited_last_turn(conversation, citations):
+        citations = ()  # the same guidance is not said again word for word on the next turn
     view = _run_view(run, plan, lang, options, tool_ran=tool_ran, review_opened=progress.review is not None and run.status == Run.Status.WAITING_REVIEW and not was_waiting,
                      previous_actions=before_actions, citations=citations,
                      entered=tuple(c.state.current_step for c in progress.auto_choices))
@@ -572,6 +574,9 @@ def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: 
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
     else:
         Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
+    action = next(a for a in conversation_config(plan_by_id(conversation.run.plan_id)).actions if a.id == option_id)
+    if details_missing(action, conversation.context_state.slots):
+        return _details_first_turn(conversation, text, action, turn_index, understood)
     audit_record("consent_in_words", run=conversation.run, conversation=conversation, actor=user, chosen_option_id=option_id,
                  step_id=conversation.run.current_step, payload={"turn": turn_index, "words": text})
     state_before = conversation.context_state.evolve(latest_user_text=text)
@@ -585,6 +590,29 @@ def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: 
                          "understood": [Command("choose_option", option_id=option_id).describe()]},
             "tools_called": [], "trace": list(outcome.trace)}
     return TurnResult(conversation, ComposedReply(text=note or "", asks_question=False, kind="reply"), outcome, "rules", path, [], None)
+
+
+def _details_first_turn(conversation: Conversation, text: str, action, turn_index: int,  # noqa: ANN001
+                        understood: Understanding | None) -> TurnResult:
+    """Consent in words to an action whose details nobody said yet: the details are asked for, nothing runs."""
+    lang = reply_lang(conversation.locale)
+    config = conversation_config(plan_by_id(conversation.run.plan_id))
+    name = conversation.context_state.slots.get(config.person_slot or "")
+    question = (say(lang, "Which day and time shall I put in the invitation for the call with {name}?", name=name.value) if name
+                else say(lang, "Which day and time shall I put in the invitation for the call?"))
+    state = conversation.context_state.evolve(latest_user_text=text, preferred_action=action.id)
+    state = record_reply(state, text=question, asks_question=True)
+    Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=question, turn_index=turn_index,
+                           payload={"kind": "reply", "asks": "details", "option_id": action.id})
+    _save_conversation(conversation, state, conversation.run, turn_index)
+    outcome = replace(held_outcome(conversation.context_state, text), reply_action="details_first", decision="ask",
+                      trace=(f"consent in words to {action.id}: its details first",))
+    path = {"intent": outcome.intent, "decision": "ask", "backend": "rules",
+            "commands": {**(understood.summary() if understood is not None else {"generator": "rules"}), "set_aside": "consent in words",
+                         "understood": []},
+            "tools_called": [], "trace": list(outcome.trace)}
+    return TurnResult(conversation, ComposedReply(text=question, asks_question=True, kind="clarifying_question"), outcome, "rules", path,
+                      [], None)
 
 
 def _commands_for(conversation: Conversation, understood: Understanding | None) -> tuple:
@@ -674,6 +702,13 @@ def _offered_action(options: wf.DecisionPoint, plan: wf.Plan, config: Conversati
         return None
     offered = _eligible_actions(options, plan) - before
     return next((a for a in config.actions if a.id in offered), None)
+
+
+def _cited_last_turn(conversation: Conversation, citations: tuple) -> bool:
+    """Whether the concierge's last reply cited these same passages."""
+    last = conversation.messages.filter(role=Message.Role.ASSISTANT).order_by("-id").values_list("payload", flat=True).first()
+    before = ((last or {}).get("reply") or {}).get("citations") or []
+    return [c.get("snippet") for c in before] == [c.get("snippet") for c in citations]
 
 
 def _knowledge_for(outcome: TurnOutcome, plan: wf.Plan, state: ContextState, tool_result, lang: str,  # noqa: ANN001
@@ -849,6 +884,11 @@ def _choose_locked(conversation: Conversation, user, option_id: str, consent: bo
     if conversation.context_state.handed_off:
         return Conflict("A member of staff has this conversation; options wait until it is handed back.",
                         code="conversation_handed_off")
+    action = next((a for a in config.actions if a.id == option_id), None)
+    if action is not None and details_missing(action, (state or conversation.context_state).slots):
+        # its document needs what nobody said yet (the call's day and time): asked for, never made up (contract 10)
+        return Conflict(say(lang, "I need the day and time for this first: tell me them in a message."),
+                        code="option_not_available", details={"option_id": option_id, "needs": list(action.asks_before)})
     stored = _context_before_option(state or conversation.context_state, option_id)
     actor = Actor.of(user)
     if typed:

@@ -12,12 +12,13 @@ still ask-then-act's call, and it runs only with the person's consent.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import date, datetime, time, timedelta
 from zoneinfo import ZoneInfo
 
 from ._text import localize
+from .ask_then_act import ActionContext, evaluate_actions
 from .catalog import say, say_in, say_n
 from .certainty import CERTAIN, GUESS, time_certainty, unsure_words
 from .commands import Command
@@ -308,6 +309,8 @@ def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tupl
     # "十点，哦不对，十点半", "Tuesday, no wait, Wednesday": what is said after correcting oneself is meant
     said_after = after_correction(meant)
     day = _date_part(said_after, today) or _date_part(meant, today)
+    if day is not None and _refused_there(meant, day[1]):
+        day = None  # "Don't book anything for Thursday", "周四我不在": the day is the one it must not be
     clock = _time_of_day(said_after) or _time_of_day(meant)
     on = None
     if day is not None:
@@ -326,6 +329,12 @@ def read_when(text: str, language: str, *, now: datetime, timezone: str) -> tupl
     return (on.isoformat() if on else None), at
 
 
+def _refused_there(text: str, raw: str) -> bool:
+    """Whether the words `raw` said in text are in a negation's scope."""
+    start = text.find(raw)
+    return start >= 0 and negated(text, start, start + len(raw))
+
+
 def read_action_request(text: str, language: str, actions: Sequence[ActionSpec], *, now: datetime,
                         timezone: str, call_talked_about: bool = False) -> ActionRequest:
     """The message's word on the actions. A day or time counts when the message asks for a call, or
@@ -341,6 +350,7 @@ def read_action_request(text: str, language: str, actions: Sequence[ActionSpec],
 
 
 CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL = "call_day", "call_time", "call_minutes", "employee_email"
+ACTION_SLOTS = (CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL)
 # a day said with its own anchor (next / this / tomorrow / a date), not a bare weekday
 _ANCHORED_DAY = re.compile(r"\b(?:next|this|coming|tomorrow|today|tonight)\b|\d{1,2}[/.-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)\b|下|这|本|明天|后天|今天|\d+[月日号]",
                            re.IGNORECASE)
@@ -377,6 +387,10 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
         return state
     calendar = {a.id for a in config.actions if a.flow == "calendar"}
     talked_about = state.preferred_action in calendar or CALL_DAY in state.slots or CALL_TIME in state.slots
+    if not talked_about and not _DONE[_lang(work.language)].search(work.text):
+        # a call on offer that waits for its day and time: a day and time said for what is to come are the call's
+        # ("Thursday at 10am"); never a day the person tells of ("she was late once last month")
+        talked_about = _call_waits_for_its_time(state, config, calendar)
     read = read_action_request(work.text, work.language, config.actions, now=now, timezone=timezone,
                                call_talked_about=talked_about)
     if work.model_read:  # the model's reading is the reading: a refusal only when it said no, no wish it did not give
@@ -405,7 +419,10 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
         moved = old + timedelta(days=new.weekday() - old.weekday())
         if moved >= now.astimezone(ZoneInfo(timezone)).date():  # never into the past ("Monday" after a Thursday)
             request = ActionRequest(request.wanted, request.declined, moved.isoformat(), request.at)
-    request = _sure_time(_sure_day(request, work, now.astimezone(ZoneInfo(timezone)).date()), work)
+    today = now.astimezone(ZoneInfo(timezone)).date()
+    if request.day and date.fromisoformat(request.day) < today:
+        request = replace(request, day=None, at=None)  # a day gone by is no call's day: a story, not a request
+    request = _sure_time(_sure_day(request, work, today), work)
     changed, corrected = list(work.slots_changed), list(work.slots_corrected)
     for name, value in ((CALL_DAY, request.day), (CALL_TIME, request.at), (CALL_MINUTES, request.minutes),
                         (EMPLOYEE_EMAIL, request.address)):
@@ -418,7 +435,25 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
         if before is not None:
             corrected.append(name)
     work.slots_changed, work.slots_corrected = tuple(changed), tuple(corrected)
+    wanted = next((a for a in config.actions if a.id == request.wanted), None)
+    if wanted is not None and wanted.flow == "calendar" and not work.question and details_missing(wanted, slots):
+        # a call asked for with no day or time: asked, never an hour nobody gave (contract 10)
+        name = slots.get(config.person_slot or "")
+        work.ask(say(work.language, "Which day and time shall I put in the invitation for the call with {name}?", name=name.value)
+                 if name else say(work.language, "Which day and time shall I put in the invitation for the call?"), "slot")
     return state.evolve(slots=slots, preferred_action=preferred, declined_actions=declined)
+
+
+def _call_waits_for_its_time(state: ContextState, config: ConversationConfig, calendar: set[str]) -> bool:
+    """Whether a call may be offered now and waits for its day and time (then a day said is the call's)."""
+    decisions = evaluate_actions(config.actions, ActionContext.from_state(state))
+    actions = {a.id: a for a in config.actions}
+    return any(d.allowed and d.action_id in calendar and details_missing(actions[d.action_id], state.slots) for d in decisions)
+
+
+def details_missing(action: ActionSpec, slots: Mapping[str, SlotValue]) -> tuple[str, ...]:
+    """The groups of details an action asks for before it runs that no slot holds yet (`asks_before`)."""
+    return tuple(group for group in action.asks_before if not any(n in slots for n in group.split("|")))
 
 
 def _sure_time(request: ActionRequest, work: TurnWork) -> ActionRequest:
@@ -555,6 +590,10 @@ def understood_line(state: ContextState, config: ConversationConfig, *, wanted: 
         if first:
             what = say(language, "{what} too, after {action}", what=what, action=_after_noun(actions[first], language))
         pieces.append(what)
+    elif when_changed and when and not {CALL_DAY, CALL_TIME} & set(corrected):  # said for the first time
+        what = say(language, "a call with {name}", name=name) if name else action_noun(actions[next(iter(sorted(
+            a for a in actions if actions[a].flow == "calendar")))], language)
+        pieces.append(say(language, "{what} on {when}", what=what, when=when) if on_day else say(language, "{what} {when}", what=what, when=when))
     elif when_changed and when:
         pieces.append(say(language, "the call is now on {when}", when=when) if on_day else say(language, "the call is now {when}", when=when))
     line = say(language, "Understood: {pieces}.", pieces=clauses.join(pieces))

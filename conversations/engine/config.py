@@ -416,7 +416,9 @@ class ActionSpec(Spec):
     requires_active_situation: bool = True
     require_recommendation: bool = False
     keywords: Patterns = field(default_factory=FrozenDict)
-    requires_slots: Names = ()
+    requires_slots: Names = ()  # each holds a value before the action is offered; "a|b": either of them
+    # said before the action runs (its document needs them), asked for when it is chosen without: "a|b", either
+    asks_before: Names = ()
     requires_completed_steps: Names = ()
     # the guidance recommends this action when every named slot holds one of its values ({"contacted": ["no"]})
     recommended_when: Mapping[str, Names] = field(default_factory=FrozenDict)
@@ -710,8 +712,12 @@ def _placeholders(spec: DocumentSpec) -> list[str]:
 
 def slot_names(config: ConversationConfig) -> set[str]:
     """Every slot a plan's parts may name: declared, read by a built-in extractor, or a form question's."""
+    from .action_prefs import (
+        ACTION_SLOTS,  # the day, time, length and address an action's request says
+    )
+
     form_slots = {q.slot for q in config.form.questions if q.slot} if config.form else set()
-    return set(config.slots) | set(KNOWN_EXTRACTORS) | form_slots
+    return set(config.slots) | set(KNOWN_EXTRACTORS) | form_slots | (set(ACTION_SLOTS) if config.actions else set())
 
 
 def _action_problems(config: ConversationConfig) -> list[tuple[str, str]]:
@@ -721,7 +727,8 @@ def _action_problems(config: ConversationConfig) -> list[tuple[str, str]]:
     steps = {s.id for p in (config.diagnostic.procedures if config.diagnostic else ()) for s in p.steps}
     steps |= {q.id for q in config.form.questions} if config.form else set()
     for i, action in enumerate(config.actions):
-        problems += _unknown(action.requires_slots, slots, f"$.actions[{i}].requires_slots", "slot")
+        named = tuple(n for s in (*action.requires_slots, *action.asks_before) for n in s.split("|"))  # "a|b": either
+        problems += _unknown(named, slots, f"$.actions[{i}].requires_slots", "slot")
         problems += _unknown(tuple(action.recommended_when), slots, f"$.actions[{i}].recommended_when", "slot")
         problems += _unknown(action.requires_completed_steps, steps, f"$.actions[{i}].requires_completed_steps", "step")
     return problems

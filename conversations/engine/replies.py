@@ -16,7 +16,7 @@ from datetime import date, datetime, time
 from typing import Any
 
 from ._text import asks_question, chitchat_kind, localize
-from .action_prefs import CALL_DAY, CALL_TIME, understood_line
+from .action_prefs import CALL_DAY, CALL_TIME, details_missing, understood_line
 from .catalog import marked, say, say_in, say_n
 from .config import ConversationConfig
 from .fee_questions import OVERNIGHT, OVERNIGHT_START, asks_cap, day_part
@@ -753,11 +753,15 @@ def _guidance(view: RunView, config: ConversationConfig, state: ContextState, la
     return say(lang, "From the team's guidance:") + "\n- " + "\n- ".join(lines) + ("\n\n" + step if step else "")
 
 
-def _action_offer(view: RunView, lang: str) -> str:
+def _action_offer(view: RunView, config: ConversationConfig, state: ContextState, lang: str) -> str:
     offered = [o for o in view.options if o["option_id"] in view.new_actions and o.get("eligibility") == "eligible"]
     if not offered:
         return ""
     option = offered[0]
+    action = next((a for a in config.actions if a.id == option["option_id"]), None)
+    if action is not None and details_missing(action, state.slots):  # its day and time come first: asked for
+        return say(lang, "If it helps, I can {action} for you: tell me the day and time, and I'll prepare it for your consent.",
+                   action=option["label"].lower())
     # What the option does is on its button's card: the sentence only offers it (no pasted effects summary).
     return say(lang, "If it helps, I can {action} for you: say “yes, go ahead”, or use the “{label}” button; nothing is done without your consent.",
                action=option["label"].lower(), label=option["label"])
@@ -862,7 +866,7 @@ def compose_reply(
         parts.append(say(lang, "I still don't have what I need to look this up, so I'll stop asking. "
                                "You can start again with the details, or contact the help desk staff."))
         question = None
-    offer = _action_offer(view, lang)
+    offer = _action_offer(view, config, state, lang)
     if offer and not question:
         if config.actions and (guidance := _guidance(view, config, state, lang)):
             parts.append(guidance)

@@ -153,7 +153,8 @@ def test_a_second_action_and_a_corrected_detail(lang: str, said: str) -> None:
 
 @pytest.mark.parametrize(("lang", "said"), [("ru", "Понятно: звонок теперь в 15:00."), ("es", "Entendido: la llamada ahora es a las 15:00.")])
 def test_a_moved_call(lang: str, said: str) -> None:
-    assert understood_line(_slots(call_time="15:00"), MANAGER, wanted=None, declined=(), when_changed=True, language=lang) == said
+    assert understood_line(_slots(call_time="15:00"), MANAGER, wanted=None, declined=(), when_changed=True, language=lang,
+                           corrected=("call_time",)) == said
 
 
 @pytest.mark.parametrize(("lang", "heading", "phase", "question"), [
