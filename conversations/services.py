@@ -507,7 +507,8 @@ def _labor_estimate(state: ContextState, lang: str) -> dict[str, Any]:
     """The labor estimate as a person reads it: no hypothesis ids, no turn numbers."""
     estimate = state.estimate
     confirmed = estimate.status == "confirmed" and estimate.confirmed_hours
-    return {"status": estimate.status, "lines": [{"label": line.label, "hours": line.hours} for line in estimate.lines],
+    lines = [] if estimate.status == "skipped" else estimate.lines  # skipped: no labour stays behind, not even a draft's
+    return {"status": estimate.status, "lines": [{"label": line.label, "hours": line.hours} for line in lines],
             "total_hours": estimate.confirmed_hours if confirmed else estimate.total_hours, "language": lang}
 
 

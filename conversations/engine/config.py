@@ -283,6 +283,12 @@ class ProcedureSpec(Spec):
 
     def __post_init__(self) -> None:
         self._default("label", {"en": self.id})
+        # a yes/no check's own evidence, negated, is the check's no ("the bubble test found nothing": no leak found),
+        # unless its rule names another negative finding
+        nos = {s.yes: s.no for s in self.steps if s.expects == "yes_no" and s.yes and s.no}
+        object.__setattr__(self, "evidence", tuple(
+            replace(rule, negated=nos[rule.id]) if rule.negated is None and rule.id in nos else rule
+            for rule in self.evidence))
         super().__post_init__()
 
     @property

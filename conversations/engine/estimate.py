@@ -8,7 +8,7 @@ final report uses the confirmed estimate, else the draft.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ._serde import Serializable
 from ._text import clauses, first_match, localize, normalize_patterns
@@ -177,9 +177,15 @@ def hours_said(text: str, language: str) -> float | None:
 def confirm_estimate(state: ContextState, text: str, *, turn: int, language: str = "en") -> ContextState:
     """Confirm the draft, taking hours from the message when the person names them ("0,75 h", "一个半小时")."""
     hours = hours_said(text, language)
+    lines = state.estimate.lines
+    if hours is not None and lines and abs(hours - state.estimate.total_hours) > 1e-9:
+        # the hours said are the estimate's: each line and the total say them ("make it 45 minutes"); several
+        # lines become one, since nobody said how the new total divides between them
+        lines = (replace(lines[0], hours=hours),) if len(lines) == 1 else (
+            EstimateLine(label=" + ".join(line.label for line in lines), hours=hours),)
     estimate = Estimate(
         status=EST_CONFIRMED,
-        lines=state.estimate.lines,
+        lines=lines,
         confirmed_hours=hours,
         drafted_turn=state.estimate.drafted_turn,
         decided_turn=turn,

@@ -22,6 +22,7 @@ from .lexicon import Lexicon, lexicon, lexicons_for, word_list, words_of
 _PUNCTUATION = re.compile(r"[.;:!?\n。；：！？,，、()（）…]|(?<!\w)-(?!\w)|—")
 _WORD = re.compile(r"[^\W\d_]+|\d+", re.UNICODE)
 _CJK_CHAR = re.compile(r"[\u3400-\u9fff]")
+_OBJECT_CUES = frozenset({"nothing", "ничего", "nada"})  # what a verb found, said as its object: it negates the finding
 _AFTER_SCOPE = 3  # a cue after the words is close to them: "noise, none" is not "noise ... none at all"
 _HEDGE_BEFORE = 3  # words between a hedge and its value: "maybe around 6", "I think it was 6"
 _HEDGE_AFTER = 2  # "6-ish", "6 or so", "3点左右"
@@ -73,8 +74,12 @@ def _cue_after(lex: Lexicon, text: str, end: int) -> re.Match[str] | None:
         rest = text[cue.end():close]
         if lex.boundary.search(text, end, cue.start()) or _distance(lex, between) > _AFTER_SCOPE:
             return None
-        if _pseudo(lex, text, cue, (end, close)) or (_distance(lex, rest) and not _only_fillers(lex, rest)):
-            continue  # a cue after the words negates them only when it closes the clause ("stuck, none")
+        if _pseudo(lex, text, cue, (end, close)):
+            continue
+        if _distance(lex, rest) and not _only_fillers(lex, rest) and not (lex.spaced and cue.group(0).lower() in _OBJECT_CUES
+                                                                          and not between.strip()):
+            continue  # a cue after the words negates them only when it closes the clause ("stuck, none"), or is
+            # what they found right after them ("the bubble test found nothing at the coil")
         return cue
     return None
 

@@ -90,6 +90,7 @@ from .turn_work import (
     NEXT_STEP_TEXT,
     NO_MORE_STEPS_TEXT,
     NOT_AN_ANSWER,
+    NOT_RULED_OUT_TEXT,
     NOTHING_LEFT_TEXT,
     READING_KINDS,
     READING_WAY_OUT_TEXT,
@@ -1019,8 +1020,12 @@ def _next_step(state: ContextState, work: TurnWork, config: ConversationConfig) 
         if work.reply_action == "no_more_steps" and not work.notice:
             work.notice = _with_system(NO_MORE_STEPS_TEXT, procedure, work.language)
             suspected = [h.description for h in state.hypotheses if h.status == ACTIVE and h.supporting_facts]
+            untested = [h.description for h in state.hypotheses if h.status == ACTIVE and not h.supporting_facts]
+            items = say_in(work.language, "items", "; ")
             if suspected:  # what is left for the technician, not only in the report
-                work.notice += " " + say(work.language, STILL_SUSPECTED_TEXT, causes=say_in(work.language, "items", "; ").join(suspected))
+                work.notice += " " + say(work.language, STILL_SUSPECTED_TEXT, causes=items.join(suspected))
+            if untested:
+                work.notice += " " + say(work.language, NOT_RULED_OUT_TEXT, causes=items.join(untested))
         return state.evolve(current_step_id=None)
     work.next_step_id = step.id
     work.next_step_question = localize(step.question, work.language)

@@ -66,6 +66,8 @@ LEFT_OPEN_TEXT = marked(
 NEXT_STEP_TEXT = marked("The next step is this check:")
 BACK_TO_CHECK_TEXT = marked("Let's go back to a check we left open.")
 STILL_SUSPECTED_TEXT = marked("What the evidence still points at: {causes}.")
+# the causes the checks neither ruled out nor pointed at: left for the technician
+NOT_RULED_OUT_TEXT = marked("Not ruled out by these checks, for you to look at: {causes}.")
 NOTHING_LEFT_TEXT = marked(
     "There is nothing left to check: the cause is isolated. You can write the final report now, and "
     "confirm or skip the labor estimate.")
