@@ -300,6 +300,8 @@ def evaluate_answer(
         value = number_value(said)
         if value is None:
             return FormEvaluation(False, reason="no_number")
+        if re.search(rf"(?<![\w.,])[-−]\s?{re.escape(value)}(?![\d])", said):
+            value = f"-{value}"  # "-2": the sign is said, and a count below its bounds is refused with them
         if (candidates := number_alternatives(text if own else said, spec.unit)) is not None:
             return FormEvaluation(False, reason="unsure_number", candidates=candidates)
         if not _within_bounds(float(value), spec):  # refused, the bounds said (not asked whether it is right)
