@@ -124,7 +124,7 @@ def _deadline_day(constraints: str, today: date | None) -> tuple[date | None, bo
     if found is None:
         return None, False
     day = found.value.by or found.value.date or (found.value.at.date() if found.value.at else None)
-    return (day, found.certainty == CERTAIN) if day is not None and day > today else (None, False)
+    return (day, found.certainty == CERTAIN) if day is not None else (None, False)
 
 
 def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language: str, intake_version: int | None,
@@ -159,10 +159,18 @@ def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language
         risks.append(say(lang, "No budget given: the scope cannot be costed yet."))
         questions.append(say(lang, "What budget is available?"))
     due, sure = _deadline_day(constraints, today)
-    if due is not None and sure and today is not None:
-        milestones[-1]["due"] = due.isoformat()
+    passed = due is not None and today is not None and due <= today
+    if passed:  # never moved to a later year: said plainly, and asked
+        milestones[-1]["due"] = say(lang, "{date}, which has passed", date=due.isoformat())
+        risks.append(say(lang, "Deadline {date} has already passed: the plan cannot meet it.", date=due.isoformat()))
+        questions.append(say(lang, "The date given ({date}) has passed: which date must it be live by?", date=due.isoformat()))
+    elif due is not None and sure and today is not None:
         available = (due - today).days // 7
+        milestones[-1]["due"] = due.isoformat()
         if week - 1 > available:
+            # the launch cannot be on that day with this scope: the milestone says so, as the risk does
+            milestones[-1]["due"] = say(lang, "{date}: not reachable with this scope ({weeks} weeks of work, {available} left)",
+                                        date=due.isoformat(), weeks=week - 1, available=max(available, 0))
             risks.append(say(lang, "Deadline {date}: the phases take {weeks} weeks and only {available} are left; cut the first "
                                    "version or move the date.", date=due.isoformat(), weeks=week - 1, available=max(available, 0)))
         else:
@@ -171,7 +179,7 @@ def draft_project_plan(intake: Mapping[str, Any], *, intent_class: str, language
     elif deadline is not None:  # the deadline in the person's words: a day read unsure is asked, never planned
         risks.append(say(lang, "Deadline ({deadline}): little slack in the schedule; decide early what can wait for a later release.",
                          deadline=deadline.group(0).strip(" ，,。")))
-    if due is not None and not sure:
+    if due is not None and not sure and not passed:
         questions.append(say(lang, "Which date must it be live by exactly ({date} is how I read it)?", date=due.isoformat()))
     elif due is None and deadline is None:
         questions.append(say(lang, "Is there a date it must be live by?"))

@@ -152,9 +152,11 @@ def _deadline(text: str, today: date, now: datetime, timezone: str) -> tuple[dat
     day = parse_date(text[cue.end():], now=now, timezone=timezone)
     if day is None and cue.start() > 0:
         day = parse_date(text[: cue.start()], now=now, timezone=timezone) if re.match(r"截止|之前|以前|前", cue.group(0)) else None
-    if day is not None and day < today - timedelta(days=31):
+    year_said = re.search(r"(?<!\d)(?:19|20)\d{2}(?!\d)|\d{2,4}\s*年", text) is not None
+    if day is not None and day < today - timedelta(days=31) and not year_said:
         day = day.replace(year=day.year + 1)  # "by 15 January" said in December is next January
-    return (day, cue.group(0)) if day is not None and day > today + timedelta(days=1) else None
+    # a day with its year is the day said, gone by or not ("by 30 September 2026" in December: it has passed)
+    return (day, cue.group(0)) if day is not None and (day > today + timedelta(days=1) or year_said) else None
 
 
 # --- days named another way, written as dates for the clock readers ------------------------------------------

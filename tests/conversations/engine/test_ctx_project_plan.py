@@ -67,9 +67,20 @@ def test_a_deadline_said_as_a_date_is_held_against_the_phases(constraints, due, 
     plan = draft_project_plan({"summary": "A booking app", "goal": "fewer phone calls", "users": "patients",
                                "constraints": constraints}, intent_class="web_app", language="en", intake_version=1,
                               today=date(2026, 12, 2))
-    assert plan["milestones"][-1]["due"] == due
+    launch = plan["milestones"][-1]["due"]
+    assert launch.startswith(due) and ("not reachable with this scope" in launch) == short  # the milestone says what the risk does
     deadline = [risk for risk in plan["risks"] if risk.startswith(f"Deadline {due}")]
     assert len(deadline) == 1 and ("cut the first version" in deadline[0]) == short
+
+
+@pytest.mark.parametrize("constraints", ["it has to be live by 30 September 2026", "must be ready by 2026-10-01", "2026年10月1日前上线"])
+def test_a_deadline_that_has_passed_is_said_and_asked_never_moved_a_year(constraints: str) -> None:
+    plan = draft_project_plan({"summary": "A booking app", "goal": "fewer phone calls", "users": "patients",
+                               "constraints": constraints}, intent_class="web_app", language="en", intake_version=1,
+                              today=date(2026, 12, 2))
+    launch = plan["milestones"][-1]["due"]
+    assert launch.startswith("2026-") and launch.endswith("which has passed") and "2027" not in " ".join(plan["risks"])
+    assert any("has passed: which date must it be live by" in q for q in plan["open_questions"])
 
 
 def test_a_deadline_read_unsure_is_asked_not_planned() -> None:
