@@ -148,6 +148,13 @@ def _report(content: dict[str, Any]) -> str:
             lines += [f"- **{total}**" + pgettext("final report", " ({status})").format(status=said)]
         if content.get("facts"):
             lines += ["", "## " + pgettext("final report", "Findings")] + [f"- {f}" for f in content["facts"]]
+        for other in content.get("also", []):  # each other system diagnosed, with its own complaint and findings
+            lines += ["", "## " + pgettext("final report", "Also diagnosed: {system}").format(system=other.get("system", "")), "",
+                      _field_line(pgettext("final report", "Complaint"), other.get("complaint", "")), ""]
+            lines += ["- " + pgettext("final report", "Cause: {cause}").format(cause=c) for c in other.get("cause", [])] \
+                or ["- " + pgettext("final report", "Cause: {cause}").format(cause=pgettext("final report", "Not isolated yet"))]
+            lines += ["- " + pgettext("final report", "Correction: {correction}").format(correction=c) for c in other.get("correction", [])]
+            lines += ["- " + pgettext("final report", "Finding: {finding}").format(finding=f) for f in other.get("facts", [])]
     return "\n".join(lines) + "\n"
 
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass, replace
 from ._serde import Serializable
 from ._text import clauses, first_match, localize, normalize_patterns
 from .config import DiagnosticSpec, HypothesisSpec
-from .evidence import recommendations
+from .evidence import assess, recommendations
 from .lexicon import words_of
 from .negation import message_parts, negation_cue
 from .recognizers.times import length_minutes
@@ -205,6 +205,17 @@ def skip_estimate(state: ContextState, *, turn: int) -> ContextState:
 
 
 @dataclass(frozen=True)
+class SystemSection(Serializable):
+    """Another system diagnosed in the same conversation: its complaint, cause, correction and findings."""
+
+    system: str
+    complaint: str
+    cause: tuple[str, ...]
+    correction: tuple[str, ...]
+    facts: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class FinalReport(Serializable):
     """Complaint / cause / correction plus the labor the report carries, in the conversation's language.
 
@@ -224,11 +235,25 @@ class FinalReport(Serializable):
     isolated: bool = True
     suspected: tuple[str, ...] = ()
     unchecked: tuple[str, ...] = ()
+    also: tuple[SystemSection, ...] = ()  # the other systems diagnosed, each in its own section
+
+
+def system_section(state: ContextState, system_id: str, label: str, specs: Iterable[HypothesisSpec], locale: str) -> SystemSection | None:
+    """The section of a system diagnosed before a switch, from its own facts (None when none were found)."""
+    facts = tuple(f for f in state.facts if f.current and f.system == system_id)
+    if not facts:
+        return None
+    specs = tuple(specs)
+    confirmed = [spec for spec in specs if assess(spec, facts, locale).status == CONFIRMED]
+    return SystemSection(system=label, complaint=state.complaints.get(system_id, ""),
+                         cause=tuple(localize(s.description, locale) for s in confirmed),
+                         correction=tuple(localize(s.recommendation, locale) for s in confirmed if s.recommendation),
+                         facts=tuple(f.value for f in facts if f.type != "finding"))
 
 
 def build_final_report(
     state: ContextState, specs: Iterable[HypothesisSpec], *, locale: str, system: str = "",
-    unchecked: tuple[str, ...] = (),
+    unchecked: tuple[str, ...] = (), also: tuple[SystemSection, ...] = (),
 ) -> FinalReport:
     """The final report: never blocked on labor (the draft stands in for an unconfirmed estimate),
     never holding labor the technician skipped, and written at any time."""
@@ -265,6 +290,7 @@ def build_final_report(
         isolated=bool(state.isolation_complete),
         suspected=suspected,
         unchecked=() if state.isolation_complete else unchecked,
+        also=also,
     )
 
 

@@ -201,6 +201,9 @@ class ContextState(Serializable):
     current_step_id: str | None = None  # diagnostic check or form question being worked on
     primary_system: str | None = None
     complaint: str | None = None
+    # each system's complaint in the person's words (system id -> words): the report's section of a system
+    # diagnosed before a switch, and the words a switched-to system was first named with ("…the water heater as well")
+    complaints: Mapping[str, str] = field(default_factory=FrozenDict)
     topic_stack: tuple[TopicEntry, ...] = ()
     facts: tuple[Fact, ...] = ()
     hypotheses: tuple[Hypothesis, ...] = ()

@@ -32,7 +32,7 @@ from .catalog import say
 from .certainty import GUESS
 from .commands import Command
 from .config import ConversationConfig
-from .estimate import FinalReport, build_final_report
+from .estimate import FinalReport, build_final_report, system_section
 from .forms import add_clarifying_question, current_question
 from .intents import route_intent
 from .loop_guard import QUESTION, ProposedAction, record_action
@@ -359,8 +359,11 @@ def final_report_for(
         return None
     lang = locale or state.locale
     unchecked = tuple(localize(procedure.step(s).question, lang) for s in remaining_steps(state, procedure, config.loop_guard))
+    others = [p for p in config.diagnostic.procedures if p.id != procedure.id] if config.diagnostic else []
+    also = tuple(section for p in others
+                 if (section := system_section(state, p.id, localize(p.label, lang), p.hypotheses, lang)) is not None)
     return build_final_report(state, procedure.hypotheses, locale=lang, system=localize(procedure.label, lang),
-                              unchecked=unchecked)
+                              unchecked=unchecked, also=also)
 
 
 def with_slot_candidates(

@@ -69,7 +69,15 @@ from .procedure import (
     steps_answered_by,
 )
 from .slots import ABORT, has_content
-from .state import ACTIVE, CONFIRMED, EST_NONE, ContextState, Estimate, PendingClarification
+from .state import (
+    ACTIVE,
+    CONFIRMED,
+    EST_NONE,
+    ContextState,
+    Estimate,
+    PendingClarification,
+    with_key,
+)
 from .turn_work import (
     ALSO_TEXT,
     ANSWER,
@@ -268,7 +276,13 @@ def _switch_to(state: ContextState, work: TurnWork, config: ConversationConfig, 
     work.evidence_seen = None  # what was read was the other system's evidence
     own = {step.id for step in target.steps}  # its checks are asked afresh (the loop guard counts per visit)
     counts = FrozenDict({k: v for k, v in state.step_repeat_counts.items() if k not in own})
-    state = state.evolve(primary_system=target.id, hypotheses=hypotheses, current_step_id=None, complaint=work.text.strip(),
+    complaints = dict(state.complaints)
+    if state.primary_system and state.complaint:
+        complaints.setdefault(state.primary_system, state.complaint)  # the system left keeps its own words
+    complaint = complaints.get(target.id) or work.text.strip()  # "switch to the water heater" is no complaint of it
+    complaints[target.id] = complaint
+    state = state.evolve(primary_system=target.id, hypotheses=hypotheses, current_step_id=None, complaint=complaint,
+                         complaints=FrozenDict(complaints),
                          step_repeat_counts=counts,
                          isolation_complete=False, isolation_finding=None, isolation_invalidated=False,
                          estimate=Estimate(), mode=diagnostic_mode(config))
@@ -342,6 +356,8 @@ def _other_fault(state: ContextState, work: TurnWork, config: ConversationConfig
                           system=_system_label(procedure, work.language).removeprefix("the "))
         work.trace.append(f"{others[0].id} noted; {procedure.id} first")
         work.reply_action = "no_procedure"  # answered like a fault with no procedure: the check in progress stays
+        if others[0].id not in state.complaints:  # its complaint, for when it is diagnosed
+            state = state.evolve(complaints=with_key(state.complaints, others[0].id, work.text.strip()))
         return state
     other = named_other_system(work.text, diag, procedure, work.language)
     if other is not None:
