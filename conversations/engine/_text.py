@@ -267,8 +267,18 @@ def acknowledges_only(text: str) -> bool:
 
 
 def defers_answer(text: str) -> bool:
-    """The person puts the answer off or is unsure ("not sure", "I need to check the drawings", "待定")."""
-    return bool(_DEFERRAL.search(text.replace("’", "'")))
+    """The person puts the answer off or is unsure ("not sure", "I need to check the drawings", "待定"); "hold on"
+    before a correction ("hold on, it actually does blow") corrects, it puts nothing off."""
+    text = text.replace("’", "'")
+    found = _DEFERRAL.search(text)
+    if found is None:
+        return False
+    if _HOLD_ON.match(found.group(0)) and words_of("en", "corrections").search(text, found.end()):
+        return _DEFERRAL.search(text, found.end()) is not None
+    return True
+
+
+_HOLD_ON = re.compile(r"\W*(?:hang|hold)\s+on\b", re.IGNORECASE)
 
 
 def without_deferral(text: str) -> str:

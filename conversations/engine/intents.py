@@ -90,7 +90,7 @@ BUILTIN_PATTERNS: dict[str, dict[str, tuple[str, ...]]] = {
             r"\b(?:can'?t|cannot|can\s+not|couldn'?t)\s+be\b",
             r"\b(?:doesn'?t|does\s+not|don'?t)\s+make\s+(?:any\s+)?sense\b",
             r"\bare\s+you\s+(?:sure|certain|kidding)\b",
-            r"\bi\s+(?:disagree|doubt)\b",
+            r"\bi\s+(?:disagree|doubt)\b|\bi\s+(?:don'?t|do\s+not)\s+agree\b|\bnot\s+convinced\b",
             r"\bi\s+don'?t\s+(?:think|believe)\s+(?:so|that|it)\b",
             r"\b(?:is|are|was|seems?|looks?|that'?s|it'?s)\s+(?:wrong|incorrect|mistaken|off)\b",
             r"\bwrong\s+(?:amount|fee|charge|price|total|diagnosis|answer|part|call|conclusion)\b",
