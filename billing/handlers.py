@@ -131,6 +131,7 @@ def fee_verify(ctx: StepContext) -> StepEffect:
         "amount_check_action": verification.action, "order_total_amount": str(verification.order_total_amount),
         "simulated_total_amount": str(verification.simulated_total_amount), "rule_code": verification.rule_code,
         "version_no": verification.version_no, "breakdown": verification.breakdown, "verification_id": verification.pk,
+        "fee_decision": selectors.order_fee_decision(order),  # a supervisor's adjustment, and what it leaves paid over
         # what the order tells of the stay: "that car", "this car park" in the turns after
         "learned": {"tool": "billing.fee_verify", "record": f"order_no={order.order_no}",
                     "slots": {"plate_no": order.plate_no, "city_code": order.city_code, "lot_code": order.lot_code}},

@@ -18,7 +18,7 @@ from django.utils import timezone
 
 from billing.engine import FeeResult, simulate_fee
 from config.errors import NotFound
-from workflows.models import Review
+from workflows.models import AuditEvent, Review
 
 from .models import BillingRule, BillingRuleVersion, City, Lot, ParkingOrder, identifier_key_of
 from .parsing import InvalidInput, parse_time, rule_payload_checked
@@ -332,3 +332,16 @@ def _plate_head(head: str) -> bool:
 def city_lookup(value: str, known: Mapping[str, Any] | None = None) -> str | bool:
     """A city's code as recorded."""
     return City.objects.filter(code__iexact=value.strip()).values_list("code", flat=True).first() or False
+
+
+def order_fee_decision(order: ParkingOrder) -> dict[str, Any] | None:
+    """The newest supervisor decision on an order's fee (adjust, keep or waive), as the audit recorded it, with
+    what was paid over the total since: None when no supervisor decided its fee."""
+    event = (AuditEvent.objects.filter(event_type="order_fee_decided", payload__order_no=order.order_no)
+             .order_by("-id").only("payload", "created_at").first())
+    if event is None:
+        return None
+    over = order.paid_amount - order.total_amount
+    return {"outcome": event.payload.get("outcome"), "total_before": event.payload.get("total_before"),
+            "total_after": event.payload.get("total_after"), "decided_on": timezone.localtime(event.created_at).date().isoformat(),
+            "overpaid": str(over) if over > 0 else None}

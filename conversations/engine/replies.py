@@ -16,7 +16,7 @@ from datetime import date, datetime, time
 from typing import Any
 
 from ._text import asks_question, chitchat_kind, localize
-from .action_prefs import CALL_DAY, CALL_TIME, details_missing, understood_line
+from .action_prefs import CALL_DAY, CALL_TIME, describe_when, details_missing, understood_line
 from .catalog import marked, say, say_in, say_n
 from .config import ConversationConfig
 from .fee_questions import OVERNIGHT, OVERNIGHT_START, asks_cap, day_part
@@ -426,7 +426,14 @@ def _verify(result: Mapping[str, Any], view: RunView, lang: str) -> tuple[list[s
             amount=result["simulated_total_amount"]),
     ]
     facts += [_breakdown_row(row, number, result, lang) for number, row in enumerate(result.get("breakdown", []), start=1)]
-    if result["amount_check_result"] == "match":
+    decision = result.get("fee_decision") or {}
+    if result["amount_check_result"] == "match" and decision.get("outcome") == "adjust":
+        # the order was adjusted: what that means, said before "correct" (the overpayment and how it comes back)
+        conclusion = say(lang, "A supervisor adjusted this order from {before} to {after} on {day}, so the fee now matches the rule.",
+                         before=decision["total_before"], after=decision["total_after"], day=describe_when(decision["decided_on"], None, lang))
+        if decision.get("overpaid"):
+            conclusion += " " + say(lang, "{amount} was paid over the new total: that is owed back to you.", amount=decision["overpaid"])
+    elif result["amount_check_result"] == "match":
         conclusion = say(lang, "The amounts match: the fee is correct.")
     elif result.get("review_joined"):
         conclusion = say(lang, "The amounts differ, and a supervisor is already reviewing this order, so I've added this check "
@@ -467,6 +474,8 @@ def review_decided_text(label: str, reason: str, lang: str) -> str:
     """A supervisor's decision on a review, said with the decided option's label (never its id) and their reason."""
     reason = reason.strip().rstrip(".。")
     said = say(lang, "A supervisor decided: {option}.", option=lower_first(label)) if label else say(lang, "A supervisor has decided.")
+    if reason and reason[-1] in "?!？！":  # "Is it a website or an app?" keeps its own mark, without a full stop after it
+        return said + say(lang, " Their reason: {reason}.", reason=reason).rstrip(".。")
     return said + (say(lang, " Their reason: {reason}.", reason=reason) if reason else "")
 
 

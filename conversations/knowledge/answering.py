@@ -44,10 +44,14 @@ def _retrieve(query: str, filters: RetrievalFilters, top_k: int = 2) -> tuple[li
     return citations, hits
 
 
-def _tool_query(tool_result: dict[str, Any], text: str) -> tuple[str, RetrievalFilters] | None:
+def _tool_query(tool_result: dict[str, Any], text: str, lang: str = "en") -> tuple[str, RetrievalFilters] | None:
     tool = tool_result.get("tool")
     if tool_result.get("error"):
         return None
+    if tool == "fee_verify" and (tool_result.get("fee_decision") or {}).get("overpaid"):
+        # paid over an adjusted total: how the money comes back is the operator's refund policy, from its pack
+        return (text + " how a refund is made: refunded to the payment method 怎么退款 原路退回",
+                RetrievalFilters(source_ids=_pack_ids_in("parking_help_desk", lang) or None))
     if tool in ("rule_explain", "fee_verify"):
         source = f"rule:{tool_result['rule_code']}:v{tool_result['version_no']}"
         return text, RetrievalFilters(source_ids=(source,))
@@ -91,7 +95,7 @@ def citations_for_turn(*, outcome, plan, state, tool_result, lang: str, offered_
     if offered_action is not None and offered_action.guidance:
         return guidance_for_action(plan=plan, state=state, action=offered_action, lang=lang)
     if tool_result:
-        found = _tool_query(dict(tool_result), text)
+        found = _tool_query(dict(tool_result), text, lang)
         if found is None:
             return (), []
         citations, hits = _retrieve(*found, top_k=1 if tool_result.get("tool") != "arrears_check" else 2)

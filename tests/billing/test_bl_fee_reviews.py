@@ -70,7 +70,8 @@ def test_the_same_mismatched_order_in_six_new_conversations_opens_one_review(dem
     assert decided.status_code == 200, decided.content
     assert operator_api.get("/api/v1/parking-orders/SCN-020").json()["total_amount"] == "14.00"
     assert AuditEvent.objects.filter(event_type="order_fee_decided", payload__order_no="SCN-020").count() == 1
-    assert "The amounts match" in _verify_in_new_conversation(clients[0], "SCN-020")["reply"]["text"]
+    again = _verify_in_new_conversation(clients[0], "SCN-020")["reply"]["text"]
+    assert "adjusted this order from 18.00 to 14.00" in again and "now matches the rule" in again  # the adjustment, said
 
 
 def test_a_review_an_operator_opened_is_joined_by_a_conversation(demo, api, operator_api) -> None:  # noqa: ANN001

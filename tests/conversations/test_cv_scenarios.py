@@ -302,3 +302,27 @@ def test_a_message_nothing_matched_never_gets_a_bare_menu(chat) -> None:  # noqa
     c = chat("parking_help_desk")
     r = c.say("my car got towed, what now?")
     assert r["reply"]["text"].startswith("I can help you")  # what the desk can do, not just "You can choose: Finish"
+
+
+@pytest.mark.parametrize(("locale", "first", "again", "said"), [
+    ("en", "order SCN-020 charged me 18, that seems too much", "ok so what about the refund for SCN-020?",
+     ("adjusted this order from 18.00 to 14.00", "owed back to you", "7 working days")),
+    ("zh-hans", "订单SCN-020收了18块，是不是收多了？", "那SCN-020多付的钱能退吗？", ("从18.00调整为14.00", "退还", "7个工作日")),
+])
+def test_an_adjusted_order_asked_about_again_says_what_the_adjustment_means(
+    chat, supervisor_api, django_capture_on_commit_callbacks, locale, first, again, said,
+) -> None:  # noqa: ANN001
+    # given an order a supervisor adjusted below what was paid, after the person's check
+    from billing.models import ParkingOrder
+
+    ParkingOrder.objects.filter(order_no="SCN-020").update(paid_amount="18.00", arrears_amount="0.00", status="paid", is_credit=True)
+    c = chat("parking_help_desk", locale)
+    assert c.say(first)["status"] == "waiting_review"
+    review = supervisor_api.get("/api/v1/reviews?status=pending").json()["results"][0]
+    with django_capture_on_commit_callbacks(execute=True):
+        supervisor_api.post(f"/api/v1/reviews/{review['id']}/decision", {"outcome": "approve", "reason": "the rule gives 14"}, format="json")
+    # when the person asks about it again
+    reply = c.say(again)["reply"]["text"]
+    # then the reply says the adjustment, the overpayment and how the refund is made (the operator's policy, cited)
+    assert all(part in reply for part in said), reply
+    assert "The amounts match: the fee is correct." not in reply and "金额一致，收费正确" not in reply
