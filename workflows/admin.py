@@ -159,6 +159,16 @@ class DecisionForm(forms.Form):
         super().__init__(*args, **kwargs)
         eligible = [o for o in review.options if o.get("eligibility") == "eligible"]
         self.fields["option_id"].choices = [("", "—")] + [(o["option_id"], o["label"]) for o in eligible]
+        labels = {o["option_id"]: o["label"] for o in review.options}
+        # what each outcome applies, by the option's name: a supervisor never guesses what "Approve" does
+        said = {Review.Outcome.APPROVE: labels.get(review.recommended_option_id), Review.Outcome.REJECT: labels.get(review.reject_option_id)}
+        self.fields["outcome"].choices = [
+            (value, f"{label}: applies “{said[value]}”" if said.get(value) else label) if value != Review.Outcome.OVERRIDE
+            else (value, f"{label}: applies the option you choose below") for value, label in Review.Outcome.choices]
+
+    def first_error_field(self) -> str | None:
+        """The first field with an error, in the form's order (where the focus goes)."""
+        return next((name for name in self.fields if name in self.errors), None)
 
     def clean(self):  # noqa: ANN201
         data = super().clean()

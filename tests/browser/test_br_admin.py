@@ -46,7 +46,9 @@ def test_supervisor_reads_decides_and_answers_a_handoff(person_factory) -> None:
 
     admin.get_by_role("radio", name="Approve").check()
     admin.get_by_role("button", name="Record decision").click()
-    admin.get_by_text(REASON_REQUIRED).wait_for()
+    admin.locator("#decision-errors", has_text=REASON_REQUIRED).wait_for()  # at the top, with the focus
+    assert admin.evaluate("() => document.activeElement.id") == "decision-errors"
+    assert admin.locator("#decision-errors").bounding_box()["y"] < 900  # in view, not at the foot of a long page
     supervisor.shot("admin-02-decide-without-reason")
 
     admin.get_by_label("Reason").fill("The rule in force gives 14.00; adjust the order.")

@@ -67,8 +67,14 @@ def test_decide_page_requires_a_reason_and_records_the_decision(admin_client_sup
     url = f"/admin/workflows/review/{review.pk}/decide/"
     page = admin_client_sup.get(url)
     assert page.status_code == 200 and "qualify" in page.content.decode()
+    # what each outcome applies is said by the option's name
+    assert "Approve: applies “Needs clarification”" in page.content.decode()
     missing_reason = admin_client_sup.post(url, {"outcome": "approve", "reason": ""})
     assert missing_reason.status_code == 200 and Review.objects.get(pk=review.pk).is_pending
+    # the error stands at the top with the focus, linked to its field
+    html = missing_reason.content.decode()
+    assert 'id="decision-errors" class="errornote" role="alert" tabindex="-1" autofocus' in html
+    assert html.index("decision-errors") < html.index("What is under review") and 'href="#id_reason_group"' in html
     done = admin_client_sup.post(url, {"outcome": "override", "option_id": "qualify", "reason": "Good enough"})
     assert done.status_code == 302
     review.refresh_from_db()
