@@ -45,6 +45,7 @@ from .engine import (
 from .engine.action_prefs import consent_in_words, details_missing
 from .engine.catalog import say
 from .engine.commands import Command
+from .engine.config import ActionSpec
 from .engine.forms import current_question
 from .engine.named_values import Finder
 from .engine.plain_words import ChoiceTaken, choice_note
@@ -560,10 +561,15 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
 def _consent_said(run: Run, plan: wf.Plan, config: ConversationConfig, text: str, locale: str) -> str | None:
     """The offered option a message consents to in words ("yes go ahead and draft it"), or None. Consent is the
     person's: read from their words alone, never from a model's reading, and only of an option eligible now."""
-    if not config.actions or len(text) > 80:
+    if len(text) > 80:
         return None
-    eligible = {o.option_id for o in run_decision_point(run).options if o.eligible and o.requires_consent}
-    return consent_in_words(text, locale, [a for a in config.actions if a.id in eligible]) if eligible else None
+    eligible = [o.option_id for o in run_decision_point(run).options if o.eligible and o.requires_consent
+                and o.target_step_id and plan.node(o.target_step_id).type == "action"]
+    if not eligible:
+        return None
+    # the plan's own consent options (accept the plan) are consented to by go-ahead words alone, as the offer says
+    known = {a.id: a for a in config.actions}
+    return consent_in_words(text, locale, [known.get(o) or ActionSpec(id=o) for o in eligible])
 
 
 def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: str, turn_index: int,  # noqa: ANN001
@@ -575,8 +581,8 @@ def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: 
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
     else:
         Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
-    action = next(a for a in conversation_config(plan_by_id(conversation.run.plan_id)).actions if a.id == option_id)
-    if details_missing(action, conversation.context_state.slots):
+    action = next((a for a in conversation_config(plan_by_id(conversation.run.plan_id)).actions if a.id == option_id), None)
+    if action is not None and details_missing(action, conversation.context_state.slots):
         return _details_first_turn(conversation, text, action, turn_index, understood)
     audit_record("consent_in_words", run=conversation.run, conversation=conversation, actor=user, chosen_option_id=option_id,
                  step_id=conversation.run.current_step, payload={"turn": turn_index, "words": text})

@@ -850,8 +850,7 @@ def compose_reply(
                                    when_changed=moved, language=lang, changed=outcome.slots_changed,
                                    corrected=outcome.slots_corrected):
             parts.append(said)
-    if view.entered_steps and tool is None:
-        parts.append(say(lang, "Progress: {steps}.", steps=" → ".join(view.entered_steps)))
+    # the plan's steps entered are not said: the side panel shows where the conversation stands, in plain labels
     if view.fee_decision:
         parts.append(fee_decision_text(view.fee_decision, lang))
     if view.review_opened and tool is None:
