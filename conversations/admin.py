@@ -14,7 +14,9 @@ from django.utils.html import format_html, format_html_join
 
 from workflows.admin import ReadOnlyAdminMixin, WorkflowFilter
 from workflows.models import AuditEvent
+from workflows.selectors import plan_by_id
 
+from . import documents
 from .handoffs import handoff_close, handoff_reply
 from .knowledge import admin as knowledge_admin  # noqa: F401  registers the knowledge screens
 from .models import Conversation, Handoff, Message
@@ -45,7 +47,8 @@ class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_filter = ["status", WorkflowFilter]
     list_select_related = ["owner", "run__plan"]
     search_fields = ["title", "owner__username"]
-    readonly_fields = ["owner", "workflow", "locale", "status", "title", "run_link", "turn_count", "version", "context_pretty", "created_at", "updated_at"]
+    readonly_fields = ["owner", "workflow", "locale", "status", "title", "run_link", "turn_count", "version", "known", "documents_list",
+                       "context_pretty", "created_at", "updated_at"]
     fields = readonly_fields
     inlines = [MessageInline, ConversationAuditInline]
 
@@ -62,9 +65,32 @@ class ConversationAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     def run_link(self, obj: Conversation) -> str:
         return format_html("<a href='{}'>Run {}</a>", reverse("admin:workflows_run_change", args=[obj.run_id]), obj.run_id)
 
-    @admin.display(description="context state")
+    @admin.display(description="what the concierge knows")
+    def known(self, obj: Conversation) -> str:
+        """The slots and answers by their labels and values as the person's side panel shows them (in English)."""
+        from . import presentation, selectors
+
+        config = selectors.conversation_config(plan_by_id(obj.run.plan_id))
+        rows = presentation.slot_rows(selectors.conversation_state(obj, lang="en"), config, "en")
+        if not rows:
+            return "—"
+        return format_html("<table class='known'><tbody>{}</tbody></table>", format_html_join(
+            "", "<tr><th scope='row'>{}</th><td>{}</td><td class='help'>{}</td></tr>",
+            ((r["label"], r["value"], r["source"]) for r in rows)))
+
+    @admin.display(description="documents")
+    def documents_list(self, obj: Conversation) -> str:
+        shown = documents.available(obj)
+        if not shown:
+            return "—"
+        return format_html_join(", ", "<a href='{}'>{} (v{})</a>", (
+            (reverse("document_page", args=[obj.pk, d["key"]]), d["label"], d["version"]) for d in shown))
+
+    @admin.display(description="raw state")
     def context_pretty(self, obj: Conversation) -> str:
-        return format_html("<pre class='json-pretty'>{}</pre>", json.dumps(obj.context, indent=2, ensure_ascii=False))
+        # behind a disclosure: the engine's own record, for when the readable parts above are not enough
+        return format_html("<details class='raw-data'><summary>The context engine's state (JSON)</summary>"
+                           "<pre class='json-pretty'>{}</pre></details>", json.dumps(obj.context, indent=2, ensure_ascii=False))
 
 
 class HandoffWorkflowFilter(WorkflowFilter):

@@ -318,3 +318,13 @@ def test_the_status_columns_sort_pending_and_open_first_not_alphabetically(admin
     pending = _pending(person)
     html = admin_client_sup.get("/admin/workflows/review/?o=1").content.decode()  # the status column, ascending
     assert html.index(f"/admin/workflows/review/{pending.pk}/change/") < html.index(f"/admin/workflows/review/{decided.pk}/change/")
+
+
+def test_the_conversation_page_reads_as_the_conversation_with_the_raw_state_behind_a_disclosure(admin_client_sup, api, plans) -> None:  # noqa: ANN001
+    _fee_gate_review(api)
+    conversation = apps.get_model("conversations", "Conversation").objects.get()
+    html = admin_client_sup.get(f"/admin/conversations/conversation/{conversation.pk}/change/").content.decode()
+    known = html[html.index("<table class='known'>"):html.index("</table>", html.index("<table class='known'>"))]
+    assert "Order number" in known and "SCN-020" in known and "order_no" not in known  # by label, as the panel shows it
+    raw = html.index("<details class='raw-data'>")
+    assert raw < html.index("schema_version") and html.index("<table class='known'>") < raw  # the JSON only behind its summary
