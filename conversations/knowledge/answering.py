@@ -78,14 +78,22 @@ def guidance_for_action(*, plan, state, action, lang: str) -> tuple[tuple[dict[s
     if not query or not pack:
         return (), []
     situation = " ".join(a.answer for a in state.finalized_answers if a.question_id == "situation")
-    result = knowledge_retrieve(f"{situation} {query}".strip(), filters=RetrievalFilters(source_ids=pack), top_k=6)
+    filters = RetrievalFilters(source_ids=pack)
+    # the problem first (lateness, a conflict, the quality of work, conduct each have their page), then the action
+    searches = [(situation, knowledge_retrieve(situation, filters=filters, top_k=4).hits)] if situation else []
+    searches.append((query, knowledge_retrieve(f"{situation} {query}".strip(), filters=filters, top_k=6).hits))
     hits = [{"source_id": h.chunk.source_id, "version": h.chunk.source_version, "chunk_id": h.chunk.chunk_id,
-             "score": round(float(h.score), 4)} for h in result.hits]
+             "score": round(float(h.score), 4)} for _, found in searches for h in found]
     chosen: list[dict[str, Any]] = []
-    for hit in result.hits:  # one passage per source, said whole enough to act on; guidance asks nothing
-        citation = citation_dict(citation_for(hit, query, max_chars=GUIDANCE_CHARS))
-        if citation["source_id"] not in {c["source_id"] for c in chosen} and not re.search(r"[?？]", citation["snippet"]):
-            chosen.append(citation)
+    for words, found in searches:  # one passage from each search, one per source; guidance asks nothing
+        best = float(found[0].score) if found else 0.0
+        for hit in found:
+            if float(hit.score) < 0.8 * best:
+                break  # far below what the words found best: about something else ("no-show" is no conduct matter)
+            citation = citation_dict(citation_for(hit, words, max_chars=GUIDANCE_CHARS))
+            if citation["source_id"] not in {c["source_id"] for c in chosen} and not re.search(r"[?？]", citation["snippet"]):
+                chosen.append(citation)
+                break
     return tuple(chosen[:2]), hits
 
 
