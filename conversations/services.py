@@ -42,7 +42,7 @@ from .engine import (
     record_reply,
     with_slot_candidates,
 )
-from .engine.action_prefs import consent_in_words, details_missing
+from .engine.action_prefs import consent_in_words, details_missing, may_consent, when_question
 from .engine.catalog import say
 from .engine.commands import Command
 from .engine.config import ActionSpec
@@ -415,7 +415,7 @@ def _apply_turn(conversation: Conversation, user, text: str, pending: Message | 
     if state.handed_off:
         return _held_turn(conversation, user, text, state, turn_index, pending)
     if (consented := _consent_said(run, plan, config, text, conversation.locale)) is not None:
-        return _typed_consent_turn(conversation, user, text, consented, turn_index, pending, understood)
+        return _typed_consent_turn(conversation, user, text, consented, turn_index, pending, understood, config)
     commands = _commands_for(conversation, understood)
     # the model's reading is the reading, unless it failed or every command it gave was refused (then the rules')
     model_read = (understood is not None and understood.failure is None and understood.version == conversation.version
@@ -542,10 +542,7 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
     lang = lang_of(outcome, conversation.locale)
     reply = ComposedReply(text=say(lang, "Your message is with the member of staff handling this conversation; they will answer here."),
                           asks_question=False, kind="handoff")
-    if pending is not None:
-        Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
-    else:
-        Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
+    _store_user_message(conversation, text, turn_index, pending)
     last = conversation.messages.filter(role=Message.Role.ASSISTANT).order_by("-id").values_list("payload", flat=True).first()
     if (last or {}).get("kind") not in ("handoff", "handoff_held"):  # said once, not after every message
         Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=reply.text, turn_index=turn_index,
@@ -561,8 +558,8 @@ def _held_turn(conversation: Conversation, user, text: str, state: ContextState,
 def _consent_said(run: Run, plan: wf.Plan, config: ConversationConfig, text: str, locale: str) -> str | None:
     """The offered option a message consents to in words ("yes go ahead and draft it"), or None. Consent is the
     person's: read from their words alone, never from a model's reading, and only of an option eligible now."""
-    if len(text) > 80:
-        return None
+    if not may_consent(text, locale):
+        return None  # most messages: the options on offer are not looked up for them
     eligible = [o.option_id for o in run_decision_point(run).options if o.eligible and o.requires_consent
                 and o.target_step_id and plan.node(o.target_step_id).type == "action"]
     if not eligible:
@@ -572,18 +569,31 @@ def _consent_said(run: Run, plan: wf.Plan, config: ConversationConfig, text: str
     return consent_in_words(text, locale, [known.get(o) or ActionSpec(id=o) for o in eligible])
 
 
-def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: str, turn_index: int,  # noqa: ANN001
-                        pending: Message | None, understood: Understanding | None) -> TurnResult:
-    """A message that consents in words to the action on offer: stored, then the option chosen with that consent
-    (recorded as typed, with the words), as the option's own button would. A model's reading of it is kept in
-    the execution path and set aside: consent is read from the person's words alone."""
+def _store_user_message(conversation: Conversation, text: str, turn_index: int, pending: Message | None) -> None:
+    """The person's message of a turn that runs no reading: the page's queued copy takes its turn, else it is stored."""
     if pending is not None:
         Message.objects.filter(pk=pending.pk).update(turn_index=turn_index, payload={"kind": "message"})
     else:
         Message.objects.create(conversation=conversation, role=Message.Role.USER, text=text, turn_index=turn_index)
-    action = next((a for a in conversation_config(plan_by_id(conversation.run.plan_id)).actions if a.id == option_id), None)
+
+
+def _set_aside_path(outcome: TurnOutcome, decision: str, understood: Understanding | None, commands: list[str]) -> dict[str, Any]:
+    """The execution path of a turn answered from the person's consent in words: a model's reading is kept, set aside."""
+    return {"intent": outcome.intent, "decision": decision, "backend": "rules",
+            "commands": {**(understood.summary() if understood is not None else {"generator": "rules"}), "set_aside": "consent in words",
+                         "understood": commands},
+            "tools_called": [], "trace": list(outcome.trace)}
+
+
+def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: str, turn_index: int,  # noqa: ANN001
+                        pending: Message | None, understood: Understanding | None, config: ConversationConfig) -> TurnResult:
+    """A message that consents in words to the action on offer: stored, then the option chosen with that consent
+    (recorded as typed, with the words), as the option's own button would; an action whose details nobody said
+    yet asks for them instead."""
+    _store_user_message(conversation, text, turn_index, pending)
+    action = next((a for a in config.actions if a.id == option_id), None)
     if action is not None and details_missing(action, conversation.context_state.slots):
-        return _details_first_turn(conversation, text, action, turn_index, understood)
+        return _details_first_turn(conversation, text, action, turn_index, understood, config)
     audit_record("consent_in_words", run=conversation.run, conversation=conversation, actor=user, chosen_option_id=option_id,
                  step_id=conversation.run.current_step, payload={"turn": turn_index, "words": text})
     state_before = conversation.context_state.evolve(latest_user_text=text)
@@ -592,21 +602,15 @@ def _typed_consent_turn(conversation: Conversation, user, text: str, option_id: 
         raise refusal
     note = conversation.messages.filter(role=Message.Role.ASSISTANT).order_by("-id").values_list("text", flat=True).first()
     outcome = replace(held_outcome(conversation.context_state, text), reply_action="typed_consent", trace=(f"consent in words: {option_id}",))
-    path = {"intent": outcome.intent, "decision": outcome.decision, "backend": "rules", "consent": "typed",
-            "commands": {**(understood.summary() if understood is not None else {"generator": "rules"}), "set_aside": "consent in words",
-                         "understood": [Command("choose_option", option_id=option_id).describe()]},
-            "tools_called": [], "trace": list(outcome.trace)}
+    path = _set_aside_path(outcome, outcome.decision, understood, [Command("choose_option", option_id=option_id).describe()])
+    path["consent"] = "typed"
     return TurnResult(conversation, ComposedReply(text=note or "", asks_question=False, kind="reply"), outcome, "rules", path, [], None)
 
 
 def _details_first_turn(conversation: Conversation, text: str, action, turn_index: int,  # noqa: ANN001
-                        understood: Understanding | None) -> TurnResult:
+                        understood: Understanding | None, config: ConversationConfig) -> TurnResult:
     """Consent in words to an action whose details nobody said yet: the details are asked for, nothing runs."""
-    lang = reply_lang(conversation.locale)
-    config = conversation_config(plan_by_id(conversation.run.plan_id))
-    name = conversation.context_state.slots.get(config.person_slot or "")
-    question = (say(lang, "Which day and time shall I put in the invitation for the call with {name}?", name=name.value) if name
-                else say(lang, "Which day and time shall I put in the invitation for the call?"))
+    question = when_question(config, conversation.context_state.slots, reply_lang(conversation.locale))
     state = conversation.context_state.evolve(latest_user_text=text, preferred_action=action.id)
     state = record_reply(state, text=question, asks_question=True)
     Message.objects.create(conversation=conversation, role=Message.Role.ASSISTANT, text=question, turn_index=turn_index,
@@ -614,12 +618,8 @@ def _details_first_turn(conversation: Conversation, text: str, action, turn_inde
     _save_conversation(conversation, state, conversation.run, turn_index)
     outcome = replace(held_outcome(conversation.context_state, text), reply_action="details_first", decision="ask",
                       trace=(f"consent in words to {action.id}: its details first",))
-    path = {"intent": outcome.intent, "decision": "ask", "backend": "rules",
-            "commands": {**(understood.summary() if understood is not None else {"generator": "rules"}), "set_aside": "consent in words",
-                         "understood": []},
-            "tools_called": [], "trace": list(outcome.trace)}
-    return TurnResult(conversation, ComposedReply(text=question, asks_question=True, kind="clarifying_question"), outcome, "rules", path,
-                      [], None)
+    return TurnResult(conversation, ComposedReply(text=question, asks_question=True, kind="clarifying_question"), outcome, "rules",
+                      _set_aside_path(outcome, "ask", understood, []), [], None)
 
 
 def _commands_for(conversation: Conversation, understood: Understanding | None) -> tuple:

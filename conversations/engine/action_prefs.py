@@ -22,7 +22,7 @@ from .ask_then_act import ActionContext, evaluate_actions
 from .catalog import say, say_in, say_n
 from .certainty import CERTAIN, GUESS, time_certainty, unsure_words
 from .commands import Command
-from .config import ActionSpec, ConversationConfig
+from .config import ACTION_SLOTS, ActionSpec, ConversationConfig, unmet_groups
 from .lexicon import entry, phrases, words_of
 from .negation import (
     after_correction,
@@ -257,15 +257,26 @@ def read_actions(text: str, language: str, actions: Sequence[ActionSpec]) -> tup
     return wanted, tuple(declined)
 
 
+def _consent_lang(language: str) -> str:
+    return language[:2].lower() if language[:2].lower() in ("en", "zh", "ru", "es") else "en"
+
+
+def may_consent(text: str, language: str) -> bool:
+    """Whether a message could consent at all (short, with a go-ahead or a yes word): most messages cannot,
+    and then nothing else is looked up for it."""
+    lang = _consent_lang(language)
+    return len(text) <= 80 and bool(words_of(lang, "consent", "go_ahead").search(text) or words_of(lang, "consent", "yes").search(text))
+
+
 def consent_in_words(text: str, language: str, offered: Sequence[ActionSpec]) -> str | None:
     """The offered action a message consents to in words ("yes go ahead and draft it", "好的，那就起草吧", "да, давай",
     "sí, adelante"), or None. Consent is the person's and certain or nothing: the message says only that (go-ahead
     words, the action's own noun or verb, fillers) with no negation, doubt or question, and it names one action
     or one alone is on offer; a bare "yes" or "ok" consents only with the action named. Anything more is a
     message for the turn to read."""
-    lang = language[:2].lower() if language[:2].lower() in ("en", "zh", "ru", "es") else "en"
+    lang = _consent_lang(language)
     hedged = doubt(text.replace("吧", "") if lang == "zh" else text)  # "起草吧" asks for it: 吧 is no doubt there
-    if not offered or len(text) > 80 or "?" in text or "？" in text or may_negate(text) or hedged:
+    if not offered or not may_consent(text, language) or "?" in text or "？" in text or may_negate(text) or hedged:
         return None
     strong, weak = words_of(lang, "consent", "go_ahead"), words_of(lang, "consent", "yes")
     named = [a.id for a in offered if _names_action(text, lang, a)]
@@ -349,8 +360,7 @@ def read_action_request(text: str, language: str, actions: Sequence[ActionSpec],
                          address=address.group(1).lower() if address and "email" in flows.values() else None)
 
 
-CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL = "call_day", "call_time", "call_minutes", "employee_email"
-ACTION_SLOTS = (CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL)
+CALL_DAY, CALL_TIME, CALL_MINUTES, EMPLOYEE_EMAIL = ACTION_SLOTS
 # a day said with its own anchor (next / this / tomorrow / a date), not a bare weekday
 _ANCHORED_DAY = re.compile(r"\b(?:next|this|coming|tomorrow|today|tonight)\b|\d{1,2}[/.-]\d{1,2}|\d{1,2}(?:st|nd|rd|th)\b|下|这|本|明天|后天|今天|\d+[月日号]",
                            re.IGNORECASE)
@@ -437,10 +447,7 @@ def apply_action_request(state: ContextState, work: TurnWork, config: Conversati
     work.slots_changed, work.slots_corrected = tuple(changed), tuple(corrected)
     wanted = next((a for a in config.actions if a.id == request.wanted), None)
     if wanted is not None and wanted.flow == "calendar" and not work.question and details_missing(wanted, slots):
-        # a call asked for with no day or time: asked, never an hour nobody gave (contract 10)
-        name = slots.get(config.person_slot or "")
-        work.ask(say(work.language, "Which day and time shall I put in the invitation for the call with {name}?", name=name.value)
-                 if name else say(work.language, "Which day and time shall I put in the invitation for the call?"), "slot")
+        work.ask(when_question(config, slots, work.language), "slot")  # never an hour nobody gave (contract 10)
     return state.evolve(slots=slots, preferred_action=preferred, declined_actions=declined)
 
 
@@ -453,7 +460,15 @@ def _call_waits_for_its_time(state: ContextState, config: ConversationConfig, ca
 
 def details_missing(action: ActionSpec, slots: Mapping[str, SlotValue]) -> tuple[str, ...]:
     """The groups of details an action asks for before it runs that no slot holds yet (`asks_before`)."""
-    return tuple(group for group in action.asks_before if not any(n in slots for n in group.split("|")))
+    return unmet_groups(action.asks_before, slots)
+
+
+def when_question(config: ConversationConfig, slots: Mapping[str, SlotValue], language: str) -> str:
+    """The question a call with no day or time is asked back with, the person named when known."""
+    name = slots.get(config.person_slot or "")
+    if name:
+        return say(language, "Which day and time shall I put in the invitation for the call with {name}?", name=name.value)
+    return say(language, "Which day and time shall I put in the invitation for the call?")
 
 
 def _sure_time(request: ActionRequest, work: TurnWork) -> ActionRequest:
@@ -591,8 +606,8 @@ def understood_line(state: ContextState, config: ConversationConfig, *, wanted: 
             what = say(language, "{what} too, after {action}", what=what, action=_after_noun(actions[first], language))
         pieces.append(what)
     elif when_changed and when and not {CALL_DAY, CALL_TIME} & set(corrected):  # said for the first time
-        what = say(language, "a call with {name}", name=name) if name else action_noun(actions[next(iter(sorted(
-            a for a in actions if actions[a].flow == "calendar")))], language)
+        call = next(a for a in config.actions if a.flow == "calendar")
+        what = say(language, "a call with {name}", name=name) if name else action_noun(call, language)
         pieces.append(say(language, "{what} on {when}", what=what, when=when) if on_day else say(language, "{what} {when}", what=what, when=when))
     elif when_changed and when:
         pieces.append(say(language, "the call is now on {when}", when=when) if on_day else say(language, "the call is now {when}", when=when))

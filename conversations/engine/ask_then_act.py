@@ -191,8 +191,7 @@ def action_blockers(action: ActionSpec, ctx: ActionContext) -> list[str]:
     )
     if wants_keywords and not first_match(ctx.reply_text or "", action.keywords, ctx.language):
         blockers.append("not_recommended_in_reply")
-    # "call_day|call_time": either one will do
-    blockers.extend(f"missing_slot:{s}" for s in action.requires_slots if not any(n in ctx.slots for n in s.split("|")))
+    blockers.extend(f"missing_slot:{s}" for s in action.requires_slots if s not in ctx.slots)
     blockers.extend(
         f"step_not_completed:{s}"
         for s in action.requires_completed_steps

@@ -86,7 +86,7 @@ Top-level `"description"` is free text for plan authors.
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import field, replace
 from typing import Annotated, Any, Literal, NotRequired, get_args
 
@@ -422,7 +422,7 @@ class ActionSpec(Spec):
     requires_active_situation: bool = True
     require_recommendation: bool = False
     keywords: Patterns = field(default_factory=FrozenDict)
-    requires_slots: Names = ()  # each holds a value before the action is offered; "a|b": either of them
+    requires_slots: Names = ()
     # said before the action runs (its document needs them), asked for when it is chosen without: "a|b", either
     asks_before: Names = ()
     requires_completed_steps: Names = ()
@@ -716,12 +716,17 @@ def _placeholders(spec: DocumentSpec) -> list[str]:
     return list(dict.fromkeys(m.group(1) for text in texts for m in _PLACEHOLDER.finditer(text)))
 
 
+# the day, time, length and address an action's request says (`action_prefs` reads them)
+ACTION_SLOTS = ("call_day", "call_time", "call_minutes", "employee_email")
+
+
+def unmet_groups(groups: Iterable[str], held: Container[str]) -> tuple[str, ...]:
+    """The groups of names none of which is held ("call_day|call_time": either will do)."""
+    return tuple(group for group in groups if not any(name in held for name in group.split("|")))
+
+
 def slot_names(config: ConversationConfig) -> set[str]:
     """Every slot a plan's parts may name: declared, read by a built-in extractor, or a form question's."""
-    from .action_prefs import (
-        ACTION_SLOTS,  # the day, time, length and address an action's request says
-    )
-
     form_slots = {q.slot for q in config.form.questions if q.slot} if config.form else set()
     return set(config.slots) | set(KNOWN_EXTRACTORS) | form_slots | (set(ACTION_SLOTS) if config.actions else set())
 
@@ -733,8 +738,9 @@ def _action_problems(config: ConversationConfig) -> list[tuple[str, str]]:
     steps = {s.id for p in (config.diagnostic.procedures if config.diagnostic else ()) for s in p.steps}
     steps |= {q.id for q in config.form.questions} if config.form else set()
     for i, action in enumerate(config.actions):
-        named = tuple(n for s in (*action.requires_slots, *action.asks_before) for n in s.split("|"))  # "a|b": either
-        problems += _unknown(named, slots, f"$.actions[{i}].requires_slots", "slot")
+        problems += _unknown(action.requires_slots, slots, f"$.actions[{i}].requires_slots", "slot")
+        problems += _unknown(tuple(n for group in action.asks_before for n in group.split("|")), slots,
+                             f"$.actions[{i}].asks_before", "slot")
         problems += _unknown(tuple(action.recommended_when), slots, f"$.actions[{i}].recommended_when", "slot")
         problems += _unknown(action.requires_completed_steps, steps, f"$.actions[{i}].requires_completed_steps", "step")
     return problems

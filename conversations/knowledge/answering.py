@@ -44,7 +44,7 @@ def _retrieve(query: str, filters: RetrievalFilters, top_k: int = 2) -> tuple[li
     return citations, hits
 
 
-def _tool_query(tool_result: dict[str, Any], text: str, lang: str = "en") -> tuple[str, RetrievalFilters] | None:
+def _tool_query(tool_result: dict[str, Any], text: str, lang: str) -> tuple[str, RetrievalFilters] | None:
     tool = tool_result.get("tool")
     if tool_result.get("error"):
         return None

@@ -241,10 +241,6 @@
     var button = event.submitter || (event.target.querySelector && event.target.querySelector("button[aria-disabled='true']"));
     if (button && button.getAttribute("aria-disabled") === "true") { event.preventDefault(); event.stopPropagation(); }
   }, true);
-  document.addEventListener("htmx:confirm", function (event) {
-    var button = event.detail.elt && event.detail.elt.querySelector && event.detail.elt.querySelector("button[type=submit]");
-    if (button && button.getAttribute("aria-disabled") === "true") { event.preventDefault(); }
-  });
 
   // The browser's own "please fill in this field" speaks the browser's language: the page's replaces it.
   document.addEventListener("invalid", function (event) {
